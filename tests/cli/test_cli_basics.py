@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import run_cli
+
+
+def test_help_and_version() -> None:
+    result = run_cli(["--help"])
+    assert result.exit_code == 0
+    for group in ("config", "recipe", "catalog", "process"):
+        assert group in result.stdout
+    assert run_cli(["--version"]).stdout.startswith("vance ")
+
+
+def test_unknown_command_is_usage_error() -> None:
+    result = run_cli(["frobnicate"])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+
+
+def test_config_set_show_path(vance_home: Path) -> None:
+    assert run_cli(["config", "set", "llm.model", "llama3.2"]).exit_code == 0
+    assert run_cli(["config", "set", "llm.api_key", "sk-secret-value-1234"]).exit_code == 0
+    shown = run_cli(["config", "show", "--json"])
+    data = shown.json()
+    assert data["llm.model"] == {"value": "llama3.2", "origin": "file"}
+    assert data["llm.api_key"]["value"] == "****1234"
+    assert "sk-secret" not in shown.stdout and "sk-secret" not in run_cli(
+        ["config", "show"]).stdout
+    paths = run_cli(["config", "path", "--json"]).json()
+    assert paths["config"] == str(vance_home.resolve() / "config.yaml")
+    bad = run_cli(["config", "set", "llm.timeout", "--", "-3"])
+    assert bad.exit_code == 2 and "llm.timeout" in bad.stderr
+
+
+def test_global_flags_override_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VANCE_TENANT", "from-env")
+    data = run_cli(["--tenant", "from-flag", "config", "show", "--json"]).json()
+    assert data["tenant"] == {"value": "from-flag", "origin": "flag"}
+
+
+def test_recipe_list_json_and_show() -> None:
+    listing = run_cli(["recipe", "list", "--json"]).json()
+    names = [r["name"] for r in listing]
+    assert "essay-pipeline" in names and "session-root" not in names
+    assert set(listing[0]) == {"name", "engine", "title", "description", "layer", "hidden"}
+    every = [r["name"] for r in run_cli(["recipe", "list", "--all", "--json"]).json()]
+    assert "session-root" in every
+    shown = run_cli(["recipe", "show", "essay-pipeline", "--json"]).json()
+    assert shown["engine"] == "vogon" and shown["layer"] == "RESOURCE"
+    missing = run_cli(["recipe", "show", "esay-pipeline"])
+    assert missing.exit_code == 2 and "did you mean 'essay-pipeline'" in missing.stderr
+    bad = run_cli(["recipe", "show", "../etc/passwd"])
+    assert bad.exit_code == 2 and "'..'" in bad.stderr
+
+
+def test_broken_recipe_warns_on_stderr_only(project_dir: Path) -> None:
+    (project_dir / "recipes").mkdir(parents=True)
+    (project_dir / "recipes" / "bad.yaml").write_text("engine: [\n")
+    result = run_cli(["recipe", "list", "--json"])
+    assert result.exit_code == 0
+    assert "recipe 'bad' left out" in result.stderr
+    assert len(result.json()) == 17
+
+
+def test_process_create_list_show() -> None:
+    created = run_cli(["process", "create", "--recipe", "translate", "--name", "fr",
+                       "--steer", "Bonjour", "--param", "target=fr", "--param", "n:=2",
+                       "--json"])
+    assert created.exit_code == 0, created.stderr
+    proc = created.json()
+    assert proc["params"] == {"target": "fr", "n": 2} and proc["status"] == "IDLE"
+    listed = run_cli(["process", "list", "--json"]).json()
+    assert [p["id"] for p in listed] == [proc["id"]]
+    shown = run_cli(["process", "show", proc["id"][:8], "--json"]).json()
+    assert shown == proc
+    human = run_cli(["process", "show", proc["id"]])
+    assert proc["id"] in human.stdout and "translate" in human.stdout
+    dup = run_cli(["process", "create", "--recipe", "coding", "--name", "fr"])
+    assert dup.exit_code == 2 and "already exists" in dup.stderr
+    unknown = run_cli(["process", "create", "--recipe", "tranlate", "--name", "x", "--json"])
+    assert unknown.exit_code == 2
+    assert unknown.json()["error"] == "unknown_recipe"
+    assert "did you mean 'translate'" in unknown.stderr
+
+
+def test_bad_param_is_usage_error() -> None:
+    result = run_cli(["process", "create", "--recipe", "coding", "--name", "x", "--param", "oops"])
+    assert result.exit_code == 2 and "KEY=VALUE" in result.stderr
+
+
+def test_catalog_show_json() -> None:
+    data = run_cli(["catalog", "show", "--json"]).json()
+    assert data["source"] == "bundled"
+    assert {e["name"] for e in data["engines"]} == {"arthur", "ford", "marvin", "vogon",
+                                                     "zaphod", "slartibartfast"}
+
+
+def _vance(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "vance_cli", *args], capture_output=True,
+                          text=True, env=os.environ.copy(), timeout=60)
+
+
+def test_two_concurrent_creates_with_one_name() -> None:
+    procs = [subprocess.Popen([sys.executable, "-m", "vance_cli", "process", "create",
+                               "--recipe", "coding", "--name", "race", "--json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    results = [(p.wait(timeout=60), p.stdout.read(), p.stderr.read()) for p in procs]  # type: ignore[union-attr]
+    codes = sorted(code for code, _, _ in results)
+    assert codes == [0, 2], results
+    loser = next(r for r in results if r[0] == 2)
+    assert "already exists" in loser[2]
+    listed = json.loads(_vance("process", "list", "--json").stdout)
+    assert [p["name"] for p in listed] == ["race"]
+
+
+def test_piped_output_ends_quietly() -> None:
+    run_cli(["process", "create", "--recipe", "coding", "--name", "p1"])
+    proc = subprocess.run(f"{sys.executable} -m vance_cli recipe list | head -n 1",
+                          shell=True, capture_output=True, text=True, timeout=60)
+    assert proc.stderr == ""

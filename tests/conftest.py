@@ -1,0 +1,42 @@
+"""Shared fixtures: every test gets its own VANCE_HOME and a clean environment."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from helpers import CliResult, build_file_tree, run_cli  # noqa: F401 - re-exported for tests
+
+_CLEARED_PREFIXES = ("VANCE_", "OPENAI_")
+_CLEARED = ("NO_COLOR", "FORCE_COLOR", "LC_ALL", "LC_MESSAGES", "VISUAL", "EDITOR")
+
+
+@pytest.fixture(autouse=True)
+def vance_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temporary VANCE_HOME, a clean environment and a neutral working directory."""
+    for key in list(os.environ):
+        if key.startswith(_CLEARED_PREFIXES) or key in _CLEARED:
+            monkeypatch.delenv(key, raising=False)
+    home = tmp_path / "home"
+    monkeypatch.setenv("VANCE_HOME", str(home))
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.setenv("TERM", "dumb")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return home
+
+
+@pytest.fixture()
+def project_dir(vance_home: Path) -> Path:
+    """The default project's layer folder (tenant 'default', project 'default')."""
+    return vance_home / "data" / "tenants" / "default" / "projects" / "default"
+
+
+@pytest.fixture()
+def tenant_dir(vance_home: Path) -> Path:
+    """The default tenant's own layer folder (projects/_tenant)."""
+    return vance_home / "data" / "tenants" / "default" / "projects" / "_tenant"

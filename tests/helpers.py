@@ -1,0 +1,54 @@
+"""Test helpers: declare document trees inline, run the CLI in-process."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+def build_file_tree(root: Path, spec: Mapping[str, str | bytes]) -> None:
+    """Write files below ``root``: relative path → dedented text (or raw bytes)."""
+    for rel, content in spec.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(textwrap.dedent(content).lstrip("\n"), encoding="utf-8")
+
+
+@dataclass
+class CliResult:
+    """Exit code and the two output streams of one in-process ``vance`` run."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        """Parse stdout as one JSON document."""
+        return json.loads(self.stdout)
+
+
+def run_cli(args: Sequence[str], input: str | None = None,
+            env: Mapping[str, str | None] | None = None) -> CliResult:
+    """Run ``vance ARGS`` in-process through the real boundary (exit-code mapping included)."""
+    from typer.testing import CliRunner
+
+    from vance_cli.cli import output
+    from vance_cli.cli.boundary import run
+
+    output.console.cache_clear()
+    output.err_console.cache_clear()
+    runner = CliRunner()
+    with runner.isolation(input=input, env=env) as (out, err, _mixed):
+        code = run(list(args))
+        import sys
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        return CliResult(code, out.getvalue().decode(), err.getvalue().decode())

@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vance_cli.config import load_settings, locale_language, mask_secret, set_config_value
+from vance_cli.errors import ConfigError
+
+
+def _write_config(home: Path, text: str) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(text)
+
+
+@pytest.mark.parametrize(
+    ("flag", "env", "file", "expected", "origin"),
+    [
+        ("f", "e", "c", "f", "flag"),
+        (None, "e", "c", "e", "env:VANCE_TENANT"),
+        (None, None, "c", "c", "file"),
+        (None, None, None, "default", "default"),
+    ],
+)
+def test_precedence_flag_env_file_default(vance_home: Path, flag: str | None, env: str | None,
+                                          file: str | None, expected: str, origin: str) -> None:
+    if file:
+        _write_config(vance_home, f"tenant: {file}\n")
+    environ = {"VANCE_HOME": str(vance_home)}
+    if env:
+        environ["VANCE_TENANT"] = env
+    settings = load_settings(flags={"tenant": flag}, environ=environ)
+    assert settings.tenant == expected
+    assert settings.origin["tenant"] == origin
+
+
+def test_openai_env_is_read_after_the_config_file(vance_home: Path) -> None:
+    _write_config(vance_home, "llm:\n  base_url: http://localhost:11434/v1\n")
+    environ = {"VANCE_HOME": str(vance_home), "OPENAI_BASE_URL": "https://example.invalid/v1",
+               "OPENAI_API_KEY": "sk-abcdefghijkl"}
+    settings = load_settings(environ=environ)
+    assert settings.llm_base_url == "http://localhost:11434/v1"
+    assert settings.llm_api_key == "sk-abcdefghijkl"
+    assert settings.origin["llm.api_key"] == "env:OPENAI_API_KEY"
+    environ["VANCE_LLM_BASE_URL"] = "http://127.0.0.1:9/v1"
+    assert load_settings(environ=environ).llm_base_url == "http://127.0.0.1:9/v1"
+
+
+def test_offline_by_default(vance_home: Path) -> None:
+    settings = load_settings(environ={"VANCE_HOME": str(vance_home)})
+    assert not settings.llm_configured
+    assert settings.tenant == "default" and settings.project == "default"
+    assert settings.session == "default"
+
+
+def test_home_flag_beats_env(tmp_path: Path) -> None:
+    settings = load_settings(environ={"VANCE_HOME": str(tmp_path / "a")}, home=tmp_path / "b")
+    assert settings.paths.config_dir == (tmp_path / "b").resolve()
+    assert settings.paths.data_dir == (tmp_path / "b" / "data").resolve()
+
+
+def test_bad_value_names_key_and_source(vance_home: Path) -> None:
+    _write_config(vance_home, "llm:\n  timeout: soon\n")
+    with pytest.raises(ConfigError, match=r"llm.timeout .*config.yaml.*number"):
+        load_settings(environ={"VANCE_HOME": str(vance_home)})
+
+
+def test_unknown_file_key_is_a_warning(vance_home: Path) -> None:
+    _write_config(vance_home, "llm:\n  modle: x\n")
+    settings = load_settings(environ={"VANCE_HOME": str(vance_home)})
+    assert settings.warnings == (f"{vance_home / 'config.yaml'}: unknown key 'llm.modle' ignored",)
+
+
+@pytest.mark.parametrize(
+    ("environ", "lang"),
+    [
+        ({"LANG": "de_DE.UTF-8"}, "de"),
+        ({"LANG": "en_US.UTF-8", "LC_ALL": "fr_FR.UTF-8"}, "fr"),
+        ({"LANG": "C.UTF-8"}, None),
+        ({"LANG": "POSIX"}, None),
+        ({}, None),
+        ({"LC_MESSAGES": "de_AT@euro"}, "de"),
+    ],
+)
+def test_locale_language(environ: dict[str, str], lang: str | None) -> None:
+    assert locale_language(environ) == lang
+
+
+def test_lang_falls_back_to_locale(vance_home: Path) -> None:
+    environ = {"VANCE_HOME": str(vance_home), "LANG": "de_DE.UTF-8"}
+    assert load_settings(environ=environ).lang == "de"
+    environ["VANCE_LANG"] = "en"
+    assert load_settings(environ=environ).lang == "en"
+
+
+def test_set_writes_nested_keys_and_keeps_others(vance_home: Path) -> None:
+    settings = load_settings(environ={"VANCE_HOME": str(vance_home)})
+    set_config_value(settings.paths, "llm.model", "qwen2.5")
+    set_config_value(settings.paths, "tenant", "acme")
+    set_config_value(settings.paths, "llm.timeout", "12")
+    again = load_settings(environ={"VANCE_HOME": str(vance_home)})
+    assert (again.llm_model, again.tenant, again.llm_timeout) == ("qwen2.5", "acme", 12.0)
+    set_config_value(settings.paths, "llm.model", "")
+    assert load_settings(environ={"VANCE_HOME": str(vance_home)}).llm_model is None
+
+
+def test_set_rejects_unknown_keys_and_bad_values(vance_home: Path) -> None:
+    paths = load_settings(environ={"VANCE_HOME": str(vance_home)}).paths
+    with pytest.raises(ConfigError, match="unknown config key"):
+        set_config_value(paths, "llm.modle", "x")
+    with pytest.raises(ConfigError, match="json_mode"):
+        set_config_value(paths, "llm.json_mode", "yaml")
+    assert not paths.config_file.exists()
+
+
+def test_secret_masking() -> None:
+    assert mask_secret("sk-1234567890abcd") == "****abcd"
+    assert mask_secret("short") == "****"

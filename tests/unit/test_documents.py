@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers import build_file_tree
+from vance_cli.config import load_settings
+from vance_cli.documents import Cascade, DirectoryLayer, Kind, Layer, check_name, close_matches
+from vance_cli.errors import InvalidDocumentName
+from vance_cli.workspace import Workspace
+
+
+@pytest.mark.parametrize("name", ["essay", "a/b", "_slart/2026-x/news.letter", "A_b-c.d"])
+def test_valid_names(name: str) -> None:
+    assert check_name(name) == name
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("", "empty"),
+        ("/etc/passwd", "absolute"),
+        ("..", "'..'"),
+        ("a/../b", "'..'"),
+        ("a//b", "empty segment"),
+        ("a/", "empty segment"),
+        ("./a", "'.'"),
+        ("a b", "character"),
+        ("a\\b", "character"),
+        ("C:/x", "absolute"),
+        ("tee\n", "character"),
+    ],
+)
+def test_invalid_names(name: str, problem: str) -> None:
+    with pytest.raises(InvalidDocumentName, match=problem):
+        check_name(name)
+
+
+def test_cascade_first_layer_wins_and_listing_reports_origin(tmp_path: Path) -> None:
+    build_file_tree(tmp_path, {
+        "p/recipes/a.yaml": "x: p", "p/recipes/sub/c.yaml": "x: p",
+        "t/recipes/a.yaml": "x: t", "t/recipes/b.yaml": "x: t",
+        "t/recipes/bad name.yaml": "x: t", "t/recipes/.hidden.yaml": "x: t",
+        "t/recipes/notes.txt": "x",
+    })
+    cascade = Cascade(Kind.RECIPES, (DirectoryLayer(Layer.PROJECT, tmp_path / "p"),
+                                     DirectoryLayer(Layer.VANCE, tmp_path / "t"),
+                                     DirectoryLayer(Layer.RESOURCE, tmp_path / "missing")))
+    found = cascade.find("a")
+    assert found is not None and found.layer is Layer.PROJECT
+    assert cascade.find("b").layer is Layer.VANCE  # type: ignore[union-attr]
+    assert cascade.find("nope") is None
+    listing = {ref.name: ref.layer for ref in cascade.list()}
+    assert listing == {"a": Layer.PROJECT, "b": Layer.VANCE, "sub/c": Layer.PROJECT}
+    with pytest.raises(InvalidDocumentName):
+        cascade.find("../p/recipes/a")
+
+
+def test_dot_vance_folder_is_found_from_a_subfolder(tmp_path: Path, vance_home: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    build_file_tree(tmp_path, {"repo/.vance/recipes/local.yaml": "engine: ford\n"})
+    sub = tmp_path / "repo" / "src" / "deep"
+    sub.mkdir(parents=True)
+    settings = load_settings(environ={"VANCE_HOME": str(vance_home)})
+    ws = Workspace(settings, cwd=sub)
+    assert ws.project_folder == (tmp_path / "repo" / ".vance").resolve()
+    assert ws.cascade(Kind.RECIPES).find("local").layer is Layer.PROJECT  # type: ignore[union-attr]
+
+
+def test_vance_home_named_dot_vance_is_not_a_project(tmp_path: Path) -> None:
+    home = tmp_path / "u" / ".vance"
+    home.mkdir(parents=True)
+    settings = load_settings(environ={"VANCE_HOME": str(home)})
+    ws = Workspace(settings, cwd=tmp_path / "u")
+    assert ws.project_folder == settings.paths.project_dir("default", "default")
+
+
+def test_layers_per_kind(vance_home: Path) -> None:
+    settings = load_settings(environ={"VANCE_HOME": str(vance_home)})
+    ws = Workspace(settings)
+    assert [l.layer for l in ws.layers(Kind.RECIPES)] == [Layer.PROJECT, Layer.VANCE,
+                                                            Layer.RESOURCE]
+    assert [l.layer for l in ws.layers(Kind.WIZARDS)] == [Layer.PROJECT, Layer.USER,
+                                                            Layer.VANCE, Layer.RESOURCE]
+    no_project = Workspace(load_settings(flags={"project": "_tenant"},
+                                         environ={"VANCE_HOME": str(vance_home)}))
+    assert [l.layer for l in no_project.layers(Kind.RECIPES)] == [Layer.VANCE, Layer.RESOURCE]
+    assert no_project.availability_id == "_tenant"
+
+
+def test_close_matches() -> None:
+    names = ["essay-pipeline", "web-research", "translate", "coding", "code-read"]
+    assert close_matches("essay", names)[0] == "essay-pipeline"
+    assert close_matches("codng", names)[0] == "coding"
+    assert close_matches("zzz", names) == []

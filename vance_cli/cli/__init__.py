@@ -1,0 +1,1 @@
+"""The command-line layer: Typer commands that parse options, call one core function, print."""

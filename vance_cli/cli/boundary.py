@@ -1,0 +1,98 @@
+"""The one place where exceptions become exit codes (DESIGN.md §3 "Exit codes").
+
+- A ``VanceError`` becomes one stderr line (or its JSON with ``--json``) and
+  its own exit code (2 input, 1 runtime, 130 cancelled).
+- Ctrl-C (KeyboardInterrupt) and Ctrl-D (EOFError) become 130, no traceback.
+- A usage error from the option parser exits 2 with its message.
+- Anything else exits 1 with one line; the traceback only with ``--debug``
+  (or ``VANCE_DEBUG=1``).
+- A closed stdout (``vance … | head``) ends quietly.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from vance_cli.errors import EXIT_INTERRUPTED, EXIT_RUNTIME, VanceError
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    return "--json" in argv
+
+
+def _debug(argv: Sequence[str]) -> bool:
+    return "--debug" in argv or os.environ.get("VANCE_DEBUG", "") not in ("", "0")
+
+
+def _quiet_broken_pipe() -> int:
+    # Point stdout at /dev/null so the interpreter's final flush cannot raise again.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return EXIT_RUNTIME
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Run the vance command line and return its exit code (never raises).
+
+    Args:
+        argv: arguments without the program name; ``sys.argv[1:]`` when None.
+    """
+    import typer
+    from typer import _click as click  # the parser Typer vendors
+
+    from vance_cli.cli import output
+    from vance_cli.cli.app import app
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = typer.main.get_command(app)
+    try:
+        result = command.main(args=args, prog_name="vance", standalone_mode=False)
+    except VanceError as exc:
+        if _wants_json(args) and exc.exit_code != EXIT_INTERRUPTED:
+            output.emit_json(exc.to_json())
+        output.error(exc.message) if exc.exit_code != EXIT_INTERRUPTED else output.info(
+            "cancelled")
+        return exc.exit_code
+    except (KeyboardInterrupt, EOFError, typer.Abort):
+        output.info("cancelled")
+        return EXIT_INTERRUPTED
+    except click.exceptions.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
+    except OSError as exc:
+        if exc.errno == errno.EPIPE:
+            return _quiet_broken_pipe()
+        return _unexpected(exc, args)
+    except Exception as exc:  # noqa: BLE001 - the boundary: anything else is a bug, exit 1
+        return _unexpected(exc, args)
+    return result if isinstance(result, int) else 0
+
+
+def _unexpected(exc: BaseException, args: Sequence[str]) -> int:
+    from vance_cli.cli import output
+
+    if _debug(args):
+        import traceback
+
+        traceback.print_exception(exc)
+    output.error(f"{type(exc).__name__}: {exc} (run with --debug for the traceback)")
+    return EXIT_RUNTIME
+
+
+def main() -> NoReturn:
+    """Console-script entry point: run and exit with the code."""
+    code = run()
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, OSError):
+        code = _quiet_broken_pipe()
+    sys.exit(code)

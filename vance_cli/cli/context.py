@@ -1,0 +1,44 @@
+"""Build the core's Settings and Workspace from a Typer context's global options."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import typer
+
+if TYPE_CHECKING:
+    from vance_cli.config import Settings
+    from vance_cli.workspace import Workspace
+
+
+def settings(ctx: typer.Context) -> Settings:
+    """Resolve settings from the global flags on ``ctx`` (flags > env > file > defaults).
+
+    Warnings (unknown config keys) are printed to stderr once.
+    """
+    from vance_cli.cli import output
+    from vance_cli.config import load_settings
+
+    root = ctx.find_root()
+    cached = root.meta.get("vance.settings")
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    opts = root.obj
+    resolved = load_settings(flags=opts.flags if opts else {}, home=opts.home if opts else None)
+    for message in resolved.warnings:
+        output.warn(message)
+    root.meta["vance.settings"] = resolved
+    return resolved
+
+
+def workspace(ctx: typer.Context) -> Workspace:
+    """Return the command's Workspace (built once per invocation, closed at exit)."""
+    from vance_cli.workspace import Workspace
+
+    root = ctx.find_root()
+    ws = root.meta.get("vance.workspace")
+    if ws is None:
+        ws = Workspace(settings(ctx))
+        root.meta["vance.workspace"] = ws
+        root.call_on_close(ws.close)
+    return ws  # type: ignore[no-any-return]

@@ -1,0 +1,129 @@
+"""The sole printer of vance's command-line layer.
+
+Rules (DESIGN.md §3):
+- ``--json`` output is one JSON document on stdout, written as plain text
+  (never through Rich, which wraps at 80 columns and eats ``[brackets]``).
+- Human output goes through Rich on stdout; Rich honours ``NO_COLOR``.
+- Warnings and errors go to stderr as plain lines; spinners and progress go to
+  stderr and only when stderr is a terminal.
+- Rich is imported on first human output, never for ``--json``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def emit_json(data: Any) -> None:
+    """Write ``data`` as one JSON document (2-space indent, UTF-8, newline) to stdout."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.flush()
+
+
+def emit_json_line(data: Any) -> None:
+    """Write ``data`` as one compact JSON line to stdout (JSON-lines output)."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def emit_text(text: str) -> None:
+    """Write raw text to stdout exactly as given (e.g. a rendered prompt), plus a final newline."""
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    sys.stdout.flush()
+
+
+@cache
+def console() -> Console:
+    """Return the Rich console for human output on stdout."""
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=False)
+
+
+@cache
+def err_console() -> Console:
+    """Return the Rich console on stderr (diagnostics, prompts' companions)."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def escape(text: str) -> str:
+    """Escape Rich markup in untrusted text (recipe descriptions, tasks)."""
+    from rich.markup import escape as _escape
+
+    return _escape(text)
+
+
+def warn(message: str) -> None:
+    """Write ``vance: warning: <message>`` to stderr."""
+    sys.stderr.write(f"vance: warning: {message}\n")
+    sys.stderr.flush()
+
+
+def error(message: str) -> None:
+    """Write ``vance: error: <message>`` to stderr."""
+    sys.stderr.write(f"vance: error: {message}\n")
+    sys.stderr.flush()
+
+
+def info(message: str) -> None:
+    """Write a plain informational line to stderr (kept off stdout so pipes stay clean)."""
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
+
+
+def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]],
+          caption: str | None = None, one_line: Sequence[str] = ()) -> None:
+    """Print a Rich table of plain-text cells to stdout (cells are escaped).
+
+    Args:
+        title: shown above the table, or None.
+        columns: column headers.
+        rows: cell values, one sequence per row; None shows as empty.
+        caption: shown below the table, or None.
+        one_line: columns cut to one line with an ellipsis instead of wrapping.
+    """
+    from rich.table import Table
+
+    cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
+    grid = Table(title=title, caption=caption, header_style="bold", expand=False)
+    fixed = sum(max([len(c)] + [len(r[i]) for r in cells]) + 3
+                for i, c in enumerate(columns) if c not in one_line)
+    spare = max(20, (console().width - fixed - 4) // max(1, len(one_line)))
+    for column in columns:
+        if column in one_line:
+            grid.add_column(column, overflow="ellipsis", no_wrap=True, max_width=spare)
+        else:
+            grid.add_column(column, overflow="fold")
+    for row in cells:
+        grid.add_row(*(escape(cell) for cell in row))
+    console().print(grid)
+
+
+def fields(pairs: Iterable[tuple[str, Any]], title: str | None = None) -> None:
+    """Print ``label: value`` lines (labels bold, values escaped) to stdout."""
+    out = console()
+    if title:
+        out.print(f"[bold]{escape(title)}[/bold]")
+    for label, value in pairs:
+        shown = "" if value is None else str(value)
+        out.print(f"[bold]{escape(label)}:[/bold] {escape(shown)}")
+
+
+@contextmanager
+def status(message: str) -> Iterator[None]:
+    """Show a spinner on stderr while the block runs, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    with err_console().status(escape(message)):
+        yield

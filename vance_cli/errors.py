@@ -1,0 +1,261 @@
+"""The VanceError tree: every error vance raises on purpose.
+
+Invariants:
+- Every class carries a stable snake_case ``code`` (for ``--json`` error
+  output and tests) and an ``exit_code``: 2 for bad input or usage, 1 for a
+  runtime failure (DESIGN.md §3 "Exit codes").
+- Exceptions carry data (names, paths, close matches, field paths), never
+  terminal formatting, and never print. ``cli/boundary.py`` is the one place
+  that turns them into a stderr line and an exit code.
+- Where a builtin fits, a class also inherits it (``LookupError`` for
+  missing things, ``ValueError`` for bad values), so callers can catch
+  either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+EXIT_OK = 0
+"""Success, including a selector ``NONE`` (DESIGN.md §3)."""
+EXIT_RUNTIME = 1
+"""A runtime failure (network, disk, a catalog that fails to reload)."""
+EXIT_USAGE = 2
+"""Bad flags or invalid input: failed validation, unknown wizard or recipe."""
+EXIT_NO_MATCH = 3
+"""``vance delegate --require-match`` got ``NONE`` (DESIGN.md §3)."""
+EXIT_TIMEOUT = 124
+"""``vance process wait`` timed out (as coreutils' ``timeout``)."""
+EXIT_INTERRUPTED = 130
+"""Cancelled with Ctrl-C or Ctrl-D (128 + SIGINT)."""
+
+
+class VanceError(Exception):
+    """Root of every error vance raises on purpose.
+
+    Args:
+        message: one line for a person, without terminal markup.
+        **details: structured data for ``--json`` output and tests.
+    """
+
+    code: ClassVar[str] = "vance_error"
+    exit_code: ClassVar[int] = EXIT_RUNTIME
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details: dict[str, Any] = details
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``{"error": code, "message": ..., **details}`` for ``--json`` output."""
+        return {"error": self.code, "message": self.message, **self.details}
+
+
+class InputError(VanceError, ValueError):
+    """Invalid input or usage: exit 2."""
+
+    code = "invalid_input"
+    exit_code = EXIT_USAGE
+
+
+class InvalidDocumentName(InputError):
+    """A document name with ``..``, an absolute path, an empty segment or a bad character.
+
+    Rule: DESIGN.md §2, last bullet.
+    """
+
+    code = "invalid_document_name"
+
+
+class NotFoundError(InputError, LookupError):
+    """A named thing (recipe, wizard, process, engine …) does not exist: exit 2.
+
+    Args:
+        kind: what was looked up, e.g. ``"recipe"``.
+        name: the name asked for.
+        close: up to 5 close names, best first ("did you mean").
+        available: every name that would have been accepted (may be long).
+    """
+
+    code = "not_found"
+
+    def __init__(
+        self,
+        kind: str,
+        name: str,
+        close: Sequence[str] = (),
+        available: Sequence[str] = (),
+        message: str | None = None,
+    ) -> None:
+        text = message or f"unknown {kind} '{name}'"
+        if message is None and close:
+            text += f" — did you mean {', '.join(repr(c) for c in close)}?"
+        super().__init__(
+            text, kind=kind, name=name, close=list(close), available=list(available)
+        )
+        self.kind = kind
+        self.name = name
+        self.close = tuple(close)
+        self.available = tuple(available)
+
+
+class UnknownRecipe(NotFoundError):
+    """Recipe name not found in the recipe cascade (DESIGN.md §4)."""
+
+    code = "unknown_recipe"
+
+    def __init__(self, name: str, close: Sequence[str] = (), available: Sequence[str] = ()):
+        super().__init__("recipe", name, close, available)
+
+
+class UnknownEngine(NotFoundError):
+    """A recipe names an engine the active catalog does not have (DESIGN.md §4)."""
+
+    code = "unknown_engine"
+
+    def __init__(self, name: str, available: Sequence[str] = (), recipe: str | None = None):
+        msg = f"unknown engine '{name}'"
+        if recipe:
+            msg += f" (recipe '{recipe}')"
+        if available:
+            msg += f"; the active catalog has: {', '.join(available)}"
+        super().__init__("engine", name, (), available, message=msg)
+
+
+class ProcessNotFound(NotFoundError):
+    """No process with that id (or unique id prefix) in this tenant."""
+
+    code = "process_not_found"
+
+    def __init__(self, ident: str, message: str | None = None):
+        super().__init__("process", ident, message=message)
+
+
+class DuplicateProcessName(InputError):
+    """A process name already used in this (tenant, session) (DESIGN.md §4)."""
+
+    code = "duplicate_process_name"
+
+    def __init__(self, name: str, session: str, tenant: str):
+        super().__init__(
+            f"a process named '{name}' already exists in session '{session}'"
+            " (names are unique per session, whatever the status); choose another --name",
+            name=name,
+            session=session,
+            tenant=tenant,
+        )
+
+
+class ConfigError(InputError):
+    """A config file or config value is invalid; ``key`` is the dotted key path."""
+
+    code = "config_error"
+
+
+class DocumentError(InputError):
+    """A document file (YAML, template) cannot be read or fails its schema.
+
+    Args:
+        message: what is wrong, one line.
+        path: the file, as a string.
+        line: 1-based line of the problem, when known.
+        column: 1-based column of the problem, when known.
+    """
+
+    code = "document_error"
+
+    def __init__(
+        self,
+        message: str,
+        path: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        **details: Any,
+    ) -> None:
+        where = path or "<input>"
+        if line is not None:
+            where += f":{line}"
+            if column is not None:
+                where += f":{column}"
+        super().__init__(f"{where}: {message}", path=path, line=line, column=column, **details)
+        self.reason = message
+        self.path = path
+        self.line = line
+        self.column = column
+
+
+class CatalogError(VanceError):
+    """The engine catalog cannot be loaded, validated or activated: exit 1 (DESIGN.md §7)."""
+
+    code = "catalog_error"
+
+
+class InvalidTransition(VanceError):
+    """A process status change the transition table forbids (DESIGN.md §4)."""
+
+    code = "invalid_transition"
+
+
+class StateError(VanceError):
+    """The state database cannot be opened or migrated."""
+
+    code = "state_error"
+
+
+class LLMError(VanceError):
+    """An LLM call failed (network, auth, timeout, bad reply); the key never appears in it.
+
+    Args:
+        message: redacted, one line.
+        timeout: True when the failure was a timeout.
+    """
+
+    code = "llm_error"
+
+    def __init__(self, message: str, timeout: bool = False, **details: Any) -> None:
+        super().__init__(message, timeout=timeout, **details)
+        self.timeout = timeout
+
+
+class LLMNotConfigured(LLMError):
+    """No base URL and no key configured (DESIGN.md §5, offline paragraph)."""
+
+    code = "llm_not_configured"
+
+
+class FormInvalid(InputError):
+    """Wizard form values failed validation; ``errors`` is the full list (DESIGN.md §8).
+
+    Args:
+        errors: ``[{"field": "members[2].name", "error": "required"}, …]``, all of them.
+    """
+
+    code = "form_invalid"
+
+    def __init__(self, errors: Sequence[Mapping[str, str]], message: str | None = None):
+        errs = [dict(e) for e in errors]
+        summary = message or "invalid values: " + ", ".join(
+            f"{e['field']}: {e['error']}" for e in errs
+        )
+        super().__init__(summary, errors=errs)
+        self.errors = errs
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``{"errors": [...]}``, the shape DESIGN.md §8 fixes."""
+        return {"errors": self.errors}
+
+
+class Cancelled(VanceError):
+    """The person cancelled (Ctrl-C, Ctrl-D): exit 130, no traceback.
+
+    Args:
+        partial: the answers given so far (a wizard's partial form), for callers that keep them.
+    """
+
+    code = "cancelled"
+    exit_code = EXIT_INTERRUPTED
+
+    def __init__(self, message: str = "cancelled", partial: Mapping[str, Any] | None = None):
+        super().__init__(message)
+        self.partial = dict(partial or {})

@@ -1,0 +1,1 @@
+"""The SQLite state database: connection, migrations, and all of vance's SQL."""

@@ -1,0 +1,132 @@
+"""Connection to the state database and the one transaction context manager.
+
+Invariants:
+- One SQLite file per home (``<state>/vance.db``), WAL mode, so readers never
+  block writers and a crashed process never leaves a half-applied change:
+  every write runs inside ``transaction()``.
+- Writers take the write lock up front (``BEGIN IMMEDIATE``) and wait up to
+  ``BUSY_TIMEOUT_MS`` for it, so concurrent ``vance`` processes serialise
+  instead of failing with "database is locked".
+- ``transaction()`` nests: an inner call is a SAVEPOINT, as sqlite-utils'
+  ``Database.atomic``.
+- The schema is created and migrated on open (``migrations.py``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from vance_cli.errors import StateError
+
+BUSY_TIMEOUT_MS = 30_000
+"""How long a writer waits for the lock, in milliseconds (8 parallel CLIs need < 1 s each)."""
+
+Row = sqlite3.Row
+
+
+def utc_now() -> str:
+    """Return the current UTC time as ISO-8601 with milliseconds and ``Z``."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Database:
+    """An open state database.
+
+    Args:
+        conn: a connection in autocommit mode (``isolation_level=None``).
+        path: its file, for messages.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+        self._depth = 0
+
+    @classmethod
+    def open(cls, path: Path) -> Database:
+        """Open (creating if needed) and migrate the database at ``path``.
+
+        Raises:
+            StateError: the file cannot be opened or is not a vance database.
+        """
+        from vance_cli.state.migrations import migrate
+
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(
+                path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                check_same_thread=False,
+            )
+            conn.row_factory = sqlite3.Row
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            _set_wal(conn)
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            db = cls(conn, path)
+            migrate(db)
+        except sqlite3.DatabaseError as exc:
+            raise StateError(f"cannot open state database {path}: {exc}", path=str(path)) from None
+        return db
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """Run a block atomically; nested calls use a SAVEPOINT.
+
+        The outermost call starts ``BEGIN IMMEDIATE`` (takes the write lock
+        now, waiting up to ``BUSY_TIMEOUT_MS``). Any exception rolls back the
+        block and propagates.
+
+        Yields:
+            The connection.
+        """
+        if self._depth == 0:
+            self.conn.execute("BEGIN IMMEDIATE")
+            begin, commit, rollback = None, "COMMIT", "ROLLBACK"
+        else:
+            name = f"sp{self._depth}"
+            begin, commit, rollback = f"SAVEPOINT {name}", f"RELEASE {name}", (
+                f"ROLLBACK TO {name}; RELEASE {name}")
+            self.conn.execute(begin)
+        self._depth += 1
+        try:
+            yield self.conn
+        except BaseException:
+            self._depth -= 1
+            for statement in rollback.split("; "):
+                self.conn.execute(statement)
+            raise
+        self._depth -= 1
+        self.conn.execute(commit)
+
+    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
+        """Run a read query and return all rows."""
+        return self.conn.execute(sql, params).fetchall()
+
+    def query_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Row | None:
+        """Run a read query and return the first row or None."""
+        row: Row | None = self.conn.execute(sql, params).fetchone()
+        return row
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+
+def _set_wal(conn: sqlite3.Connection) -> None:
+    # Switching to WAL needs a moment of exclusive access; on a brand-new file
+    # hit by several processes at once SQLite may answer "locked" without
+    # calling the busy handler, so retry briefly.
+    for attempt in range(50):
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == 49:
+                raise
+            time.sleep(0.05)

@@ -1,0 +1,139 @@
+"""Ordered, named schema migrations, recorded in the ``migrations`` table.
+
+Each migration is a function applied once, inside its own write transaction,
+in list order (as llm's and sqlite-utils' migrations). Two processes opening a
+fresh database at once serialise on the write lock; the second finds the
+migration recorded and skips it. Never edit a released migration: append a
+new one. ``tests/unit/test_migrations.py`` pins the resulting schema.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from vance_cli.state.db import utc_now
+
+if TYPE_CHECKING:
+    from vance_cli.state.db import Database
+
+Migration = Callable[[sqlite3.Connection], None]
+
+MIGRATIONS: list[tuple[str, Migration]] = []
+"""(name, function) in apply order."""
+
+
+def migration(func: Migration) -> Migration:
+    """Register ``func`` as the next migration, named after the function."""
+    MIGRATIONS.append((func.__name__, func))
+    return func
+
+
+@migration
+def m001_processes(conn: sqlite3.Connection) -> None:
+    """Processes: one row per started recipe run; name unique per (tenant, session)."""
+    conn.execute("""
+        CREATE TABLE processes (
+            id TEXT PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            session TEXT NOT NULL,
+            name TEXT NOT NULL,
+            recipe TEXT NOT NULL,
+            engine TEXT NOT NULL,
+            title TEXT NOT NULL DEFAULT '',
+            goal TEXT NOT NULL DEFAULT '',
+            params TEXT NOT NULL DEFAULT '{}',
+            steer_content TEXT,
+            status TEXT NOT NULL,
+            close_reason TEXT,
+            parent_process_id TEXT REFERENCES processes(id),
+            result TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            heartbeat_at TEXT,
+            worker_pid INTEGER,
+            UNIQUE (tenant, session, name)
+        )""")
+    conn.execute("CREATE INDEX processes_parent ON processes(parent_process_id)")
+    conn.execute("CREATE INDEX processes_status ON processes(tenant, status)")
+    conn.execute("""
+        CREATE TABLE process_transitions (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            process_id TEXT NOT NULL REFERENCES processes(id),
+            from_status TEXT,
+            to_status TEXT NOT NULL,
+            close_reason TEXT,
+            note TEXT,
+            at TEXT NOT NULL
+        )""")
+    conn.execute("CREATE INDEX process_transitions_process ON process_transitions(process_id)")
+
+
+@migration
+def m002_events(conn: sqlite3.Connection) -> None:
+    """Pending queue: events addressed to a process (e.g. a child closed)."""
+    conn.execute("""
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            tenant TEXT NOT NULL,
+            recipient_process_id TEXT NOT NULL,
+            source_process_id TEXT,
+            kind TEXT NOT NULL,
+            payload TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL,
+            consumed_at TEXT
+        )""")
+    conn.execute("CREATE INDEX events_recipient ON events(tenant, recipient_process_id, id)")
+
+
+@migration
+def m003_decisions(conn: sqlite3.Connection) -> None:
+    """Decision log: one row per selector call (never the API key)."""
+    conn.execute("""
+        CREATE TABLE decisions (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            created_at TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            session TEXT NOT NULL,
+            task_hash TEXT NOT NULL,
+            task TEXT,
+            mode TEXT NOT NULL,
+            model TEXT,
+            endpoint TEXT,
+            raw_reply TEXT,
+            finish_reason TEXT,
+            decision TEXT NOT NULL,
+            recipe TEXT,
+            reason TEXT,
+            rationale TEXT,
+            latency_ms REAL,
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER
+        )""")
+
+
+def migrate(db: Database) -> list[str]:
+    """Apply every migration not yet recorded.
+
+    Returns:
+        Names of the migrations applied now (empty when up to date).
+    """
+    conn = db.conn
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
+    if all(name in done for name, _ in MIGRATIONS):
+        return []
+    applied: list[str] = []
+    for name, func in MIGRATIONS:
+        with db.transaction():
+            # re-check under the write lock: another process may have won the race
+            if conn.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
+                continue
+            func(conn)
+            conn.execute("INSERT INTO migrations (name, applied_at) VALUES (?, ?)",
+                         (name, utc_now()))
+            applied.append(name)
+    return applied

@@ -1,0 +1,134 @@
+"""SQL for processes and their status transitions.
+
+The rules (which transitions are legal, what a process looks like) live in
+``vance_cli.processes``; this module only reads and writes rows.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from typing import Any
+
+from vance_cli.state.db import Database, Row, utc_now
+
+_COLUMNS = (
+    "id, tenant, session, name, recipe, engine, title, goal, params, steer_content, status,"
+    " close_reason, parent_process_id, result, created_at, updated_at, heartbeat_at, worker_pid"
+)
+
+
+def insert_process(db: Database, row: Mapping[str, Any]) -> None:
+    """Insert one process row (keys as the column names; ``params``/``result`` as mappings).
+
+    Raises:
+        sqlite3.IntegrityError: the (tenant, session, name) is taken or the parent is unknown.
+    """
+    values = dict(row)
+    values["params"] = json.dumps(values.get("params") or {}, ensure_ascii=False)
+    values["result"] = json.dumps(values["result"]) if values.get("result") is not None else None
+    cols = [c.strip() for c in _COLUMNS.split(",")]
+    db.conn.execute(
+        f"INSERT INTO processes ({', '.join(cols)}) VALUES ({', '.join(':' + c for c in cols)})",
+        {c: values.get(c) for c in cols},
+    )
+
+
+def record_transition(db: Database, process_id: str, old: str | None, new: str,
+                      close_reason: str | None = None, note: str | None = None) -> None:
+    """Append a status change to ``process_transitions`` (the audit trail)."""
+    db.conn.execute(
+        "INSERT INTO process_transitions (process_id, from_status, to_status, close_reason,"
+        " note, at) VALUES (?, ?, ?, ?, ?, ?)",
+        (process_id, old, new, close_reason, note, utc_now()),
+    )
+
+
+def update_status(db: Database, process_id: str, expected: str, new: str,
+                  close_reason: str | None = None, result: Mapping[str, Any] | None = None
+                  ) -> bool:
+    """Change status only if it is still ``expected`` (compare-and-set).
+
+    Returns:
+        True when the row changed; False when another writer changed it first.
+    """
+    now = utc_now()
+    cur = db.conn.execute(
+        "UPDATE processes SET status = ?, close_reason = COALESCE(?, close_reason),"
+        " result = COALESCE(?, result), updated_at = ? WHERE id = ? AND status = ?",
+        (new, close_reason, json.dumps(result) if result is not None else None, now,
+         process_id, expected),
+    )
+    return cur.rowcount == 1
+
+
+def set_worker(db: Database, process_id: str, pid: int | None) -> None:
+    """Record the OS pid of the worker running the process and stamp its heartbeat."""
+    db.conn.execute(
+        "UPDATE processes SET worker_pid = ?, heartbeat_at = ?, updated_at = ? WHERE id = ?",
+        (pid, utc_now(), utc_now(), process_id),
+    )
+
+
+def touch_heartbeat(db: Database, process_id: str) -> None:
+    """Stamp the heartbeat of a running process with the current time."""
+    db.conn.execute("UPDATE processes SET heartbeat_at = ? WHERE id = ?", (utc_now(), process_id))
+
+
+def get_process(db: Database, tenant: str, process_id: str) -> Row | None:
+    """Return the row with exactly this id in ``tenant``, or None."""
+    return db.query_one(f"SELECT {_COLUMNS} FROM processes WHERE tenant = ? AND id = ?",
+                        (tenant, process_id))
+
+
+def find_by_prefix(db: Database, tenant: str, prefix: str, limit: int = 2) -> list[Row]:
+    """Return up to ``limit`` rows whose id starts with ``prefix`` (for short ids)."""
+    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return db.query(
+        f"SELECT {_COLUMNS} FROM processes WHERE tenant = ? AND id LIKE ? ESCAPE '\\' LIMIT ?",
+        (tenant, escaped + "%", limit),
+    )
+
+
+def find_by_name(db: Database, tenant: str, session: str, name: str) -> Row | None:
+    """Return the process named ``name`` in (tenant, session), or None."""
+    return db.query_one(
+        f"SELECT {_COLUMNS} FROM processes WHERE tenant = ? AND session = ? AND name = ?",
+        (tenant, session, name),
+    )
+
+
+def list_processes(db: Database, tenant: str, session: str | None = None,
+                   statuses: tuple[str, ...] = (), parent: str | None = None,
+                   limit: int | None = None) -> list[Row]:
+    """Return processes of ``tenant``, newest first, optionally filtered.
+
+    Args:
+        db: the database.
+        tenant: tenant id.
+        session: only this session when given.
+        statuses: only these statuses when non-empty.
+        parent: only children of this process id when given.
+        limit: at most this many rows.
+    """
+    where, params = ["tenant = ?"], [tenant]
+    if session is not None:
+        where.append("session = ?")
+        params.append(session)
+    if statuses:
+        where.append(f"status IN ({', '.join('?' for _ in statuses)})")
+        params.extend(statuses)
+    if parent is not None:
+        where.append("parent_process_id = ?")
+        params.append(parent)
+    sql = f"SELECT {_COLUMNS} FROM processes WHERE {' AND '.join(where)}"
+    sql += " ORDER BY created_at DESC, rowid DESC"
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    return db.query(sql, params)
+
+
+def is_unique_violation(exc: sqlite3.IntegrityError) -> bool:
+    """True when ``exc`` is the (tenant, session, name) uniqueness violation."""
+    return "UNIQUE" in str(exc) and "processes.name" in str(exc)

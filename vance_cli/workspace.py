@@ -1,0 +1,122 @@
+"""The workspace: settings plus the layers, cascades and database they imply.
+
+One ``Workspace`` is built per command from ``Settings`` and the current
+directory; every core function takes it instead of re-deriving paths.
+
+Layers (DESIGN.md §2), highest first:
+- PROJECT: a ``.vance/`` folder found from the current directory upwards,
+  else ``<data>/tenants/<t>/projects/<project>/`` (absent when the project is
+  ``_tenant`` or empty);
+- USER (wizards only): ``projects/_user_<user>/``;
+- VANCE: the tenant's own ``projects/_tenant/``;
+- RESOURCE: the bundled documents shipped with the package.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vance_cli.documents import Cascade, DirectoryLayer, Kind, Layer
+from vance_cli.paths import bundled_dir, find_project_folder
+
+if TYPE_CHECKING:
+    from vance_cli.catalog import Catalog
+    from vance_cli.config import Settings
+    from vance_cli.state.db import Database
+
+TENANT_PROJECT = "_tenant"
+"""The tenant's own project id (DESIGN.md §2)."""
+
+
+@dataclass
+class Workspace:
+    """Everything a command needs to find documents and state.
+
+    Attributes:
+        settings: resolved settings.
+        cwd: the folder ``.vance/`` discovery starts from.
+    """
+
+    settings: Settings
+    cwd: Path = field(default_factory=Path.cwd)
+
+    @cached_property
+    def project_folder(self) -> Path | None:
+        """The project layer's folder: a discovered ``.vance/``, the project's data folder, or None.
+
+        None when no ``.vance/`` is found and the project is ``_tenant`` or empty.
+        """
+        found = find_project_folder(self.cwd, self.settings.paths)
+        if found is not None:
+            return found
+        if not self.settings.has_project:
+            return None
+        return self.settings.paths.project_dir(self.settings.tenant, self.settings.project)
+
+    @property
+    def tenant_folder(self) -> Path:
+        """The tenant layer's folder, ``projects/_tenant``."""
+        return self.settings.paths.project_dir(self.settings.tenant, TENANT_PROJECT)
+
+    @property
+    def user_folder(self) -> Path:
+        """The user layer's folder, ``projects/_user_<user>`` (wizards only)."""
+        return self.settings.paths.project_dir(self.settings.tenant, f"_user_{self.settings.user}")
+
+    @property
+    def availability_id(self) -> str:
+        """The project id wizards' ``availableIn`` is matched against (``_tenant`` without one)."""
+        return self.settings.project if self.settings.has_project else TENANT_PROJECT
+
+    def layers(self, kind: Kind) -> tuple[DirectoryLayer, ...]:
+        """Return the layers of ``kind``, highest first (the user layer only for wizards)."""
+        out: list[DirectoryLayer] = []
+        if self.project_folder is not None:
+            out.append(DirectoryLayer(Layer.PROJECT, self.project_folder))
+        if kind is Kind.WIZARDS:
+            out.append(DirectoryLayer(Layer.USER, self.user_folder))
+        out.append(DirectoryLayer(Layer.VANCE, self.tenant_folder))
+        out.append(DirectoryLayer(Layer.RESOURCE, bundled_root(kind)))
+        return tuple(out)
+
+    def cascade(self, kind: Kind) -> Cascade:
+        """Return the cascade of ``kind`` (recipes, wizards or prompts)."""
+        return Cascade(kind, self.layers(kind))
+
+    @property
+    def write_folder(self) -> Path:
+        """Where generated documents go: the project layer, else the tenant layer."""
+        return self.project_folder or self.tenant_folder
+
+    @cached_property
+    def db(self) -> Database:
+        """The state database, opened and migrated on first use."""
+        from vance_cli.state.db import Database
+
+        return Database.open(self.settings.paths.db_file)
+
+    def catalog(self) -> Catalog:
+        """Return the active engine catalog (DESIGN.md §7), read fresh each call."""
+        from vance_cli.catalog import active_catalog
+
+        return active_catalog(self.settings.paths)
+
+    def close(self) -> None:
+        """Close the database connection if one was opened."""
+        if "db" in self.__dict__:
+            self.__dict__.pop("db").close()
+
+
+def bundled_root(kind: Kind) -> Path:
+    """Return the bundled layer's root for ``kind``.
+
+    Recipes and prompts live in the bundled ``catalog/`` folder
+    (``catalog/recipes``, ``catalog/prompts``); wizards in the bundled
+    ``wizards/`` folder itself, so its parent is the root.
+    """
+    if kind is Kind.WIZARDS:
+        return bundled_dir("wizards").parent
+    return bundled_dir("catalog")
