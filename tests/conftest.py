@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from helpers import CliResult, build_file_tree, run_cli  # noqa: F401 - re-exported for tests
 
 _CLEARED_PREFIXES = ("VANCE_", "OPENAI_")

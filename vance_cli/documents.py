@@ -15,6 +15,7 @@ Rules (DESIGN.md §2):
 
 from __future__ import annotations
 
+import builtins
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -173,7 +174,7 @@ class Cascade:
                 return DocumentRef(name, layer.layer, path)
         return None
 
-    def list(self) -> list[DocumentRef]:
+    def list(self) -> builtins.list[DocumentRef]:
         """Return every document over all layers, deduplicated by name (first layer wins).
 
         Returns:
@@ -186,7 +187,7 @@ class Cascade:
                     seen[name] = DocumentRef(name, layer.layer, path)
         return [seen[n] for n in sorted(seen)]
 
-    def names(self) -> list[str]:
+    def names(self) -> builtins.list[str]:
         """Return the sorted names of ``list()``."""
         return [ref.name for ref in self.list()]
 

@@ -202,7 +202,7 @@ def create_process(ws: Workspace, spec: ProcessSpec) -> Process:
     engine = ws.catalog().get(recipe.engine, recipe=recipe.name)
     settings, db = ws.settings, ws.db
     now = utc_now()
-    row = {
+    row: dict[str, Any] = {
         "id": new_process_id(), "tenant": settings.tenant, "session": settings.session,
         "name": name, "recipe": recipe.name, "engine": engine.name,
         "title": spec.title or recipe.title or recipe.name, "goal": spec.goal or spec.steer or "",
@@ -214,7 +214,8 @@ def create_process(ws: Workspace, spec: ProcessSpec) -> Process:
         with db.transaction():
             if spec.parent is not None and store.get_process(db, settings.tenant,
                                                              spec.parent) is None:
-                raise ProcessNotFound(spec.parent, message=f"unknown parent process '{spec.parent}'")
+                raise ProcessNotFound(spec.parent,
+                                      message=f"unknown parent process '{spec.parent}'")
             store.insert_process(db, row)
             store.record_transition(db, row["id"], None, Status.INIT.value)
             _apply(db, row["id"], Status.INIT, Status.IDLE, None, None, "started")

@@ -24,7 +24,9 @@ from vance_cli.errors import DocumentError, UnknownRecipe
 if TYPE_CHECKING:
     from vance_cli.workspace import Workspace
 
-RECIPE_KEYS = frozenset({"engine", "description", "title", "params", "tags", "triggers", "internal"})
+RECIPE_KEYS = frozenset(
+    {"engine", "description", "title", "params", "tags", "triggers", "internal"}
+)
 """Top-level keys a recipe may have; others are reported as problems."""
 
 

@@ -3,7 +3,7 @@
 Invariants (DESIGN.md §8 "YAML"):
 - Documents are UTF-8; a BOM is tolerated. Invalid UTF-8 is an error that
   names the file, never a crash.
-- Safe loading only, with LibYAML's C parser when present (about 5× faster).
+- Safe loading only, with LibYAML's C parser when present (about 5 times faster).
 - YAML 1.1 surprises never corrupt data silently: only ``true``/``false``
   (any case) are booleans, so ``no``/``on``/``yes``/``off`` stay strings; a
   number keeps the exact text it was written as (``3.10``, ``010``, ``1e3``)
@@ -20,7 +20,7 @@ import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
@@ -41,6 +41,7 @@ class YamlInt(int):
     source: str
 
     def __new__(cls, value: int, source: str) -> YamlInt:
+        """Build the int ``value`` remembering ``source``."""
         obj = super().__new__(cls, value)
         obj.source = source
         return obj
@@ -52,6 +53,7 @@ class YamlFloat(float):
     source: str
 
     def __new__(cls, value: float, source: str) -> YamlFloat:
+        """Build the float ``value`` remembering ``source``."""
         obj = super().__new__(cls, value)
         obj.source = source
         return obj
@@ -72,14 +74,15 @@ _NULL_RE = re.compile(r"^(?:~|null|Null|NULL|)$")
 class VanceLoader(_BaseLoader):  # type: ignore[misc,valid-type]
     """Safe loader with YAML 1.2-like implicit types and duplicate-key detection."""
 
-    yaml_implicit_resolvers: dict[str | None, list[tuple[str, re.Pattern[str]]]] = {}
+    # a fresh table: the YAML 1.1 resolvers of the base class are not inherited
+    yaml_implicit_resolvers: ClassVar[dict[str | None, list[tuple[str, re.Pattern[str]]]]] = {}
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         """Build a mapping, rejecting duplicate keys with the second key's position."""
         self.flatten_mapping(node)  # resolve "<<" merge keys first
         seen: set[Any] = set()
         for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+            key = self.construct_object(key_node, deep=True)
             try:
                 duplicate = key in seen
             except TypeError:  # unhashable key: let the base class report it
@@ -162,7 +165,7 @@ def loads(text: str, source: str | None = None) -> RawYaml:
     """
     text = text.removeprefix("\ufeff")
     try:
-        return yaml.load(text, Loader=VanceLoader)  # noqa: S506 - VanceLoader is a SafeLoader
+        return yaml.load(text, Loader=VanceLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = " ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"

@@ -3,8 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from helpers import build_file_tree
+
 from vance_cli.config import load_settings
 from vance_cli.documents import Cascade, DirectoryLayer, Kind, Layer, check_name, close_matches
 from vance_cli.errors import InvalidDocumentName

@@ -5,8 +5,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from helpers import build_file_tree
+
 from vance_cli.config import load_settings
 from vance_cli.errors import (
     DuplicateProcessName,

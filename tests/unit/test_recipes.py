@@ -3,8 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from helpers import build_file_tree
+
 from vance_cli.config import load_settings
 from vance_cli.documents import Layer
 from vance_cli.errors import DocumentError, UnknownRecipe

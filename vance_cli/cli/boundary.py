@@ -38,7 +38,7 @@ def _quiet_broken_pipe() -> int:
     return EXIT_RUNTIME
 
 
-def run(argv: Sequence[str] | None = None) -> int:
+def run(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one return per exception kind
     """Run the vance command line and return its exit code (never raises).
 
     Args:
@@ -55,10 +55,12 @@ def run(argv: Sequence[str] | None = None) -> int:
     try:
         result = command.main(args=args, prog_name="vance", standalone_mode=False)
     except VanceError as exc:
-        if _wants_json(args) and exc.exit_code != EXIT_INTERRUPTED:
-            output.emit_json(exc.to_json())
-        output.error(exc.message) if exc.exit_code != EXIT_INTERRUPTED else output.info(
-            "cancelled")
+        if exc.exit_code == EXIT_INTERRUPTED:
+            output.info("cancelled")
+        else:
+            if _wants_json(args):
+                output.emit_json(exc.to_json())
+            output.error(exc.message)
         return exc.exit_code
     except (KeyboardInterrupt, EOFError, typer.Abort):
         output.info("cancelled")
@@ -66,13 +68,11 @@ def run(argv: Sequence[str] | None = None) -> int:
     except click.exceptions.ClickException as exc:
         exc.show()
         return exc.exit_code
-    except BrokenPipeError:
-        return _quiet_broken_pipe()
     except OSError as exc:
         if exc.errno == errno.EPIPE:
             return _quiet_broken_pipe()
         return _unexpected(exc, args)
-    except Exception as exc:  # noqa: BLE001 - the boundary: anything else is a bug, exit 1
+    except Exception as exc:  # the boundary: anything else is a bug, exit 1
         return _unexpected(exc, args)
     return result if isinstance(result, int) else 0
 

@@ -41,4 +41,4 @@ def workspace(ctx: typer.Context) -> Workspace:
         ws = Workspace(settings(ctx))
         root.meta["vance.workspace"] = ws
         root.call_on_close(ws.close)
-    return ws  # type: ignore[no-any-return]
+    return ws
