@@ -9,9 +9,10 @@ Rules (DESIGN.md §8 "vance wizard run", "vance wizard open"):
   a link's unknown keys are dropped silently and its repeat fields are not
   prefilled.
 - The walk asks each field in order, skipping ones whose prefill is valid; an
-  invalid prefill is shown as the field's error and asked again. A repeat
-  asks entries while below its minimum (``min``, or 1 when required), then
-  "another entry?" until the person says no or ``max`` is reached.
+  invalid prefill is shown as the field's error and asked again (for a
+  repeat: its entries are kept, and only their invalid fields are asked). A
+  repeat asks entries while below its minimum (``min``, or 1 when required),
+  then "another entry?" until the person says no or ``max`` is reached.
 - The walk talks to the person only through an ``Asker`` (``vance_cli.cli.ask``
   is the terminal one). Ctrl-C (KeyboardInterrupt) and Ctrl-D (EOFError)
   become ``Cancelled`` carrying the partial answers.
@@ -228,30 +229,40 @@ class _Walk:
                     into[item.name] = given
                     continue
                 error = f"{path}: {message_for(item, errors[0].error, self.lang)}"
+                if item.type is FieldType.REPEAT:
+                    own = [e for e in errors if e.field == path]
+                    if own:
+                        self.asker.section(
+                            f"{path}: {message_for(item, own[0].error, self.lang)}")
             if item.type is FieldType.REPEAT:
-                if error:
-                    self.asker.section(error)
                 into[item.name] = []
-                self.repeat(item, path, into[item.name])
+                self.repeat(item, path, into[item.name], given if isinstance(given, list) else [])
                 continue
             into[item.name] = self.asker.ask(Question(
                 item, path, item.label_in(self.lang), item.help_in(self.lang),
                 _default(item, given if error else None), error, self.lang,
                 tuple((c.value, c.label_in(self.lang)) for c in item.choices)))
 
-    def repeat(self, item: WizardField, path: str, entries: list[Any]) -> None:
+    def entry(self, item: WizardField, path: str, entries: list[Any],
+              given: Mapping[str, Any]) -> None:
+        count = len(entries)
+        self.asker.section(f"{item.label_in(self.lang)} {count + 1}"
+                           + (f"/{item.max}" if item.max else ""))
+        entry: dict[str, Any] = {}
+        entries.append(entry)
+        self.fields(item.item, given, f"{path}[{count}].", entry)
+
+    def repeat(self, item: WizardField, path: str, entries: list[Any],
+               given: Sequence[Any]) -> None:
         low = max(item.min or 0, 1 if item.required else 0)
         high = item.max
-        label = item.label_in(self.lang)
+        for raw in given[:high]:  # an invalid prefill keeps its entries; bad fields are asked
+            self.entry(item, path, entries, raw if isinstance(raw, Mapping) else {})
         while high is None or len(entries) < high:
-            count = len(entries)
-            if count >= low and not self.asker.another(
-                    RepeatQuestion(item, path, label, count, low, high, self.lang)):
+            if len(entries) >= low and not self.asker.another(RepeatQuestion(
+                    item, path, item.label_in(self.lang), len(entries), low, high, self.lang)):
                 break
-            self.asker.section(f"{label} {count + 1}" + (f"/{high}" if high else ""))
-            entry: dict[str, Any] = {}
-            entries.append(entry)
-            self.fields(item.item, {}, f"{path}[{count}].", entry)
+            self.entry(item, path, entries, {})
 
 
 def fill_form(fields: Sequence[WizardField], prefill: Mapping[str, Any], asker: Asker,
