@@ -201,13 +201,13 @@ def _default(field: WizardField, given: Any) -> Any:
         return None
     if field.type is FieldType.BOOLEAN:
         return parse_boolean(value)
-    if field.type is FieldType.MULTI_SELECT:
-        return [str(v) for v in value] if isinstance(value, list) else [
-            p.strip() for p in str(value).split(",") if p.strip()]
-    if isinstance(value, list | dict):
-        return None
     from vance_cli.yamlio import as_text
 
+    if field.type is FieldType.MULTI_SELECT:
+        return [str(as_text(v)) for v in value] if isinstance(value, list) else [
+            p.strip() for p in str(as_text(value)).split(",") if p.strip()]
+    if isinstance(value, list | dict):
+        return None
     return str(as_text(value))
 
 
