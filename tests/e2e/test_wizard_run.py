@@ -50,7 +50,7 @@ def _spawn(args: list[str], env: Mapping[str, str], tmp_path: Path) -> pexpect.s
     child = pexpect.spawn(sys.executable, ["-m", "vance_cli", *args], env=full_env,
                           cwd=str(tmp_path), encoding="utf-8", timeout=TIMEOUT,
                           dimensions=(50, 200))
-    child.logfile_read = open(tmp_path / "pty.log", "w", encoding="utf-8")  # noqa: SIM115
+    child.logfile_read = open(tmp_path / "pty.log", "w", encoding="utf-8")
     return child
 
 
@@ -91,9 +91,7 @@ def _finish(child: pexpect.spawn) -> tuple[int, str]:
 def test_run_gremium_prints_the_edited_prompt(tmp_path: Path, with_argument: bool) -> None:
     script = _editor(tmp_path)
     editor = f"{script} --flag" if with_argument else str(script)
-    out = tmp_path / "prompt.txt"
     child = _spawn(["wizard", "run", "gremium", "--print"], {"EDITOR": editor}, tmp_path)
-    del out
     _answer_gremium(child)
     child.expect("Answer in two short paragraphs")
     status, log = _finish(child)
@@ -107,8 +105,9 @@ def test_run_gremium_prints_the_edited_prompt(tmp_path: Path, with_argument: boo
 def test_print_redirected_to_a_file_holds_only_the_prompt(tmp_path: Path) -> None:
     out = tmp_path / "prompt.txt"
     env = {**os.environ, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1"}
-    child = pexpect.spawn("/bin/sh", ["-c", f"'{sys.executable}' -m vance_cli wizard run "
-                                            f"essay-mit-recipe --set recipe=plain --print > '{out}'"],
+    command = (f"'{sys.executable}' -m vance_cli wizard run essay-mit-recipe "
+               f"--set recipe=plain --print > '{out}'")
+    child = pexpect.spawn("/bin/sh", ["-c", command],
                           env=env, cwd=str(tmp_path), encoding="utf-8", timeout=TIMEOUT,
                           dimensions=(50, 200))
     child.expect("Topic")
