@@ -104,6 +104,8 @@ def _read_values_option(values: str | None) -> dict[str, Any]:
     if values is None:
         return {}
     if values == "-":
+        if sys.stdin.isatty():
+            output.info("Reading values (JSON or YAML) from stdin; end them with Ctrl-D.")
         return read_values(sys.stdin.read(), "<stdin>")
     path = Path(values)
     try:
