@@ -259,11 +259,11 @@ def find_wizard(cascade: Cascade, name: str) -> LoadedWizard:
     if ref is None:
         names = cascade.names()
         raise UnknownWizard(name, close_matches(name, names), names)
-    outcome = load_outcome(ref.name, ref.layer, ref.path)
-    if outcome.wizard is None:
-        raise WizardBroken(f"wizard '{name}' cannot be loaded: {outcome.reason}",
-                           path=str(ref.path), name=name)
-    return outcome.wizard
+    try:
+        return parse_wizard(yamlio.load_file(ref.path), ref.name, ref.layer, ref.path)
+    except DocumentError as exc:
+        raise WizardBroken(f"wizard '{name}' is broken: {exc.reason}", path=str(ref.path),
+                           line=exc.line, column=exc.column, name=name) from None
 
 
 def lint_cascade(cascade: Cascade) -> WizardLoadReport:
