@@ -8,15 +8,20 @@ Invariants (DESIGN.md §1, §7):
   another file. The active catalog is recorded as one JSON document in the
   state dir (source file, activation time, engines), written atomically, so a
   reader always sees one whole catalog.
-- A ``Catalog`` is a frozen value; a reload builds a new one and swaps the
-  record in; on any error the previous one stays active.
+- A ``Catalog`` is a frozen value; a reload (``catalog_admin``) builds a new
+  one and swaps the record in; on any error the previous one stays active.
+- A damaged record (not valid JSON, or not a valid catalog — only outside
+  interference does that, since it is written atomically) must not brick
+  every command: ``load_active`` falls back to the bundled catalog and says
+  why in ``ActiveCatalog.warning``; ``vance catalog show`` prints it, and the
+  next successful reload replaces the record.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +37,36 @@ ENGINE_FIELDS = ("purpose", "when_to_use", "not_for")
 
 BUNDLED_SOURCE = "bundled"
 """``Catalog.source`` of the catalog shipped with the package."""
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogProblem:
+    """One thing wrong with a catalog file.
+
+    Attributes:
+        file: the file, as given.
+        problem: what is wrong, one line (starts with the key path when there is one).
+        line: 1-based line, when known.
+        column: 1-based column, when known (YAML syntax errors).
+    """
+
+    file: str
+    problem: str
+    line: int | None = None
+    column: int | None = None
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        return f"{where}: {self.problem}"
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``{"file", "line", "column", "problem"}``."""
+        return {"file": self.file, "line": self.line, "column": self.column,
+                "problem": self.problem}
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +132,19 @@ class Catalog:
         }
 
 
+def catalog_error(problems: Sequence[CatalogProblem]) -> CatalogError:
+    """Build the CatalogError for ``problems`` (message: every problem, ``; ``-joined).
+
+    Args:
+        problems: at least one problem; the first gives ``path``/``line``/``column``.
+    """
+    first = problems[0]
+    return CatalogError(
+        "; ".join(str(p) for p in problems), path=first.file, line=first.line,
+        column=first.column, problems=[p.to_json() for p in problems],
+    )
+
+
 def parse_catalog(text: str, source: str) -> Catalog:
     """Parse and validate catalog text.
 
@@ -109,7 +157,8 @@ def parse_catalog(text: str, source: str) -> Catalog:
 
     Raises:
         CatalogError: YAML syntax error (with line and column) or every schema
-            problem found, one per line.
+            problem found, each with its line; ``details["problems"]`` lists
+            them as ``CatalogProblem.to_json()``.
     """
     import hashlib
 
@@ -118,45 +167,56 @@ def parse_catalog(text: str, source: str) -> Catalog:
     try:
         data = yamlio.loads(text, source=source)
     except DocumentError as exc:
-        raise CatalogError(exc.message, path=source, line=exc.line, column=exc.column) from None
-    problems: list[str] = []
+        raise catalog_error([CatalogProblem(source, exc.reason, exc.line, exc.column)]) from None
+    found: list[tuple[tuple[str, ...], str]] = []
     engines: dict[str, Engine] = {}
     raw = data.get("engines") if isinstance(data, dict) else None
     if not isinstance(data, dict):
-        problems.append("top level must be a mapping with an 'engines:' key")
+        found.append(((), "top level must be a mapping with an 'engines:' key"))
     elif not isinstance(raw, dict) or not raw:
-        problems.append("'engines:' must be a non-empty mapping of engine name to its description")
+        found.append((("engines",),
+                      "'engines:' must be a non-empty mapping of engine name to its description"))
     else:
         for name, entry in raw.items():
-            engine = _check_engine(name, entry, problems)
+            engine = _check_engine(name, entry, found)
             if engine is not None:
                 engines[engine.name] = engine
-    if problems:
-        raise CatalogError(
-            f"{source}: invalid engine catalog: " + "; ".join(problems),
-            path=source, problems=problems,
-        )
+    if found:
+        lines = yamlio.key_lines(text)
+        raise catalog_error([CatalogProblem(source, message, _line_of(lines, path))
+                             for path, message in found])
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return Catalog(engines=engines, source=source, sha256=digest)
 
 
-def _check_engine(name: Any, entry: Any, problems: list[str]) -> Engine | None:
+def _line_of(lines: Mapping[tuple[str, ...], int], path: tuple[str, ...]) -> int | None:
+    # The deepest key of the path that exists: a missing field points at its engine.
+    for end in range(len(path), 0, -1):
+        if path[:end] in lines:
+            return lines[path[:end]]
+    return 1 if not path else None
+
+
+def _check_engine(name: Any, entry: Any,
+                  found: list[tuple[tuple[str, ...], str]]) -> Engine | None:
+    where = ("engines", str(name))
     if not isinstance(name, str) or not ENGINE_NAME.match(name):
-        problems.append(f"engine name {name!r} is not valid (lower-case letters, digits, - and _)")
+        found.append((where, f"engine name {name!r} is not valid"
+                             " (lower-case letter first, then letters, digits, - and _)"))
         return None
     if not isinstance(entry, dict):
-        problems.append(f"engines.{name}: expected a mapping with {', '.join(ENGINE_FIELDS)}")
+        found.append((where, f"engines.{name}: expected a mapping with {', '.join(ENGINE_FIELDS)}"))
         return None
     values: dict[str, str] = {}
     for key in ENGINE_FIELDS:
         value = entry.get(key)
         if not isinstance(value, str) or not value.strip():
-            problems.append(f"engines.{name}.{key}: required, a non-empty string")
+            found.append(((*where, key), f"engines.{name}.{key}: required, a non-empty string"))
         else:
             values[key] = " ".join(value.split())
-    unknown = sorted(set(entry) - set(ENGINE_FIELDS))
+    unknown = sorted(set(map(str, entry)) - set(ENGINE_FIELDS))
     if unknown:
-        problems.append(f"engines.{name}: unknown keys {', '.join(map(str, unknown))}")
+        found.append(((*where, unknown[0]), f"engines.{name}: unknown keys {', '.join(unknown)}"))
     if len(values) != len(ENGINE_FIELDS) or unknown:
         return None
     return Engine(name=name, **values)
@@ -168,13 +228,22 @@ def load_catalog_file(path: Path) -> Catalog:
     Raises:
         CatalogError: unreadable, not UTF-8, invalid YAML or invalid schema.
     """
+    return parse_catalog(read_catalog_text(path), source=str(path))
+
+
+def read_catalog_text(path: Path) -> str:
+    """Read a catalog file as text (UTF-8, a BOM tolerated).
+
+    Raises:
+        CatalogError: the file cannot be read or is not UTF-8.
+    """
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        return path.read_bytes().decode("utf-8-sig")
     except OSError as exc:
-        raise CatalogError(f"{path}: cannot read: {exc.strerror}", path=str(path)) from None
-    except UnicodeDecodeError:
-        raise CatalogError(f"{path}: not UTF-8", path=str(path)) from None
-    return parse_catalog(text, source=str(path))
+        reason = f"cannot read: {exc.strerror or exc}"
+        raise catalog_error([CatalogProblem(str(path), reason)]) from None
+    except UnicodeDecodeError as exc:
+        raise catalog_error([CatalogProblem(str(path), f"not UTF-8 (byte {exc.start})")]) from None
 
 
 def bundled_catalog() -> Catalog:
@@ -196,16 +265,77 @@ def catalog_from_record(text: str) -> Catalog:
     """Rebuild a catalog from its active-catalog record.
 
     Raises:
-        CatalogError: the record is not a whole, valid record.
+        CatalogError: the record is not a whole, valid record (bad JSON, a
+            missing key, or an engine that fails the catalog's own checks).
     """
     try:
         data = json.loads(text)
-        engines = {e["name"]: Engine(e["name"], e["purpose"], e["when_to_use"], e["not_for"])
-                   for e in data["engines"]}
-        return Catalog(engines=engines, source=data["source"],
+        found: list[tuple[tuple[str, ...], str]] = []
+        engines: dict[str, Engine] = {}
+        for entry in data["engines"]:
+            fields = {k: entry[k] for k in ENGINE_FIELDS}
+            engine = _check_engine(entry["name"], fields, found)
+            if engine is not None:
+                engines[engine.name] = engine
+        source = data["source"]
+        if found or not engines or not isinstance(source, str):
+            raise ValueError(found[0][1] if found else "no engines or no source")
+        return Catalog(engines=engines, source=source,
                        activated_at=data.get("activatedAt"), sha256=data.get("sha256", ""))
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise CatalogError(f"active catalog record is damaged: {exc}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveCatalog:
+    """The active catalog and how it was found.
+
+    Attributes:
+        catalog: the catalog every command uses.
+        record: the active-catalog record file, or None when none was ever written.
+        warning: why the bundled catalog is in use although a record exists
+            (the record is damaged), else None.
+    """
+
+    catalog: Catalog
+    record: Path | None
+    warning: str | None = None
+
+
+def load_active(paths: Paths) -> ActiveCatalog:
+    """Read the active-catalog record; fall back to the bundled catalog.
+
+    The record is one whole file (written by temp file + fsync + rename), so
+    one read sees either the previous or the new catalog, never a mix.
+
+    Args:
+        paths: where the record lives.
+
+    Returns:
+        The record's catalog; the bundled one when there is no record; the
+        bundled one with ``warning`` set when the record is unreadable or
+        damaged (never an exception: a broken record must not stop every
+        command, and ``vance catalog reload`` repairs it).
+
+    Rule: DESIGN.md §7.
+    """
+    record = paths.active_catalog_file
+    try:
+        text = record.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return ActiveCatalog(bundled_catalog(), None)
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = f"active catalog record {record} is unreadable: {exc}"
+        return ActiveCatalog(bundled_catalog(), record, _fallback_note(reason))
+    try:
+        return ActiveCatalog(catalog_from_record(text), record)
+    except CatalogError as exc:
+        return ActiveCatalog(bundled_catalog(), record, _fallback_note(f"{record}: {exc.message}"))
+
+
+def _fallback_note(reason: str) -> str:
+    return (f"{reason}; using the bundled catalog until 'vance catalog reload' "
+            "writes a new record")
 
 
 def active_catalog(paths: Paths) -> Catalog:
@@ -214,13 +344,11 @@ def active_catalog(paths: Paths) -> Catalog:
     Args:
         paths: where the active-catalog record lives.
 
+    Returns:
+        ``load_active(paths).catalog`` (the bundled catalog when the record is
+        missing or damaged).
+
     Raises:
-        CatalogError: the record exists but is damaged (it is written
-            atomically, so only outside interference does that).
+        CatalogError: only when the bundled file itself is broken (a packaging bug).
     """
-    record = paths.active_catalog_file
-    try:
-        text = record.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return bundled_catalog()
-    return catalog_from_record(text)
+    return load_active(paths).catalog

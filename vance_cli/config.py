@@ -134,6 +134,11 @@ KEYS: tuple[KeySpec, ...] = (
             help="seconds the Slartibartfast fallback may run"),
     KeySpec("log.tasks", _to_bool, ("VANCE_LOG_TASKS",),
             help="store task text in the decision log (false: only its hash)"),
+    KeySpec("process.heartbeat_interval", _to_positive_float, ("VANCE_HEARTBEAT_INTERVAL",),
+            help="seconds between heartbeats of a running worker (at most a third of"
+                 " process.stale_timeout is used)"),
+    KeySpec("process.stale_timeout", _to_positive_float, ("VANCE_STALE_TIMEOUT",),
+            help="seconds without a heartbeat after which a RUNNING process is closed as STALE"),
 )
 """Every setting, in display order."""
 
@@ -193,6 +198,8 @@ def _defaults(environ: Mapping[str, str]) -> dict[str, Any]:
         "catalog.file": None,
         "fallback.timeout": 240.0,
         "log.tasks": True,
+        "process.heartbeat_interval": 5.0,
+        "process.stale_timeout": 30.0,
     }
 
 
@@ -221,6 +228,8 @@ class Settings:
     catalog_file: str | None
     fallback_timeout: float
     log_tasks: bool
+    process_heartbeat_interval: float
+    process_stale_timeout: float
     origin: Mapping[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 

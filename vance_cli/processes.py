@@ -11,6 +11,21 @@ Rules (DESIGN.md §4):
 - process_create resolves the recipe through the cascade, takes its engine
   (which must be in the active catalog), merges params (recipe params
   overlaid by the caller's) and records the process. Any error writes nothing.
+- ``apply_transition()`` is the one place a status changes: it checks the
+  table, writes with compare-and-set on the old status (a concurrent writer
+  that got there first makes it a no-op), appends the audit trail and — when
+  the new status is CLOSED and the process has a parent — puts one
+  ``child_closed`` event into the parent's pending queue, all in the caller's
+  transaction (``vance_cli.events`` documents the payload).
+- Reads for people (``get_process``, ``list_processes``) first close RUNNING
+  processes whose worker died as ``CLOSED/STALE`` (``lifecycle.reap_stale``),
+  so nothing stays RUNNING forever.
+
+API for workers and engines (e.g. Slartibartfast):
+``create_process`` → ``worker.running(ws, id)`` (RUNNING + heartbeat) →
+``Run.close(CloseReason.DONE, result)``; ``lifecycle.close_process`` closes
+from any live status; ``lifecycle.wait_process`` / ``stop_process``; the parent reads
+its queue with ``events.pending_events`` / ``follow_events``.
 """
 
 from __future__ import annotations
@@ -59,6 +74,10 @@ class CloseReason(StrEnum):
     """Stopped by a person or a cutoff."""
     STALE = "STALE"
     """Failed, or its worker died (no heartbeat); the result says why."""
+
+
+CHILD_CLOSED = "child_closed"
+"""Event kind put into the parent's queue when a child process closes."""
 
 
 _LIVE = frozenset({Status.RUNNING, Status.IDLE, Status.BLOCKED, Status.PAUSED, Status.SUSPENDED})
@@ -202,8 +221,9 @@ def create_process(ws: Workspace, spec: ProcessSpec) -> Process:
     engine = ws.catalog().get(recipe.engine, recipe=recipe.name)
     settings, db = ws.settings, ws.db
     now = utc_now()
+    process_id = new_process_id()
     row: dict[str, Any] = {
-        "id": new_process_id(), "tenant": settings.tenant, "session": settings.session,
+        "id": process_id, "tenant": settings.tenant, "session": settings.session,
         "name": name, "recipe": recipe.name, "engine": engine.name,
         "title": spec.title or recipe.title or recipe.name, "goal": spec.goal or spec.steer or "",
         "params": {**recipe.params, **spec.params}, "steer_content": spec.steer,
@@ -217,24 +237,64 @@ def create_process(ws: Workspace, spec: ProcessSpec) -> Process:
                 raise ProcessNotFound(spec.parent,
                                       message=f"unknown parent process '{spec.parent}'")
             store.insert_process(db, row)
-            store.record_transition(db, row["id"], None, Status.INIT.value)
-            _apply(db, row["id"], Status.INIT, Status.IDLE, None, None, "started")
+            store.record_transition(db, process_id, None, Status.INIT.value)
+            apply_transition(db, process_id, Status.INIT, Status.IDLE, note="started")
     except sqlite3.IntegrityError as exc:
         if store.is_unique_violation(exc):
             raise DuplicateProcessName(name, settings.session, settings.tenant) from None
         raise
-    return get_process(ws, row["id"])
+    return load_process(ws, process_id)
 
 
-def _apply(db: Database, process_id: str, old: Status, new: Status,
-           reason: str | None, result: Mapping[str, Any] | None, note: str | None) -> bool:
+def apply_transition(db: Database, process_id: str, old: Status, new: Status,
+                     reason: str | None = None, *, result: Mapping[str, Any] | None = None,
+                     note: str | None = None) -> bool:
+    """Change a status: the one place every status change goes through.
+
+    Call it inside ``db.transaction()``. Checks ``TRANSITIONS``, updates with
+    compare-and-set on ``old``, records the audit trail, and when ``new`` is
+    CLOSED and the process has a parent, emits one ``child_closed`` event to
+    the parent in the same transaction.
+
+    Args:
+        db: the state database (inside a transaction).
+        process_id: full process id.
+        old: the status the caller read; the change happens only if it still holds.
+        new: target status.
+        reason: close reason; required when ``new`` is CLOSED.
+        result: JSON-able outcome stored with the process (replaces the old one when given).
+        note: free text for the audit trail.
+
+    Returns:
+        True when this call changed the row; False when another writer changed it first.
+
+    Raises:
+        InvalidTransition: the table forbids ``old`` → ``new``, or CLOSED without a reason.
+    """
     check_transition(old, new)
     if new is Status.CLOSED and reason is None:
         raise InvalidTransition("closing a process needs a close reason")
     if not store.update_status(db, process_id, old.value, new.value, reason, result):
         return False
     store.record_transition(db, process_id, old.value, new.value, reason, note)
+    if new is Status.CLOSED:
+        _notify_parent(db, process_id)
     return True
+
+
+def _notify_parent(db: Database, process_id: str) -> None:
+    from vance_cli.state import events as event_store
+
+    row = store.get_by_id(db, process_id)
+    if row is None or row["parent_process_id"] is None:
+        return
+    closed = Process.from_row(row)
+    payload = {"processId": closed.id, "name": closed.name, "recipe": closed.recipe,
+               "engine": closed.engine, "status": closed.status.value,
+               "closeReason": closed.close_reason,
+               "result": dict(closed.result) if closed.result is not None else None}
+    event_store.insert_event(db, closed.tenant, row["parent_process_id"], closed.id,
+                             kind=CHILD_CLOSED, payload=payload)
 
 
 def check_transition(old: Status, new: Status) -> None:
@@ -266,15 +326,30 @@ def transition(ws: Workspace, process_id: str, new: Status,
         InvalidTransition: the table forbids it (e.g. anything after CLOSED).
     """
     db = ws.db
+    reason = close_reason.value if isinstance(close_reason, CloseReason) else close_reason
     with db.transaction():
-        current = get_process(ws, process_id)
-        reason = close_reason.value if isinstance(close_reason, CloseReason) else close_reason
-        _apply(db, process_id, current.status, new, reason, result, note)
-    return get_process(ws, process_id)
+        current = load_process(ws, process_id)
+        apply_transition(db, current.id, current.status, new, reason, result=result, note=note)
+    return load_process(ws, current.id)
 
 
 def get_process(ws: Workspace, ident: str) -> Process:
     """Return a process by full id or unique id prefix (≥ 4 characters) in this tenant.
+
+    RUNNING processes whose worker died are closed as STALE first
+    (``lifecycle.reap_stale``), so the answer never shows a dead RUNNING.
+
+    Raises:
+        ProcessNotFound: no match, or a prefix that matches several processes.
+    """
+    from vance_cli.lifecycle import reap_stale
+
+    reap_stale(ws)
+    return load_process(ws, ident)
+
+
+def load_process(ws: Workspace, ident: str) -> Process:
+    """Return a process by full id or unique prefix, as stored (no stale detection).
 
     Raises:
         ProcessNotFound: no match, or a prefix that matches several processes.
@@ -300,7 +375,12 @@ def list_processes(ws: Workspace, all_sessions: bool = False,
         all_sessions: every session of the tenant instead of the current one.
         statuses: only these statuses when non-empty.
         limit: at most this many.
+
+    RUNNING processes whose worker died are closed as STALE first.
     """
+    from vance_cli.lifecycle import reap_stale
+
+    reap_stale(ws)
     rows = store.list_processes(
         ws.db, ws.settings.tenant, None if all_sessions else ws.settings.session,
         tuple(s.value for s in statuses), limit=limit,

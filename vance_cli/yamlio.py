@@ -179,6 +179,39 @@ def loads(text: str, source: str | None = None) -> RawYaml:
         raise DocumentError(f"YAML error: {exc}", path=source) from None
 
 
+def key_lines(text: str) -> dict[tuple[str, ...], int]:
+    """Return the 1-based line of every mapping key, by its path of keys.
+
+    Used to point validation problems (found on the plain data ``loads``
+    returns) at a line. Only mapping keys are recorded; sequence items are
+    not. Cheap enough to call only once a problem has been found.
+
+    Args:
+        text: the document text (a BOM is dropped); must be valid YAML.
+
+    Returns:
+        ``{("engines", "ford", "purpose"): 7, …}``; empty when the text does
+        not compose (it is then a syntax error, which carries its own line).
+    """
+    text = text.removeprefix("\ufeff")
+    try:
+        root = yaml.compose(text, Loader=VanceLoader)
+    except yaml.YAMLError:
+        return {}
+    out: dict[tuple[str, ...], int] = {}
+    stack: list[tuple[tuple[str, ...], yaml.Node | None]] = [((), root)]
+    while stack:
+        prefix, node = stack.pop()
+        if not isinstance(node, yaml.MappingNode):
+            continue
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                path = (*prefix, str(key_node.value))
+                out.setdefault(path, key_node.start_mark.line + 1)
+                stack.append((path, value_node))
+    return out
+
+
 def load_file(path: Path) -> RawYaml:
     """Read and parse a UTF-8 YAML file.
 

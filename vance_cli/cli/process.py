@@ -1,7 +1,8 @@
-"""``vance process create | list | show``: processes in the state database (DESIGN.md §4)."""
+"""``vance process create | list | show | wait | stop | events``: processes (DESIGN.md §4)."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -9,9 +10,12 @@ import typer
 from vance_cli.cli import context, output
 
 if TYPE_CHECKING:
+    from vance_cli.events import Event
     from vance_cli.processes import Process
 
-app = typer.Typer(help="Create, list and inspect processes.", no_args_is_help=True)
+app = typer.Typer(help="Create, list, inspect, wait for and stop processes; read their events.",
+                  no_args_is_help=True)
+IdArg = Annotated[str, typer.Argument(metavar="ID", help="Process id or unique prefix.")]
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
 ParamOpt = Annotated[list[str] | None, typer.Option(
@@ -30,9 +34,9 @@ def print_process(process: Process) -> None:
     pairs += [("session", data["session"]), ("title", data["title"]),
               ("created", data["createdAt"])]
     if data["params"]:
-        pairs.append(("params", data["params"]))
+        pairs.append(("params", json.dumps(data["params"], ensure_ascii=False)))
     if data.get("result"):
-        pairs.append(("result", data["result"]))
+        pairs.append(("result", json.dumps(data["result"], ensure_ascii=False)))
     output.fields(pairs)
 
 
@@ -98,3 +102,104 @@ def show(
         output.emit_json(process.to_json())
     else:
         print_process(process)
+
+
+@app.command("wait")
+def wait(
+    ctx: typer.Context,
+    ident: IdArg,
+    timeout: Annotated[float | None, typer.Option(
+        "--timeout", "-t", min=0, metavar="S",
+        help="Give up after S seconds (exit 124). Default: wait until it closes.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Wait until a process is CLOSED: exit 0 if DONE, 1 if closed otherwise, 124 on timeout."""
+    from vance_cli.errors import EXIT_RUNTIME, EXIT_TIMEOUT
+    from vance_cli.lifecycle import wait_process
+
+    with output.status(f"waiting for {ident}"):
+        result = wait_process(context.workspace(ctx), ident, timeout)
+    if as_json:
+        output.emit_json(result.to_json())
+    else:
+        print_process(result.process)
+    if result.timed_out:
+        output.info(f"timed out after {result.waited:.1f} s;"
+                    f" the process is still {result.process.status.value}")
+        raise typer.Exit(EXIT_TIMEOUT)
+    if not result.done:
+        raise typer.Exit(EXIT_RUNTIME)
+
+
+@app.command("stop")
+def stop(ctx: typer.Context, ident: IdArg, as_json: JsonFlag = False) -> None:
+    """Close a process as STOPPED and send its worker SIGTERM (no-op when already CLOSED)."""
+    from vance_cli.lifecycle import stop_process
+
+    result = stop_process(context.workspace(ctx), ident)
+    if as_json:
+        output.emit_json(result.to_json())
+    else:
+        print_process(result.process)
+    process = result.process
+    if not result.stopped:
+        output.info(f"process {process.id} was already CLOSED/{process.close_reason};"
+                    " nothing to stop")
+    elif result.signalled_pid is not None:
+        output.info(f"sent SIGTERM to worker pid {result.signalled_pid}")
+
+
+def print_event(event: Event) -> None:
+    """Print one event for people: id, time, kind, what it is about, then its data."""
+    import json
+
+    data = dict(event.payload)
+    if event.kind == "child_closed":
+        about = (f"{data.get('name')} ({event.source}) closed {data.get('closeReason')}"
+                 f" — for {event.recipient}")
+        detail = data.get("result")
+    else:
+        about = f"from {event.source or '-'} for {event.recipient}"
+        detail = data
+    state = "" if event.consumed_at is None else f" [consumed {event.consumed_at}]"
+    output.emit_text(f"#{event.id} {event.created_at} {event.kind}: {about}{state}")
+    if detail:
+        output.emit_text("    " + json.dumps(detail, ensure_ascii=False))
+
+
+@app.command("events")
+def events(
+    ctx: typer.Context,
+    for_: Annotated[str | None, typer.Option(
+        "--for", metavar="PID",
+        help="Recipient process id or prefix. Default: every process of this session.")] = None,
+    follow: Annotated[bool, typer.Option(
+        "--follow", "-f", help="Keep printing new events until Ctrl-C.")] = False,
+    ack: Annotated[bool, typer.Option(
+        "--ack", help="Mark the events shown as consumed (listing alone does not).")] = False,
+    show_all: Annotated[bool, typer.Option(
+        "--all", help="Include events already consumed.")] = False,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="One JSON list; with --follow, one JSON object per line.")] = False,
+) -> None:
+    """Show the pending queue: events for a process, e.g. a child that closed.
+
+    Listing does not consume; --ack marks what was shown as consumed.
+    """
+    from vance_cli.events import ack_events, follow_events, pending_events, resolve_query
+
+    ws = context.workspace(ctx)
+    query = resolve_query(ws, for_, include_consumed=show_all)
+    if follow:
+        for event in follow_events(ws, query, ack=ack):
+            output.emit_json_line(event.to_json()) if as_json else print_event(event)
+        return
+    found = pending_events(ws, query)
+    if as_json:
+        output.emit_json([e.to_json() for e in found])
+    elif not found:
+        output.info("no pending events" if not show_all else "no events")
+    for event in found if not as_json else ():
+        print_event(event)
+    if ack:
+        ack_events(ws, [e.id for e in found])

@@ -76,6 +76,24 @@ def touch_heartbeat(db: Database, process_id: str) -> None:
     db.conn.execute("UPDATE processes SET heartbeat_at = ? WHERE id = ?", (utc_now(), process_id))
 
 
+def stamp_heartbeat(db: Database, process_id: str, pid: int) -> bool:
+    """Stamp the heartbeat if the process is still RUNNING under worker ``pid``.
+
+    Returns:
+        False when the process was closed, idled or taken over meanwhile (the
+        worker should stop).
+    """
+    cur = db.conn.execute(
+        "UPDATE processes SET heartbeat_at = ? WHERE id = ? AND status = 'RUNNING'"
+        " AND worker_pid = ?", (utc_now(), process_id, pid))
+    return cur.rowcount == 1
+
+
+def get_by_id(db: Database, process_id: str) -> Row | None:
+    """Return the row with this id in any tenant (for code that already holds a full id)."""
+    return db.query_one(f"SELECT {_COLUMNS} FROM processes WHERE id = ?", (process_id,))
+
+
 def get_process(db: Database, tenant: str, process_id: str) -> Row | None:
     """Return the row with exactly this id in ``tenant``, or None."""
     return db.query_one(f"SELECT {_COLUMNS} FROM processes WHERE tenant = ? AND id = ?",

@@ -1,0 +1,167 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from helpers import build_file_tree, run_cli
+
+from vance_cli.catalog import load_active
+from vance_cli.config import load_settings
+from vance_cli.paths import bundled_dir
+
+BUNDLED_TEXT = (bundled_dir("catalog") / "engines.yaml").read_text(encoding="utf-8")
+
+
+def catalog_with(engine: str, purpose: str = "Computes answers.") -> str:
+    return BUNDLED_TEXT.rstrip("\n") + (
+        f"\n  {engine}:\n    purpose: {purpose}\n    when_to_use: Deep questions.\n"
+        "    not_for: Anything urgent.\n")
+
+
+def test_validate_exit_codes_and_json(tmp_path: Path) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text(catalog_with("deep-thought"))
+    ok = run_cli(["catalog", "validate", str(good)])
+    assert ok.exit_code == 0 and "valid, 7 engines" in ok.stdout
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("engines:\n  ford:\n    purpose: p\n    when_to_use: w\n")
+    human = run_cli(["catalog", "validate", str(bad)])
+    assert human.exit_code == 1 and human.stdout == ""
+    assert f"{bad}:2: engines.ford.not_for: required" in human.stderr
+    as_json = run_cli(["catalog", "validate", str(bad), "--json"])
+    assert as_json.exit_code == 1
+    data = as_json.json()
+    assert set(data) == {"file", "valid", "engines", "sha256", "problems", "orphans"}
+    assert data["valid"] is False and data["problems"][0]["line"] == 2
+    assert run_cli(["catalog", "validate", "--help"]).exit_code == 0
+
+
+def test_reload_needs_a_file() -> None:
+    result = run_cli(["catalog", "reload"])
+    assert result.exit_code == 2 and "--file" in result.stderr and "catalog.file" in result.stderr
+    both = run_cli(["catalog", "reload", "--bundled", "--file", "x.yaml"])
+    assert both.exit_code == 2
+
+
+def test_syntax_error_reload_keeps_previous_catalog_active(tmp_path: Path,
+                                                          project_dir: Path) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text(catalog_with("deep-thought"))
+    build_file_tree(project_dir, {"recipes/oracle.yaml": """
+        engine: deep-thought
+        description: Ask the computer.
+    """})
+    assert run_cli(["catalog", "reload", "--file", str(good)]).exit_code == 0
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(catalog_with("deep-thought") + "  marvin: {purpose: [oops\n")
+    failed = run_cli(["catalog", "reload", "--file", str(broken)])
+    assert failed.exit_code == 1 and failed.stdout == ""
+    assert f"{broken}:" in failed.stderr and "YAML error" in failed.stderr
+    assert f"still active: {good}" in failed.stderr
+    shown = run_cli(["catalog", "show", "--json"]).json()
+    assert shown["source"] == str(good) and shown["warning"] is None
+    assert "deep-thought" in {e["name"] for e in shown["engines"]}
+    # a recipe whose engine only the previous catalog has still spawns
+    created = run_cli(["process", "create", "--recipe", "oracle", "--name", "q", "--json"])
+    assert created.exit_code == 0, created.stderr
+    assert created.json()["engine"] == "deep-thought"
+
+
+def test_reload_json_and_show_human(tmp_path: Path) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text(catalog_with("deep-thought"))
+    result = run_cli(["catalog", "reload", "--file", str(good), "--json"])
+    assert result.exit_code == 0
+    data = result.json()
+    assert data["activated"] is True and data["active"]["source"] == str(good)
+    assert data["previous"]["source"] == "bundled"
+    human = run_cli(["catalog", "show"])
+    assert "active catalog:" in human.stdout and "since" in human.stdout
+    assert "deep-thought" in human.stdout
+
+
+def test_orphaning_reload_refused_then_allowed(tmp_path: Path) -> None:
+    only_ford = tmp_path / "ford.yaml"
+    only_ford.write_text("engines:\n  ford:\n    purpose: p\n    when_to_use: w\n"
+                         "    not_for: n\n")
+    refused = run_cli(["catalog", "reload", "--file", str(only_ford)])
+    assert refused.exit_code == 1
+    assert "recipe 'essay-pipeline'" in refused.stderr and "--allow-orphans" in refused.stderr
+    assert run_cli(["catalog", "show", "--json"]).json()["source"] == "bundled"
+    allowed = run_cli(["catalog", "reload", "--file", str(only_ford), "--allow-orphans"])
+    assert allowed.exit_code == 0 and "warning: recipe 'essay-pipeline'" in allowed.stderr
+    spawn = run_cli(["process", "create", "--recipe", "essay-pipeline", "--name", "e"])
+    assert spawn.exit_code == 2 and "unknown engine 'vogon'" in spawn.stderr
+    assert run_cli(["catalog", "reload", "--bundled"]).exit_code == 0
+
+
+def test_damaged_record_does_not_brick_commands(vance_home: Path) -> None:
+    record = vance_home / "state" / "catalog" / "active.json"
+    record.parent.mkdir(parents=True)
+    record.write_text('{"source": "/x.yaml", "engines": [')
+    shown = run_cli(["catalog", "show", "--json"])
+    assert shown.exit_code == 0 and shown.json()["source"] == "bundled"
+    assert "damaged" in shown.json()["warning"] and "damaged" in shown.stderr
+    created = run_cli(["process", "create", "--recipe", "coding", "--name", "c"])
+    assert created.exit_code == 0, created.stderr
+
+
+def _popen(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "vance_cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+
+
+def test_parallel_reloads_and_shows_never_see_a_partial_catalog(tmp_path: Path) -> None:
+    # Two valid files, each with a long distinct engine so a torn read could not pass as whole.
+    files = {}
+    for tag in ("a", "b"):
+        path = tmp_path / f"catalog-{tag}.yaml"
+        path.write_text(catalog_with(f"engine-{tag}", purpose=f"Variant {tag}. " * 400))
+        files[str(path)] = {"arthur", "ford", "marvin", "vogon", "zaphod", "slartibartfast",
+                            f"engine-{tag}"}
+    names = list(files)
+    assert run_cli(["catalog", "reload", "--file", names[0]]).exit_code == 0
+
+    paths = load_settings().paths
+    stop = threading.Event()
+    torn: list[str] = []
+    reads = [0]
+
+    def reader() -> None:  # an in-process reader hammering the record meanwhile
+        while not stop.is_set():
+            active = load_active(paths)
+            reads[0] += 1
+            if active.warning or active.catalog.source not in files or \
+                    set(active.catalog.names) != files[active.catalog.source]:
+                torn.append(repr(active))
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    procs = []
+    try:
+        for i in range(20):
+            procs.append(("reload", _popen("catalog", "reload", "--file", names[i % 2], "--json")))
+            procs.append(("show", _popen("catalog", "show", "--json")))
+        results = [(kind, p.wait(timeout=120), p.stdout.read(), p.stderr.read())  # type: ignore[union-attr]
+                   for kind, p in procs]
+    finally:
+        stop.set()
+        thread.join()
+        for _, p in procs:
+            if p.poll() is None:
+                p.kill()
+    for kind, code, out, err in results:
+        assert code == 0, (kind, err)
+        data = json.loads(out)
+        if kind == "show":
+            assert data["source"] in files and data["warning"] is None
+            assert {e["name"] for e in data["engines"]} == files[data["source"]]
+        else:
+            assert data["activated"] is True and data["active"]["source"] in files
+    assert torn == [] and reads[0] > 0
+    leftovers = sorted(p.name for p in paths.catalog_state_dir.iterdir())
+    assert leftovers == ["active.json", "active.lock"]

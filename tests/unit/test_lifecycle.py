@@ -1,0 +1,301 @@
+from __future__ import annotations
+
+import itertools
+import signal
+import subprocess
+import sys
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from vance_cli.config import load_settings
+from vance_cli.errors import InvalidTransition
+from vance_cli.lifecycle import (
+    close_process,
+    is_pid_alive,
+    reap_stale,
+    stale_reason,
+    stop_process,
+    wait_process,
+)
+from vance_cli.processes import (
+    TRANSITIONS,
+    CloseReason,
+    ProcessSpec,
+    Status,
+    check_transition,
+    create_process,
+    get_process,
+    list_processes,
+    load_process,
+    transition,
+)
+from vance_cli.state import process_store as store
+from vance_cli.workspace import Workspace
+
+NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
+
+
+def iso(delta_seconds: float) -> str:
+    return (NOW - timedelta(seconds=delta_seconds)).isoformat(
+        timespec="milliseconds").replace("+00:00", "Z")
+
+
+@pytest.fixture()
+def ws() -> Workspace:
+    workspace = Workspace(load_settings())
+    yield workspace
+    workspace.close()
+
+
+def make(ws: Workspace, name: str, parent: str | None = None) -> str:
+    return create_process(ws, ProcessSpec(recipe="coding", name=name, parent=parent)).id
+
+
+def age(ws: Workspace, process_id: str, seconds: float, pid: int | None = None) -> None:
+    """Pretend the process's last heartbeat was ``seconds`` ago (and record ``pid``)."""
+    old = (datetime.now(UTC) - timedelta(seconds=seconds)).isoformat(
+        timespec="milliseconds").replace("+00:00", "Z")
+    with ws.db.transaction():
+        ws.db.conn.execute("UPDATE processes SET heartbeat_at = ?, updated_at = ?,"
+                           " worker_pid = ? WHERE id = ?", (old, old, pid, process_id))
+
+
+# The status table of DESIGN.md §4, pinned: from → the statuses it may go to.
+EXPECTED = {
+    "INIT": {"RUNNING", "IDLE", "CLOSED"},
+    "RUNNING": {"IDLE", "BLOCKED", "PAUSED", "SUSPENDED", "CLOSED"},
+    "IDLE": {"RUNNING", "PAUSED", "SUSPENDED", "CLOSED"},
+    "BLOCKED": {"RUNNING", "IDLE", "PAUSED", "SUSPENDED", "CLOSED"},
+    "PAUSED": {"RUNNING", "IDLE", "CLOSED"},
+    "SUSPENDED": {"RUNNING", "IDLE", "CLOSED"},
+    "CLOSED": set(),
+}
+
+
+@pytest.mark.parametrize(("old", "new"), [(o, n) for o in Status for n in Status])
+def test_transition_matrix(old: Status, new: Status) -> None:
+    allowed = new.value in EXPECTED[old.value]
+    assert (new in TRANSITIONS[old]) is allowed
+    if allowed:
+        check_transition(old, new)
+    else:
+        with pytest.raises(InvalidTransition):
+            check_transition(old, new)
+
+
+@pytest.mark.parametrize(
+    ("row", "alive", "expected"),
+    [
+        ({"status": "IDLE", "worker_pid": 1, "heartbeat_at": iso(999), "updated_at": iso(999)},
+         False, None),
+        ({"status": "RUNNING", "worker_pid": 42, "heartbeat_at": iso(1), "updated_at": iso(1)},
+         True, None),
+        ({"status": "RUNNING", "worker_pid": 42, "heartbeat_at": iso(1), "updated_at": iso(1)},
+         False, "worker process 42 is gone"),
+        ({"status": "RUNNING", "worker_pid": 42, "heartbeat_at": iso(31), "updated_at": iso(1)},
+         True, "no heartbeat from worker 42 for 31.0 s, over the 30 s stale timeout"),
+        ({"status": "RUNNING", "worker_pid": None, "heartbeat_at": None, "updated_at": iso(45)},
+         True, "no heartbeat (no worker recorded) for 45.0 s"),
+        ({"status": "RUNNING", "worker_pid": None, "heartbeat_at": None, "updated_at": iso(5)},
+         True, None),
+    ],
+)
+def test_stale_reason(row: dict[str, Any], alive: bool, expected: str | None) -> None:
+    reason = stale_reason(row, NOW, 30.0, alive=lambda pid: alive)
+    if expected is None:
+        assert reason is None
+    else:
+        assert reason is not None and reason.startswith(expected)
+
+
+def test_is_pid_alive() -> None:
+    import os
+
+    assert is_pid_alive(os.getpid())
+    assert not is_pid_alive(0) and not is_pid_alive(-1)
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    assert not is_pid_alive(child.pid)  # reaped: gone
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # exited but not reaped yet: a zombie is not alive
+        if not is_pid_alive(zombie.pid):
+            break
+        time.sleep(0.02)
+    assert not is_pid_alive(zombie.pid)
+    zombie.wait()
+
+
+def test_reap_closes_stale_and_notifies_parent_once(ws: Workspace) -> None:
+    parent = make(ws, "parent")
+    child = make(ws, "child", parent)
+    transition(ws, child, Status.RUNNING)
+    age(ws, child, 31.0, pid=None)
+    shown = get_process(ws, child)  # the read reaps
+    assert shown.status is Status.CLOSED and shown.close_reason == "STALE"
+    assert shown.result is not None and "no heartbeat" in shown.result["reason"]
+    assert reap_stale(ws) == []
+    events = ws.db.query("SELECT kind, recipient_process_id, payload FROM events")
+    assert [(e[0], e[1]) for e in events] == [("child_closed", parent)]
+    trail = ws.db.query("SELECT to_status, close_reason FROM process_transitions"
+                        " WHERE process_id = ? AND to_status = 'CLOSED'", (child,))
+    assert [tuple(t) for t in trail] == [("CLOSED", "STALE")]
+
+
+def test_fresh_running_process_is_left_alone(ws: Workspace) -> None:
+    pid = make(ws, "fresh")
+    transition(ws, pid, Status.RUNNING)
+    assert [p.status for p in list_processes(ws)] == [Status.RUNNING]
+
+
+def test_list_reaps_too(ws: Workspace) -> None:
+    pid = make(ws, "old")
+    transition(ws, pid, Status.RUNNING)
+    age(ws, pid, 5.0, pid=999_999_99)  # pid that cannot exist
+    listed = list_processes(ws)
+    assert listed[0].status is Status.CLOSED and "is gone" in listed[0].result["reason"]  # type: ignore[index]
+
+
+def test_concurrent_reapers_close_once() -> None:
+    setup = Workspace(load_settings())
+    parent = make(setup, "p")
+    ids = [make(setup, f"c{i}", parent) for i in range(5)]
+    for pid in ids:
+        transition(setup, pid, Status.RUNNING)
+        age(setup, pid, 60.0)
+    setup.close()
+    barrier = threading.Barrier(4)
+    closed: list[str] = []
+
+    def reap() -> None:
+        local = Workspace(load_settings())
+        barrier.wait()
+        closed.extend(p.id for p in reap_stale(local))
+        local.close()
+
+    threads = [threading.Thread(target=reap) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(closed) == sorted(ids)  # each exactly once over all reapers
+    check = Workspace(load_settings())
+    count = check.db.query_one("SELECT COUNT(*) FROM events")[0]  # type: ignore[index]
+    assert count == 5
+    check.close()
+
+
+def test_reaper_rechecks_under_the_lock(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A heartbeat stamped between the unlocked scan and the close saves the process."""
+    pid = make(ws, "racer")
+    transition(ws, pid, Status.RUNNING)
+    age(ws, pid, 60.0)
+    real = store.list_processes
+
+    def scan_then_beat(*args: Any, **kwargs: Any) -> Any:
+        rows = real(*args, **kwargs)
+        with ws.db.transaction():  # the worker stamps right after the scan
+            ws.db.conn.execute("UPDATE processes SET heartbeat_at = ? WHERE id = ?",
+                               (datetime.now(UTC).isoformat().replace("+00:00", "Z"), pid))
+        return rows
+
+    monkeypatch.setattr(store, "list_processes", scan_then_beat)
+    assert reap_stale(ws) == []
+    assert load_process(ws, pid).status is Status.RUNNING
+
+
+def test_close_process_is_a_no_op_when_closed(ws: Workspace) -> None:
+    pid = make(ws, "c")
+    closed, from_status = close_process(ws, pid, CloseReason.DONE, {"ok": 1})
+    assert from_status is Status.IDLE and closed.close_reason == "DONE"
+    again, from_status = close_process(ws, pid, CloseReason.STOPPED)
+    assert from_status is None and again.close_reason == "DONE"
+    other = make(ws, "d")
+    same, from_status = close_process(ws, other, CloseReason.DONE, only_from=Status.RUNNING)
+    assert from_status is None and same.status is Status.IDLE
+
+
+def test_wait_outcomes(ws: Workspace) -> None:
+    idle = make(ws, "idle")
+    timed = wait_process(ws, idle, timeout=0.3)
+    assert timed.timed_out and not timed.done and timed.waited >= 0.3
+    assert timed.to_json()["timedOut"] is True
+    done = make(ws, "done")
+
+    def close_on_first_pause(seconds: float) -> None:
+        assert 0 < seconds <= 0.5
+        close_process(ws, done, CloseReason.DONE)
+
+    finished = wait_process(ws, done, timeout=5, sleep=close_on_first_pause)
+    assert finished.done and not finished.timed_out
+    stopped = make(ws, "stopped")
+    close_process(ws, stopped, CloseReason.STOPPED)
+    assert not wait_process(ws, stopped, timeout=0).done
+
+
+def test_wait_backs_off_without_busy_looping(ws: Workspace) -> None:
+    pid = make(ws, "slow")
+    pauses: list[float] = []
+
+    def record(seconds: float) -> None:
+        pauses.append(seconds)
+        if len(pauses) == 8:
+            close_process(ws, pid, CloseReason.DONE)
+
+    wait_process(ws, pid, sleep=record)
+    assert pauses[0] == 0.05 and pauses[-1] == 0.5
+    assert all(b >= a for a, b in itertools.pairwise(pauses))
+
+
+def test_stop_idle_process_and_stop_again(ws: Workspace) -> None:
+    pid = make(ws, "s")
+    first = stop_process(ws, pid[:6])
+    assert first.stopped and first.signalled_pid is None
+    assert first.process.close_reason == "STOPPED"
+    second = stop_process(ws, pid)
+    assert not second.stopped and second.process.close_reason == "STOPPED"
+
+
+def _sleeper() -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+
+def test_stop_signals_a_running_worker_with_a_fresh_heartbeat(ws: Workspace) -> None:
+    worker = _sleeper()  # stands in for a worker: a real process we own
+    try:
+        pid = make(ws, "busy")
+        transition(ws, pid, Status.RUNNING)
+        with ws.db.transaction():
+            store.set_worker(ws.db, pid, worker.pid)
+        result = stop_process(ws, pid)
+        assert result.stopped and result.signalled_pid == worker.pid
+        assert worker.wait(timeout=10) == -signal.SIGTERM
+        assert result.to_json()["signalledPid"] == worker.pid
+    finally:
+        worker.kill()
+        worker.wait()
+
+
+def test_stop_never_signals_a_pid_whose_heartbeat_is_old(
+        ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An old heartbeat means the pid may belong to someone else now: no SIGTERM."""
+    import vance_cli.lifecycle as lifecycle
+
+    stranger = _sleeper()
+    try:
+        pid = make(ws, "old-worker")
+        transition(ws, pid, Status.RUNNING)
+        age(ws, pid, 60.0, pid=stranger.pid)
+        # the race window: stop runs before any reader closed it as stale
+        monkeypatch.setattr(lifecycle, "reap_stale", lambda ws: [])
+        result = stop_process(ws, pid)
+        assert result.stopped and result.signalled_pid is None
+        time.sleep(0.2)
+        assert stranger.poll() is None
+    finally:
+        stranger.kill()
+        stranger.wait()

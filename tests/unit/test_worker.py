@@ -1,0 +1,145 @@
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from vance_cli.config import load_settings
+from vance_cli.errors import InvalidTransition
+from vance_cli.events import EventQuery, pending_events
+from vance_cli.lifecycle import stop_process
+from vance_cli.processes import CloseReason, ProcessSpec, Status, create_process, load_process
+from vance_cli.worker import WorkerTerminated, heartbeat_interval, running
+from vance_cli.workspace import Workspace
+
+
+@pytest.fixture()
+def ws(monkeypatch: pytest.MonkeyPatch) -> Workspace:
+    monkeypatch.setenv("VANCE_HEARTBEAT_INTERVAL", "0.05")
+    monkeypatch.setenv("VANCE_STALE_TIMEOUT", "5")
+    workspace = Workspace(load_settings())
+    yield workspace
+    workspace.close()
+
+
+def make(ws: Workspace, name: str, parent: str | None = None) -> str:
+    return create_process(ws, ProcessSpec(recipe="coding", name=name, parent=parent)).id
+
+
+def test_interval_is_at_most_a_third_of_the_timeout() -> None:
+    assert heartbeat_interval(5, 30) == 5
+    assert heartbeat_interval(20, 30) == 10
+    assert heartbeat_interval(1, 0.003) == 0.01
+
+
+def test_running_records_pid_stamps_heartbeat_then_idles(ws: Workspace) -> None:
+    pid = make(ws, "turn")
+    with running(ws, pid) as run:
+        proc = run.process()
+        assert proc.status is Status.RUNNING and proc.worker_pid == os.getpid()
+        first = proc.heartbeat_at
+        assert first is not None
+        deadline = time.monotonic() + 5
+        while load_process(ws, pid).heartbeat_at == first and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert load_process(ws, pid).heartbeat_at != first  # the thread stamps
+        assert not run.stop_requested
+    after = load_process(ws, pid)
+    assert after.status is Status.IDLE
+    trail = ws.db.query("SELECT from_status, to_status FROM process_transitions"
+                        " WHERE process_id = ? ORDER BY id", (pid,))
+    assert [tuple(t) for t in trail][-2:] == [("IDLE", "RUNNING"), ("RUNNING", "IDLE")]
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # handler restored
+
+
+def test_close_done_with_result_notifies_parent(ws: Workspace) -> None:
+    parent = make(ws, "parent")
+    child = make(ws, "child", parent)
+    with running(ws, child) as run:
+        assert run.close(CloseReason.DONE, {"recipePath": "recipes/_slart/r/x.yaml"})
+    proc = load_process(ws, child)
+    assert (proc.status, proc.close_reason) == (Status.CLOSED, "DONE")
+    events = pending_events(ws, EventQuery(parent))
+    assert len(events) == 1
+    assert events[0].payload["closeReason"] == "DONE"
+    assert events[0].payload["result"] == {"recipePath": "recipes/_slart/r/x.yaml"}
+    assert events[0].source == child and events[0].kind == "child_closed"
+
+
+def test_exception_closes_stale_with_the_reason(ws: Workspace) -> None:
+    pid = make(ws, "boom")
+    with pytest.raises(RuntimeError), running(ws, pid):
+        raise RuntimeError("model unreachable")
+    proc = load_process(ws, pid)
+    assert proc.close_reason == "STALE"
+    assert proc.result == {"reason": "worker failed: RuntimeError: model unreachable"}
+
+
+@pytest.mark.parametrize(("exc", "reason"), [
+    (KeyboardInterrupt(), "worker was interrupted"),
+    (WorkerTerminated(), "worker received SIGTERM"),
+])
+def test_interrupt_and_sigterm_close_stopped(ws: Workspace, exc: BaseException,
+                                             reason: str) -> None:
+    pid = make(ws, "int")
+    with pytest.raises(type(exc)), running(ws, pid):
+        raise exc
+    proc = load_process(ws, pid)
+    assert proc.close_reason == "STOPPED" and proc.result == {"reason": reason}
+
+
+def test_sigterm_in_the_main_thread_becomes_worker_terminated(ws: Workspace) -> None:
+    pid = make(ws, "term")
+    with pytest.raises(WorkerTerminated) as info, running(ws, pid):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    assert info.value.code == 143
+    assert load_process(ws, pid).close_reason == "STOPPED"
+
+
+def test_stop_from_outside_sets_stop_requested_and_wins(ws: Workspace) -> None:
+    pid = make(ws, "stopme")
+    other = Workspace(load_settings())
+    with running(ws, pid, handle_sigterm=False) as run:
+        # another command stops it (no signal: the pid is ours, stop never signals itself)
+        assert stop_process(other, pid).stopped
+        deadline = time.monotonic() + 5
+        while not run.stop_requested and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert run.stop_requested
+        assert run.close(CloseReason.DONE) is False  # too late: it was stopped
+    proc = load_process(ws, pid)
+    assert proc.close_reason == "STOPPED"
+    other.close()
+
+
+def test_cannot_run_a_closed_or_running_process(ws: Workspace) -> None:
+    pid = make(ws, "twice")
+    with running(ws, pid):
+        with pytest.raises(InvalidTransition):
+            with running(ws, pid):
+                pass
+    stop_process(ws, pid)
+    with pytest.raises(InvalidTransition):
+        with running(ws, pid):
+            pass
+
+
+def test_running_outside_the_main_thread_leaves_signals_alone(ws: Workspace) -> None:
+    pid = make(ws, "thread")
+    seen: list[object] = []
+
+    def body() -> None:
+        local = Workspace(load_settings())
+        with running(local, pid) as run:
+            seen.append(run.process().status)
+        local.close()
+
+    thread = threading.Thread(target=body)
+    thread.start()
+    thread.join()
+    assert seen == [Status.RUNNING]
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
