@@ -1,13 +1,19 @@
-"""Lexical ranking of recipes for a task: BM25 over an in-memory SQLite FTS5 index.
+"""Lexical ranking of recipes for a task: field-weighted BM25 over an in-memory SQLite FTS5 index.
 
 Used twice (DESIGN.md §5): to cap the inventory shown to the LLM at the 50
 recipes most relevant to the task, and as the offline selector.
 
 Why SQLite FTS5 and not ``bm25s``/``rank_bm25``: ``sqlite3`` is loaded
 anyway for the state database, so the ranking costs no import time (those
-libraries pull numpy, ≈ 145 ms), and FTS5 brings what a hand-written BM25
-would lack: a Porter stemmer, Unicode case and diacritic folding
-(``unicode61 remove_diacritics 2``) and field-weighted BM25 (``bm25()``).
+libraries pull numpy, ≈ 145 ms), and FTS5 brings what they lack: a Porter
+stemmer, Unicode case and diacritic folding (``unicode61 remove_diacritics
+2``) and per-field postings. The score itself is computed here from FTS5's
+postings (``fts5vocab``), not by FTS5's ``bm25()``: that one uses the classic
+IDF ``log((N - n + 0.5) / (n + 0.5))``, which is zero or negative for a word
+in half the recipes or more — useless for a tenant with three recipes —
+and it counts every expansion of a task word as a separate term. Here the
+IDF is Lucene's ``log(1 + (N - n + 0.5) / (n + 0.5))`` (always positive) and
+all index terms a task word expands to count as that one word.
 
 Invariants:
 - Each recipe is one row with five fields: name (``-``, ``_`` and ``/``
@@ -22,8 +28,12 @@ Invariants:
   (``related``): German inflection and compounds (``übersetze`` /
   ``übersetzen``, ``zusammenfassen`` / ``zusammenfassung``) and the
   Porter stemmer's loose ends (``summar`` / ``summari``).
-- Scores are ``-bm25()`` (higher is better); ties and zero scores keep name
-  order, so the ranking is deterministic.
+- Score per recipe (BM25F): the sum over distinct task words of
+  ``idf * tf * (k1 + 1) / (tf + k1)``, where ``tf`` is the count of the
+  word's terms in the recipe, weighted per field (``FIELD_WEIGHTS``) and
+  length-normalised per field (``FIELD_B``: only the description). Higher
+  is better; ties and zero scores keep name order, so the ranking is
+  deterministic.
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -65,7 +76,13 @@ MAX_PHRASE = 4
 """Longest multi-word tag matched as a phrase, in words."""
 
 BM25_K1 = 1.2
-"""FTS5's fixed BM25 ``k1`` (term-frequency saturation); used for ``single_term_score``."""
+"""BM25 term-frequency saturation (the usual value, also FTS5's)."""
+
+FIELD_B = (0.0, 0.0, 0.0, 0.0, 0.75)
+"""BM25F length normalisation per field of ``FIELDS``: only the description is
+running text (the usual ``b = 0.75``); names, titles, tag and keyword lists are
+short lists of alternatives, and a recipe with many synonyms must not be
+penalised for them."""
 
 MIN_PREFIX = 5
 """Shortest term, in characters, that matches the longer terms it is a prefix of."""
@@ -101,9 +118,12 @@ manche mein meine meinem meinen meiner mich mir mit muss nach nicht noch nun nur
 ohne sehr sein seine sich sie sind so soll solche sollte über um und uns unser unsere
 unter vom von vor war waren was weil welche wenn werden wie wir wird wurde zu zum
 zur
+task tasks aufgabe
 """.split())
 """English and German function words dropped from the task: they carry no intent.
-The question words who/when/where (wer/wann/wo) are kept: they ask for a fact."""
+The question words who/when/where (wer/wann/wo) are kept: they ask for a fact.
+"task" itself is dropped too: every request is one, so it tells recipes apart no more
+than "the" does."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,10 +191,6 @@ def _field_texts(recipe: Recipe) -> tuple[str, ...]:
             recipe.description)
 
 
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
 class _Index:
     """An in-memory FTS5 index of recipes plus a scratch table to stem the task."""
 
@@ -189,6 +205,7 @@ class _Index:
             f"INSERT INTO doc (rowid, {cols}) VALUES (?, ?, ?, ?, ?, ?)",
             [(i, *_field_texts(r)) for i, r in enumerate(recipes)],
         )
+        self.size = len(recipes)
 
     def stems(self, words: Sequence[str]) -> list[tuple[str, str]]:
         """Return ``(word, stem)`` for each word, via the index's own tokenizer."""
@@ -198,25 +215,33 @@ class _Index:
         by_offset = {offset: term for term, offset in rows}
         return [(w, by_offset[i]) for i, w in enumerate(words) if i in by_offset]
 
-    def vocabulary(self) -> dict[str, set[int]]:
-        """Return index term → rowids holding it."""
-        out: dict[str, set[int]] = {}
-        for term, row in self.conn.execute("SELECT term, doc FROM doc_terms"):
-            out.setdefault(term, set()).add(row)
-        return out
+    def postings(self) -> dict[str, dict[int, float]]:
+        """Return term → rowid → BM25F pseudo-frequency (weighted, length-normalised per field).
 
-    def scores(self, terms: Iterable[str]) -> dict[int, float]:
-        """Return rowid → BM25 score (positive, higher is better) for an OR of ``terms``."""
-        query = " OR ".join(_quote(t) for t in sorted(set(terms)))
-        if not query:
-            return {}
-        weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
-        rows = self.conn.execute(
-            f"SELECT rowid, bm25(doc, {weights}) FROM doc WHERE doc MATCH ?", (query,))
-        return {row: -score for row, score in rows}
+        Per field ``c``: ``w_c * count / (1 - b_c + b_c * len_c / avglen_c)``, summed.
+        """
+        rows = self.conn.execute("SELECT term, doc, col FROM doc_terms").fetchall()
+        lengths: dict[tuple[int, str], int] = defaultdict(int)
+        for _term, row, col in rows:
+            lengths[row, col] += 1
+        norm: dict[tuple[int, str], float] = {}
+        for field, weight, b in zip(FIELDS, FIELD_WEIGHTS, FIELD_B, strict=True):
+            average = sum(n for (_r, c), n in lengths.items() if c == field) / max(1, self.size)
+            for row in range(self.size):
+                ratio = lengths.get((row, field), 0) / average if average else 0.0
+                norm[row, field] = weight / (1 - b + b * ratio)
+        terms: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
+        for term, row, col in rows:
+            terms[term][row] += norm[row, col]
+        return terms
 
     def close(self) -> None:
         self.conn.close()
+
+
+def idf(n_docs: int, n_with: int) -> float:
+    """Lucene's BM25 IDF: ``log(1 + (N - n + 0.5) / (n + 0.5))``, always positive."""
+    return math.log(1 + (n_docs - n_with + 0.5) / (n_with + 0.5))
 
 
 def rank(recipes: Sequence[Recipe], task: str) -> list[Hit]:
@@ -248,21 +273,28 @@ def rank(recipes: Sequence[Recipe], task: str) -> list[Hit]:
 
 
 def _score(index: _Index, words: Sequence[str], matched: dict[int, list[str]]) -> dict[int, float]:
-    """Expand the task's terms over the vocabulary, score, and note matched words per row."""
-    vocabulary = index.vocabulary()
-    singles = [t for t in vocabulary if PHRASE_JOINER not in t]
-    expansion: set[str] = set()
+    """BM25 over the task's distinct words; notes the matched words per row in ``matched``."""
+    postings = index.postings()
+    singles = [t for t in postings if PHRASE_JOINER not in t]
+    scores: dict[int, float] = defaultdict(float)
+    seen: set[str] = set()
     for word, stem in index.stems(words):
+        if stem in seen:
+            continue
+        seen.add(stem)
         if PHRASE_JOINER in stem:  # a phrase matches only the same phrase
-            found = [stem] if stem in vocabulary else []
+            found = [stem] if stem in postings else []
         else:
             found = [t for t in singles if related(stem, t)]
-        expansion.update(found)
-        shown = word.replace(PHRASE_JOINER, " ")
-        for row in {r for t in found for r in vocabulary[t]}:
-            if shown not in matched.setdefault(row, []):
-                matched[row].append(shown)
-    return index.scores(expansion)
+        tf: dict[int, float] = defaultdict(float)
+        for term in found:
+            for row, count in postings[term].items():
+                tf[row] += count
+        weight = idf(index.size, len(tf))
+        for row, freq in tf.items():
+            scores[row] += weight * freq * (BM25_K1 + 1) / (freq + BM25_K1)
+            matched.setdefault(row, []).append(word.replace(PHRASE_JOINER, " "))
+    return scores
 
 
 def cap_inventory(recipes: Sequence[Recipe], task: str,
@@ -291,14 +323,13 @@ def cap_inventory(recipes: Sequence[Recipe], task: str,
 def single_term_score(n_docs: int, weight: float) -> float:
     """Return the BM25 score of one task word that occurs once in one recipe only.
 
-    The word sits in a field of weight ``weight`` of a recipe of average
-    length: ``idf * weight * (k1 + 1) / (weight + k1)`` with FTS5's
-    ``idf = log((N - 0.5) / 1.5)``. The offline selector's threshold is
-    expressed in this unit, so it means the same for any inventory size.
+    The word sits in a field of weight ``weight``, of average length where
+    length matters: ``idf(N, 1) * weight * (k1 + 1) / (weight + k1)``. The offline
+    selector's threshold is expressed in this unit, so it means the same for
+    any inventory size.
 
     Args:
         n_docs: number of recipes ranked.
         weight: the field weight.
     """
-    idf = math.log((n_docs - 0.5) / 1.5) if n_docs > 2 else 1e-6
-    return idf * weight * (BM25_K1 + 1) / (weight + BM25_K1)
+    return idf(n_docs, 1) * weight * (BM25_K1 + 1) / (weight + BM25_K1)
