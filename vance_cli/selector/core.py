@@ -88,7 +88,7 @@ def _select(ws: Workspace, task: str, model: str | None, recipes: RecipeSet | No
 
     if not task.strip():
         return none(NoneReason.EMPTY_TASK, "empty task description", Mode.PRECHECK)
-    inventory = (recipes or load_recipes(ws)).inventory()
+    inventory = (load_recipes(ws) if recipes is None else recipes).inventory()
     if not inventory:
         return none(NoneReason.NO_RECIPES,
                     "no recipes available: the inventory is empty (every recipe is hidden, "
