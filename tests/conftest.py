@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from helpers import CliResult, build_file_tree, run_cli  # noqa: F401 - re-exported for tests
 from llm_server import ScriptedLLMServer
 

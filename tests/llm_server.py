@@ -100,7 +100,8 @@ class ScriptedLLMServer:
         self._stopping = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
+                                        daemon=True)
 
     # -- lifecycle -------------------------------------------------------------
     def start(self) -> ScriptedLLMServer:
@@ -111,7 +112,8 @@ class ScriptedLLMServer:
     def stop(self) -> None:
         """Stop serving; delayed replies are abandoned at once."""
         self._stopping.set()
-        self._httpd.shutdown()
+        if self._thread.is_alive():
+            self._httpd.shutdown()
         self._httpd.server_close()
 
     @property
@@ -185,7 +187,7 @@ class ScriptedLLMServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 pass  # keep test output clean
 
             def _serve(self) -> None:
@@ -208,6 +210,6 @@ class ScriptedLLMServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client timed out and left
 
-            do_GET = do_POST = _serve  # noqa: N815
+            do_GET = do_POST = _serve
 
         return Handler
