@@ -244,3 +244,13 @@ def test_help_for_new_commands() -> None:
         result = run_cli(args)
         assert result.exit_code == 0 and "Usage" in result.stdout
     assert "--require-match" in run_cli(["delegate", "--help"]).stdout
+
+
+def test_readme_documents_delegate_log_and_every_reason_code() -> None:
+    from vance_cli.selector import NoneReason
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    assert "## Delegate" in readme and "### vance log" in readme
+    assert 'vance delegate --task "Write a short essay about the history of tea"' in readme
+    missing = [r.value for r in NoneReason if f"| `{r.value}` |" not in readme]
+    assert missing == []
