@@ -23,10 +23,12 @@ def command(
     if as_json:
         output.emit_json([e.to_json() for e in entries])
         return
-    rows = ((e.id, e.created_at[:19].replace("T", " "), e.mode, e.decision,
-             e.recipe or e.reason, e.model or "",
+    with_model = any(e.model for e in entries)
+    columns = ("id", "time (UTC)", "mode", "decision", "recipe/reason",
+               *(("model",) if with_model else ()), "ms", "task")
+    rows = ((e.id, e.created_at[5:16].replace("T", " "), e.mode, e.decision,
+             e.recipe or e.reason, *((e.model or "",) if with_model else ()),
              f"{e.latency_ms:.0f}" if e.latency_ms is not None else "",
              e.task if e.task is not None else f"(private: sha256 {e.task_hash[:12]}…)")
             for e in entries)
-    output.table(None, ("id", "time (UTC)", "mode", "decision", "recipe / reason", "model", "ms",
-                        "task"), rows, caption=f"{len(entries)} decisions", one_line=("task",))
+    output.table(None, columns, rows, caption=f"{len(entries)} decisions", one_line=("task",))
