@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pexpect
 import pytest
-
 from llm_server import ScriptedLLMServer
 
 pytestmark = pytest.mark.e2e
