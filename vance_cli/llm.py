@@ -240,6 +240,8 @@ def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
         raise LLMError(describe_status_error(exc, secrets), status=exc.status_code) from None
     except openai.OpenAIError as exc:
         raise LLMError(redact(_one_line(str(exc)) or type(exc).__name__, secrets)) from None
+    except Exception as exc:  # anything else from the client stack: still redacted, no chain
+        raise LLMError(redact(f"{type(exc).__name__}: {_one_line(str(exc))}", secrets)) from None
     finally:
         client.close()
     return _completion(reply, model, _mode_of(request), started)
@@ -342,8 +344,8 @@ def describe_status_error(exc: Any, secrets: Sequence[str | None]) -> str:
         text = str(body)
     if not text:
         text = str(getattr(exc, "message", "") or "")
-    text = _one_line(text)[:MAX_ERROR_TEXT]
-    return redact(f"HTTP {exc.status_code}" + (f": {text}" if text else ""), secrets)
+    text = redact(_one_line(text), secrets)[:MAX_ERROR_TEXT]  # redact first: a cut key survives
+    return f"HTTP {exc.status_code}" + (f": {text}" if text else "")
 
 
 def _one_line(text: str) -> str:

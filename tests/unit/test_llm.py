@@ -225,3 +225,24 @@ def test_reply_without_choices_is_an_llm_error(llm_server: ScriptedLLMServer) ->
                         b'"model": "m", "choices": []}')
     with pytest.raises(LLMError, match="no choices"):
         complete(_config(llm_server), MESSAGES)
+
+
+def test_key_cut_by_the_length_limit_is_still_redacted(llm_server: ScriptedLLMServer) -> None:
+    llm_server.fail(403, "x" * 290 + f" {KEY} more text")
+    with pytest.raises(LLMError) as info:
+        complete(_config(llm_server), MESSAGES)
+    assert KEY[:8] not in str(info.value)
+
+
+def test_unexpected_client_failure_is_redacted(llm_server: ScriptedLLMServer,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import openai
+
+    def explode(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError(f"header Authorization: Bearer {KEY}")
+
+    monkeypatch.setattr(openai.resources.chat.completions.Completions, "create", explode)
+    with pytest.raises(LLMError) as info:
+        complete(_config(llm_server), MESSAGES)
+    assert str(info.value) == "RuntimeError: header Authorization: Bearer [REDACTED]"
+    assert info.value.__suppress_context__
