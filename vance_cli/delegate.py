@@ -181,6 +181,7 @@ def delegate(ws: Workspace, request: DelegateRequest, *, progress: Progress | No
     from vance_cli.selector import select
     from vance_cli.state import decision_log
 
+    _check_name_first(ws, request)
     caller = get_process(ws, request.caller) if request.caller else None
     model = caller_model(ws, caller) if caller else None
     recipes = load_recipes(ws)
@@ -200,6 +201,24 @@ def delegate(ws: Workspace, request: DelegateRequest, *, progress: Progress | No
             keep_task=request.log_task and ws.settings.log_tasks,
             process_id=started.id if started else None, dry_run=request.dry_run)
     return DelegateResult(decision, process, outcome, request.dry_run, log_id, warnings)
+
+
+def _check_name_first(ws: Workspace, request: DelegateRequest) -> None:
+    """Fail on a bad or taken ``--name`` before the selector spends an LLM call.
+
+    The database still enforces uniqueness at create time (a concurrent
+    delegate may take the name in between).
+    """
+    from vance_cli.processes import check_process_name
+    from vance_cli.state import process_store
+
+    if request.name is None:
+        return
+    name = check_process_name(request.name)
+    settings = ws.settings
+    if not request.dry_run and process_store.find_by_name(ws.db, settings.tenant,
+                                                          settings.session, name):
+        raise DuplicateProcessName(name, settings.session, settings.tenant)
 
 
 def _spawn(ws: Workspace, request: DelegateRequest, recipe: Recipe,

@@ -13,7 +13,7 @@ from llm_server import ScriptedLLMServer
 from vance_cli import delegate as delegate_module
 from vance_cli.config import load_settings
 from vance_cli.delegate import DelegateRequest, default_name, delegate, slugify
-from vance_cli.errors import DuplicateProcessName, ProcessNotFound
+from vance_cli.errors import DuplicateProcessName, InputError, ProcessNotFound
 from vance_cli.processes import Process, ProcessSpec, create_process, list_processes
 from vance_cli.selector import Decision, NoneReason
 from vance_cli.state.decision_log import recent
@@ -81,14 +81,37 @@ def test_none_returns_without_a_process() -> None:
     assert data["reason"] == "offline_no_match"
 
 
-def test_given_name_is_used_and_a_duplicate_is_an_error_still_logged() -> None:
+def test_given_name_is_used_and_a_taken_one_fails_before_the_selector(
+        llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
     ws = _ws()
     first = delegate(ws, DelegateRequest(task=ESSAY, name="tea"))
     assert first.process is not None and first.process.name == "tea"
+    for key, value in llm_server.env().items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(DuplicateProcessName):
+        delegate(_ws(), DelegateRequest(task="Render this in French", name="tea"))
+    with pytest.raises(InputError):
+        delegate(_ws(), DelegateRequest(task="Render this in French", name="  "))
+    assert llm_server.requests == [] and len(recent(ws.db, "default")) == 1
+
+
+def test_name_taken_between_selection_and_create_is_still_an_error_and_logged(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = _ws()
+    import vance_cli.selector as selector_package
+
+    real_select = selector_package.select
+
+    def select_then_race(*args: object, **kwargs: object) -> Decision:
+        decision = real_select(*args, **kwargs)  # type: ignore[arg-type]
+        create_process(ws, ProcessSpec(recipe="coding", name="tea"))  # a concurrent delegate
+        return decision
+
+    monkeypatch.setattr(selector_package, "select", select_then_race)
     with pytest.raises(DuplicateProcessName):
         delegate(ws, DelegateRequest(task=ESSAY, name="tea"))
-    entries = recent(ws.db, "default")
-    assert len(entries) == 2 and entries[0].process_id is None
+    [entry] = recent(ws.db, "default")
+    assert entry.decision == "MATCH" and entry.process_id is None
 
 
 def test_taken_default_name_is_retried_with_a_fresh_suffix(
