@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers import CliResult, build_file_tree, run_cli  # noqa: F401 - re-exported for tests
+from llm_server import ScriptedLLMServer
 
 _CLEARED_PREFIXES = ("VANCE_", "OPENAI_")
 _CLEARED = ("NO_COLOR", "FORCE_COLOR", "LC_ALL", "LC_MESSAGES", "VISUAL", "EDITOR")
@@ -39,3 +41,13 @@ def project_dir(vance_home: Path) -> Path:
 def tenant_dir(vance_home: Path) -> Path:
     """The default tenant's own layer folder (projects/_tenant)."""
     return vance_home / "data" / "tenants" / "default" / "projects" / "_tenant"
+
+
+@pytest.fixture()
+def llm_server() -> Iterator[ScriptedLLMServer]:
+    """A started scripted OpenAI-compatible server on 127.0.0.1 (see ``tests/llm_server.py``)."""
+    server = ScriptedLLMServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()

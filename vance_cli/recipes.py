@@ -22,11 +22,14 @@ from vance_cli.documents import DocumentRef, Kind, Layer, close_matches
 from vance_cli.errors import DocumentError, UnknownRecipe
 
 if TYPE_CHECKING:
+    from vance_cli.doc_cache import DocumentCache
     from vance_cli.workspace import Workspace
 
-RECIPE_KEYS = frozenset(
-    {"engine", "description", "title", "params", "tags", "triggers", "internal"}
-)
+CACHE_KIND = "recipe"
+"""Kind tag of recipe entries in the parsed-document cache."""
+
+RECIPE_KEYS = frozenset({"engine", "description", "title", "params", "tags", "triggers",
+                         "internal"})
 """Top-level keys a recipe may have; others are reported as problems."""
 
 
@@ -62,6 +65,20 @@ class Recipe:
     def hidden(self) -> bool:
         """True when the selector must not see it (``_`` name or ``internal: true``)."""
         return self.internal or self.name.startswith("_")
+
+    def to_cache(self) -> dict[str, Any]:
+        """Return the parsed content (no name, layer or path) for the document cache."""
+        return {"engine": self.engine, "description": self.description, "title": self.title,
+                "params": dict(self.params), "tags": list(self.tags),
+                "keywords": list(self.keywords), "internal": self.internal}
+
+    @classmethod
+    def from_cache(cls, data: Mapping[str, Any], ref: DocumentRef) -> Recipe:
+        """Rebuild a recipe from ``to_cache`` output and the document it came from."""
+        return cls(name=ref.name, engine=data["engine"], description=data["description"],
+                   title=data["title"], params=data["params"], tags=tuple(data["tags"]),
+                   keywords=tuple(data["keywords"]), internal=data["internal"],
+                   layer=ref.layer, path=ref.path)
 
     def to_json(self) -> dict[str, Any]:
         """Return the recipe as ``vance recipe show --json`` prints it."""
@@ -192,33 +209,67 @@ def _parse_recipe(data: Any, name: str, layer: Layer, path: Path | None) -> Reci
     )
 
 
-def load_recipe_file(ref: DocumentRef) -> Recipe:
+def load_recipe_file(ref: DocumentRef, cache: DocumentCache | None = None) -> Recipe:
     """Read and parse the recipe a cascade lookup found.
+
+    Args:
+        ref: the document.
+        cache: parsed-document cache; a hit skips the YAML parser (and a
+            broken file's problem is remembered as well).
 
     Raises:
         DocumentError: unreadable, invalid YAML (with position) or invalid recipe.
     """
+    signature = cache.signature(ref.path) if cache else None
+    cached = cache.get(ref.path, CACHE_KIND, signature) if cache else None
+    if isinstance(cached, dict):
+        problem = cached.get("problem")
+        if isinstance(problem, dict):
+            raise DocumentError(problem["reason"], path=problem["path"], line=problem["line"],
+                                column=problem["column"])
+        return Recipe.from_cache(cached, ref)
     from vance_cli import yamlio
 
-    return parse_recipe(yamlio.load_file(ref.path), ref.name, ref.layer, ref.path)
+    try:
+        recipe = parse_recipe(yamlio.load_file(ref.path), ref.name, ref.layer, ref.path)
+    except DocumentError as exc:
+        if cache:
+            cache.put(ref.path, CACHE_KIND, signature, {"problem": {
+                "reason": exc.reason, "path": exc.path, "line": exc.line, "column": exc.column}})
+        raise
+    if cache and _json_safe(recipe.to_cache()):
+        cache.put(ref.path, CACHE_KIND, signature, recipe.to_cache())
+    return recipe
+
+
+def _json_safe(value: Any) -> bool:
+    """True when ``value`` survives a JSON round trip unchanged (e.g. no integer keys)."""
+    import json
+
+    try:
+        return bool(json.loads(json.dumps(value)) == value)
+    except (TypeError, ValueError):
+        return False
 
 
 def load_recipes(ws: Workspace) -> RecipeSet:
     """Load every recipe over the cascade; broken files become problems.
 
     Args:
-        ws: the workspace whose recipe cascade is read.
+        ws: the workspace whose recipe cascade is read (and whose document cache is used).
 
     Returns:
         A RecipeSet; never raises for a single bad file.
     """
     recipes: dict[str, Recipe] = {}
     problems: list[DocumentProblem] = []
+    cache = ws.document_cache
     for ref in ws.cascade(Kind.RECIPES).list():
         try:
-            recipes[ref.name] = load_recipe_file(ref)
+            recipes[ref.name] = load_recipe_file(ref, cache)
         except DocumentError as exc:
             problems.append(DocumentProblem(ref.name, ref.layer, ref.path, exc.message))
+    cache.save()
     return RecipeSet(recipes=recipes, problems=tuple(problems))
 
 
@@ -233,4 +284,8 @@ def find_recipe(ws: Workspace, name: str) -> Recipe:
     ref = ws.cascade(Kind.RECIPES).find(name)
     if ref is None:
         return load_recipes(ws).get(name)  # raises UnknownRecipe with suggestions
-    return load_recipe_file(ref)
+    cache = ws.document_cache
+    try:
+        return load_recipe_file(ref, cache)
+    finally:
+        cache.save()

@@ -25,6 +25,7 @@ from vance_cli.paths import bundled_dir, find_project_folder
 if TYPE_CHECKING:
     from vance_cli.catalog import Catalog
     from vance_cli.config import Settings
+    from vance_cli.doc_cache import DocumentCache
     from vance_cli.state.db import Database
 
 TENANT_PROJECT = "_tenant"
@@ -97,6 +98,13 @@ class Workspace:
         from vance_cli.state.db import Database
 
         return Database.open(self.settings.paths.db_file)
+
+    @cached_property
+    def document_cache(self) -> DocumentCache:
+        """The parsed-document cache in the state dir (read on first use)."""
+        from vance_cli.doc_cache import DocumentCache
+
+        return DocumentCache.load(self.settings.paths.cache_dir)
 
     def catalog(self) -> Catalog:
         """Return the active engine catalog (DESIGN.md §7), read fresh each call."""

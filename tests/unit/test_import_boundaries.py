@@ -72,3 +72,16 @@ def test_light_commands_import_no_heavy_module() -> None:
                           "numpy", "httpx"}
         assert heavy == set(), (args, heavy)
     assert "rich" not in _modules_after("recipe", "list", "--json")
+
+
+OFFLINE_DELEGATE = ("delegate", "--task", "Summarize this meeting transcript", "--dry-run",
+                    "--json")
+
+
+def test_offline_delegate_imports_no_llm_prompt_or_ui_module() -> None:
+    for args in (OFFLINE_DELEGATE,
+                 ("delegate", "--task", "Write a short essay about tea", "--dry-run", "--json")):
+        loaded = _modules_after(*args)
+        heavy = loaded & {"openai", "httpx", "httpx2", "jinja2", "json_repair", "questionary",
+                          "prompt_toolkit", "rich", "numpy"}
+        assert heavy == set(), (args, heavy)

@@ -17,7 +17,8 @@ EXPECTED_TABLES = {
                "created_at", "consumed_at"],
     "decisions": ["id", "created_at", "tenant", "session", "task_hash", "task", "mode", "model",
                   "endpoint", "raw_reply", "finish_reason", "decision", "recipe", "reason",
-                  "rationale", "latency_ms", "prompt_tokens", "completion_tokens"],
+                  "rationale", "latency_ms", "prompt_tokens", "completion_tokens",
+                  "process_id", "json_mode", "dry_run"],
 }
 
 

@@ -9,6 +9,8 @@ import typer
 
 from vance_cli import __version__
 from vance_cli.cli import catalog, config, process, recipe, wizard
+from vance_cli.cli import delegate as delegate_cmd
+from vance_cli.cli import log as log_cmd
 
 app = typer.Typer(
     name="vance",
@@ -61,6 +63,8 @@ def main(
     )
 
 
+app.command("delegate")(delegate_cmd.command)
+app.command("log")(log_cmd.command)
 app.add_typer(config.app, name="config")
 app.add_typer(recipe.app, name="recipe")
 app.add_typer(catalog.app, name="catalog")

@@ -113,6 +113,15 @@ def m003_decisions(conn: sqlite3.Connection) -> None:
         )""")
 
 
+@migration
+def m004_decision_links(conn: sqlite3.Connection) -> None:
+    """Decision log: the process a MATCH started, the JSON mode sent, dry runs; tenant index."""
+    conn.execute("ALTER TABLE decisions ADD COLUMN process_id TEXT")
+    conn.execute("ALTER TABLE decisions ADD COLUMN json_mode TEXT")
+    conn.execute("ALTER TABLE decisions ADD COLUMN dry_run INTEGER NOT NULL DEFAULT 0")
+    conn.execute("CREATE INDEX decisions_tenant ON decisions(tenant, id)")
+
+
 def migrate(db: Database) -> list[str]:
     """Apply every migration not yet recorded.
 

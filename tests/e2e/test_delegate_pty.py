@@ -1,0 +1,67 @@
+"""``vance delegate`` in a real pseudo-terminal: spinner on the terminal, task typed on stdin."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+from llm_server import ScriptedLLMServer
+
+pytestmark = pytest.mark.e2e
+
+ANSI = r"(?:\x1b\[[0-9;]*m)*"  # Rich styles the labels (bold) on a terminal
+
+
+def _field(label: str, value: str) -> str:
+    return f"{label}:{ANSI} {value}"
+
+
+def _spawn(args: list[str], home: Path, extra: dict[str, str] | None = None) -> pexpect.spawn:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VANCE_", "OPENAI_"))}
+    env.update({"VANCE_HOME": str(home), "TERM": "xterm-256color", "COLUMNS": "120",
+                **(extra or {})})
+    return pexpect.spawn(sys.executable, ["-m", "vance_cli", *args], env=env,
+                         encoding="utf-8", timeout=30, dimensions=(40, 120))
+
+
+def test_spinner_shows_on_the_terminal_while_the_llm_answers(
+        llm_server: ScriptedLLMServer, vance_home: Path) -> None:
+    llm_server.reply('{"decision": "MATCH", "recipe": "translate", "rationale": "T."}',
+                     delay=2.0)
+    child = _spawn(["delegate", "--task", "Render this in French"], vance_home,
+                   llm_server.env())
+    child.expect("Asking the selector")
+    child.expect(_field("decision", "MATCH"))
+    child.expect(_field("recipe", "translate"))
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_task_typed_on_stdin_ends_with_ctrl_d(vance_home: Path) -> None:
+    child = _spawn(["delegate", "--task", "-", "--dry-run"], vance_home)
+    child.expect("Reading the task from stdin; end it with Ctrl-D.")
+    child.sendline("Write a short essay about the history of tea")
+    child.sendeof()
+    child.expect(_field("decision", "MATCH"))
+    child.expect(_field("recipe", "essay-pipeline"))
+    child.expect(_field("process", r"none \(dry run: nothing started\)"))
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_ctrl_c_while_waiting_for_the_llm_exits_130(
+        llm_server: ScriptedLLMServer, vance_home: Path) -> None:
+    llm_server.reply('{"decision": "NONE", "recipe": null, "rationale": "n"}', delay=20)
+    child = _spawn(["delegate", "--task", "Render this in French"], vance_home,
+                   llm_server.env(timeout=30))
+    child.expect("Asking the selector")
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    assert "Traceback" not in (child.before or "")

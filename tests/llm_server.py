@@ -1,0 +1,215 @@
+"""A scripted OpenAI-compatible HTTP server for tests: real sockets on 127.0.0.1, no network.
+
+Tests drive vance through the real ``openai`` client against this server,
+so request building, timeouts, retries and error handling are exercised for
+real. Reusable for any LLM feature (selector, Slartibartfast, batch).
+
+API (``ScriptedLLMServer``; the ``llm_server`` fixture in ``conftest.py``
+gives a started one and stops it after the test)::
+
+    llm_server.reply('{"decision": "MATCH", ...}')       # queue a 200 chat completion
+    llm_server.reply(text, finish_reason="length")       # … with another finish reason
+    llm_server.reply(text, delay=3.0)                    # … answered after 3 s
+    llm_server.reply(text, model="m", prompt_tokens=12, completion_tokens=5)
+    llm_server.fail(500, "overloaded")                   # queue an OpenAI-style error body
+    llm_server.fail(401, "bad key", headers={"x-should-retry": "false"})
+    llm_server.raw(200, b"not json", content_type="text/plain")  # any status and body
+    llm_server.url                                       # "http://127.0.0.1:PORT/v1"
+    llm_server.env(api_key="sk-…", model="m", timeout=2, max_retries=0)
+                                                         # VANCE_LLM_* variables, as a dict
+    llm_server.requests                                  # every request, in arrival order
+    llm_server.chat_requests                             # only POST …/chat/completions
+    req.method, req.path, req.headers (lower-case keys), req.body (bytes), req.json
+    llm_server.models = ["a", "b"]                       # what GET /v1/models lists
+
+Rules:
+- Scripted replies are consumed in FIFO order by POST ``/v1/chat/completions``
+  only. An empty queue answers HTTP 500 ``no scripted reply left`` with
+  ``x-should-retry: false``, so an unexpected extra call shows up as a
+  failure instead of a hang.
+- ``GET /v1/models`` lists ``models`` (default ``["test-model"]``).
+- A delayed reply waits on an event that ``stop()`` sets, so stopping never
+  waits for a slow reply; a client that gave up meanwhile is ignored.
+- Headers are recorded as sent: tests use them to check that the API key
+  reaches the endpoint and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class ScriptedReply:
+    """One queued answer: status, body and headers, sent after ``delay`` seconds."""
+
+    status: int
+    body: bytes
+    content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+@dataclass
+class RecordedRequest:
+    """One request as the server received it."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    at: float
+
+    @property
+    def json(self) -> Any:
+        """The body parsed as JSON (None when empty or not JSON)."""
+        try:
+            return json.loads(self.body) if self.body else None
+        except ValueError:
+            return None
+
+
+def completion_body(text: str | None, finish_reason: str | None = "stop",
+                    model: str = "test-model", prompt_tokens: int = 100,
+                    completion_tokens: int = 20) -> bytes:
+    """Return an OpenAI chat completion JSON body holding ``text``."""
+    return json.dumps({
+        "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "finish_reason": finish_reason,
+                     "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
+    }).encode()
+
+
+class ScriptedLLMServer:
+    """An OpenAI-compatible server on 127.0.0.1 that answers from a queue (see module doc)."""
+
+    def __init__(self) -> None:
+        self.requests: list[RecordedRequest] = []
+        self.models: list[str] = ["test-model"]
+        self._queue: deque[ScriptedReply] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
+                                        daemon=True)
+
+    # -- lifecycle -------------------------------------------------------------
+    def start(self) -> ScriptedLLMServer:
+        """Start serving in a background thread; returns self."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving; delayed replies are abandoned at once."""
+        self._stopping.set()
+        if self._thread.is_alive():
+            self._httpd.shutdown()
+        self._httpd.server_close()
+
+    @property
+    def url(self) -> str:
+        """The base URL to configure, ending in ``/v1``."""
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def env(self, api_key: str | None = None, model: str | None = "test-model",
+            timeout: float | None = 10, max_retries: int | None = 0,
+            json_mode: str | None = None) -> dict[str, str]:
+        """Return ``VANCE_LLM_*`` environment variables pointing vance at this server."""
+        values = {"VANCE_LLM_BASE_URL": self.url, "VANCE_LLM_API_KEY": api_key,
+                  "VANCE_LLM_MODEL": model,
+                  "VANCE_LLM_TIMEOUT": None if timeout is None else str(timeout),
+                  "VANCE_LLM_MAX_RETRIES": None if max_retries is None else str(max_retries),
+                  "VANCE_LLM_JSON_MODE": json_mode}
+        return {k: v for k, v in values.items() if v is not None}
+
+    # -- scripting -------------------------------------------------------------
+    def reply(self, text: str | None, finish_reason: str | None = "stop", delay: float = 0.0,
+              model: str = "test-model", prompt_tokens: int = 100,
+              completion_tokens: int = 20) -> None:
+        """Queue a 200 chat completion whose message content is ``text``."""
+        body = completion_body(text, finish_reason, model, prompt_tokens, completion_tokens)
+        self._push(ScriptedReply(200, body, delay=delay))
+
+    def fail(self, status: int, message: str = "error", delay: float = 0.0,
+             headers: dict[str, str] | None = None) -> None:
+        """Queue an HTTP error with an OpenAI-style body ``{"error": {"message": …}}``."""
+        body = json.dumps({"error": {"message": message, "type": "test_error",
+                                     "code": str(status)}}).encode()
+        self._push(ScriptedReply(status, body, headers=dict(headers or {}), delay=delay))
+
+    def raw(self, status: int, body: bytes, content_type: str = "application/json",
+            delay: float = 0.0, headers: dict[str, str] | None = None) -> None:
+        """Queue any status and body, sent as they are."""
+        self._push(ScriptedReply(status, body, content_type, dict(headers or {}), delay))
+
+    def _push(self, reply: ScriptedReply) -> None:
+        with self._lock:
+            self._queue.append(reply)
+
+    @property
+    def pending(self) -> int:
+        """Scripted replies not yet consumed."""
+        with self._lock:
+            return len(self._queue)
+
+    @property
+    def chat_requests(self) -> list[RecordedRequest]:
+        """Recorded POST requests to ``…/chat/completions``."""
+        return [r for r in self.requests
+                if r.method == "POST" and r.path.rstrip("/").endswith("/chat/completions")]
+
+    # -- serving ---------------------------------------------------------------
+    def _next(self, req: RecordedRequest) -> ScriptedReply:
+        with self._lock:
+            self.requests.append(req)
+            if req.method == "GET" and req.path.rstrip("/").endswith("/models"):
+                data = {"object": "list", "data": [{"id": m, "object": "model", "created": 0,
+                                                    "owned_by": "test"} for m in self.models]}
+                return ScriptedReply(200, json.dumps(data).encode())
+            is_chat = req.method == "POST" and req.path.rstrip("/").endswith("/chat/completions")
+            if is_chat and self._queue:
+                return self._queue.popleft()
+        return ScriptedReply(500, b'{"error": {"message": "no scripted reply left"}}',
+                             headers={"x-should-retry": "false"})
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass  # keep test output clean
+
+            def _serve(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(length) if length else b""
+                req = RecordedRequest(self.command, self.path,
+                                      {k.lower(): v for k, v in self.headers.items()},
+                                      body, time.monotonic())
+                reply = server._next(req)
+                if reply.delay and server._stopping.wait(reply.delay):
+                    return
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("content-type", reply.content_type)
+                    self.send_header("content-length", str(len(reply.body)))
+                    for key, value in reply.headers.items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(reply.body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client timed out and left
+
+            do_GET = do_POST = _serve
+
+        return Handler

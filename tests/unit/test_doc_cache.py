@@ -1,0 +1,102 @@
+"""The parsed-document cache: warm runs skip YAML, edits and broken files are honoured."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import build_file_tree
+
+from vance_cli.config import load_settings
+from vance_cli.doc_cache import FILE_NAME, DocumentCache
+from vance_cli.recipes import find_recipe, load_recipes
+from vance_cli.workspace import Workspace
+
+
+def _ws() -> Workspace:
+    return Workspace(load_settings())
+
+
+def _cache_file(home: Path) -> Path:
+    return home / "state" / "cache" / FILE_NAME
+
+
+def test_cache_is_written_and_used(vance_home: Path, project_dir: Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    build_file_tree(project_dir, {"recipes/mine.yaml": "engine: ford\ndescription: mine\n"
+                                                       "params: {depth: 3, ratio: 3.10}\n"})
+    first = load_recipes(_ws())
+    data = json.loads(_cache_file(vance_home).read_text())
+    assert str(project_dir / "recipes" / "mine.yaml") in data["entries"]
+
+    import vance_cli.recipes as recipes_module
+
+    def no_yaml(*_a: object, **_k: object) -> None:
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(recipes_module, "parse_recipe", no_yaml)
+    second = load_recipes(_ws())
+    assert second.recipes == first.recipes  # same values, layers and paths from the refs
+    assert find_recipe(_ws(), "mine").params == {"depth": 3, "ratio": 3.1}
+
+
+def test_an_edited_file_is_parsed_again(project_dir: Path) -> None:
+    path = project_dir / "recipes" / "mine.yaml"
+    build_file_tree(project_dir, {"recipes/mine.yaml": "engine: ford\ndescription: one\n"})
+    assert load_recipes(_ws()).get("mine").description == "one"
+    path.write_text("engine: ford\ndescription: two, longer\n")
+    assert load_recipes(_ws()).get("mine").description == "two, longer"
+
+
+def test_broken_files_are_remembered_as_problems(project_dir: Path) -> None:
+    build_file_tree(project_dir,
+                    {"recipes/bad.yaml": "engine: ford\ndescription: [unclosed\n"})
+    first = load_recipes(_ws()).problems
+    second = load_recipes(_ws()).problems
+    assert first == second and first[0].name == "bad"
+    assert "bad.yaml:3:1: YAML error" in first[0].reason
+
+
+@pytest.mark.parametrize("content", ["not json", '{"format": 999, "entries": {}}', "[]"])
+def test_foreign_or_broken_cache_is_ignored(vance_home: Path, content: str) -> None:
+    _cache_file(vance_home).parent.mkdir(parents=True)
+    _cache_file(vance_home).write_text(content)
+    assert "essay-pipeline" in load_recipes(_ws()).recipes
+    assert json.loads(_cache_file(vance_home).read_text())["format"] == 1
+
+
+def test_entries_of_deleted_files_are_dropped(tmp_path: Path) -> None:
+    gone, kept = tmp_path / "gone.yaml", tmp_path / "kept.yaml"
+    gone.write_text("a")
+    kept.write_text("b")
+    cache = DocumentCache.load(tmp_path / "cache")
+    for path in (gone, kept):
+        cache.put(path, "recipe", cache.signature(path), {"x": 1})
+    gone.unlink()
+    cache.save()
+    reread = DocumentCache.load(tmp_path / "cache")
+    assert reread.get(kept, "recipe", reread.signature(kept)) == {"x": 1}
+    assert reread.get(gone, "recipe", [0, 0, 0]) is None
+
+
+def test_unwritable_cache_costs_speed_only(tmp_path: Path) -> None:
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the folder should be")
+    cache = DocumentCache.load(blocker)
+    cache.put(tmp_path / "x", "recipe", [1, 2, 3], {})
+    cache.save()  # no exception
+
+
+def test_warm_offline_delegate_imports_no_yaml(vance_home: Path) -> None:
+    env = {**os.environ, "VANCE_HOME": str(vance_home)}
+    code = ("import sys\nfrom vance_cli.cli.boundary import run\n"
+            "run(['delegate', '--task', 'Summarize these notes', '--dry-run', '--json'])\n"
+            "sys.stderr.write('YAML=' + str('yaml' in sys.modules))\n")
+    outputs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, timeout=60, check=False).stderr for _ in range(2)]
+    assert outputs[0].endswith("YAML=True")   # cold: parsed and cached
+    assert outputs[1].endswith("YAML=False")  # warm: from the cache

@@ -1,0 +1,248 @@
+from __future__ import annotations
+
+import time
+import traceback
+
+import pytest
+from llm_server import ScriptedLLMServer
+
+from vance_cli.config import load_settings
+from vance_cli.errors import LLMError, LLMNotConfigured
+from vance_cli.llm import (
+    OPENAI_BASE_URL,
+    PLACEHOLDER_KEY,
+    LLMConfig,
+    complete,
+    redact,
+    reduce_request,
+    resolve_json_mode,
+    safe_endpoint,
+)
+
+KEY = "sk-test-9f8e7d6c5b4a39281706"
+MESSAGES = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"}]
+SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"],
+          "additionalProperties": False}
+
+
+def _config(server: ScriptedLLMServer, **changes: object) -> LLMConfig:
+    values: dict[str, object] = {"base_url": server.url, "api_key": KEY, "model": "m",
+                                 "timeout": 5.0, "max_retries": 0, "json_mode": "auto"}
+    values.update(changes)
+    return LLMConfig(**values)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("mode", "url", "expected"), [
+    ("auto", "https://api.openai.com/v1", "json_schema"),
+    ("auto", "http://localhost:11434/v1", "json_schema"),      # Ollama
+    ("auto", "http://127.0.0.1:8000/v1", "json_schema"),       # vLLM
+    ("auto", "http://localhost:1234/v1", "json_schema"),       # LM Studio rejects json_object
+    ("auto", "http://192.168.1.20:8080/v1", "json_schema"),    # llama.cpp on the LAN
+    ("auto", "http://gpu-box.local:8080/v1", "json_schema"),
+    ("auto", "https://api.deepseek.com/v1", "json_object"),    # hosted, unknown
+    ("auto", "https://openrouter.ai/api/v1", "json_object"),
+    ("json_object", "https://api.openai.com/v1", "json_object"),
+    ("none", "http://localhost:11434/v1", "none"),
+    ("json_schema", "https://example.com/v1", "json_schema"),
+])
+def test_json_mode_per_endpoint(mode: str, url: str, expected: str) -> None:
+    assert resolve_json_mode(mode, url) == expected
+
+
+def test_safe_endpoint_drops_credentials_and_query() -> None:
+    assert safe_endpoint("https://user:pw@host.example:8443/v1/?key=abc#x") == \
+        "https://host.example:8443/v1"
+
+
+def test_redact_replaces_every_occurrence() -> None:
+    assert redact(f"a {KEY} b {KEY}", [KEY, None]) == "a [REDACTED] b [REDACTED]"
+    assert redact("abc", ["ab"]) == "abc"  # too short to be a secret
+
+
+def test_config_from_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(LLMNotConfigured):
+        LLMConfig.from_settings(load_settings())
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("VANCE_LLM_MODEL", "gpt-x")
+    config = LLMConfig.from_settings(load_settings())
+    assert (config.base_url, config.model, config.api_key) == (OPENAI_BASE_URL, "gpt-x", KEY)
+    assert LLMConfig.from_settings(load_settings(), model="caller-model").model == "caller-model"
+    assert KEY not in repr(config)
+
+
+def test_completion_fields_and_request(llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply("hello", model="served-model", prompt_tokens=11, completion_tokens=3)
+    answer = complete(_config(llm_server), MESSAGES, SCHEMA, max_tokens=77)
+    assert (answer.text, answer.finish_reason, answer.model) == ("hello", "stop", "served-model")
+    assert (answer.prompt_tokens, answer.completion_tokens) == (11, 3)
+    assert answer.json_mode == "json_schema" and answer.latency_ms >= 0
+    [request] = llm_server.chat_requests
+    body = request.json
+    assert body["messages"] == MESSAGES and body["model"] == "m"
+    assert body["temperature"] == 0 and body["max_tokens"] == 77
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["response_format"]["json_schema"]["schema"] == SCHEMA
+    assert request.headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_keyless_server_gets_placeholder_key(llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply("ok")
+    complete(_config(llm_server, api_key=None, json_mode="json_object"), MESSAGES, SCHEMA)
+    [request] = llm_server.chat_requests
+    assert request.headers["authorization"] == f"Bearer {PLACEHOLDER_KEY}"
+    assert request.json["response_format"] == {"type": "json_object"}
+
+
+def test_json_mode_none_sends_no_response_format(llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply("ok")
+    complete(_config(llm_server, json_mode="none"), MESSAGES, SCHEMA)
+    assert "response_format" not in llm_server.chat_requests[0].json
+
+
+def test_missing_model_uses_the_servers_only_model(llm_server: ScriptedLLMServer) -> None:
+    llm_server.models = ["qwen2.5:7b"]
+    llm_server.reply("ok")
+    complete(_config(llm_server, model=None), MESSAGES)
+    assert llm_server.chat_requests[0].json["model"] == "qwen2.5:7b"
+
+
+def test_missing_model_with_several_served_is_an_error(llm_server: ScriptedLLMServer) -> None:
+    llm_server.models = ["a", "b"]
+    with pytest.raises(LLMError, match=r"no model configured .*offers: a, b"):
+        complete(_config(llm_server, model=None), MESSAGES)
+    assert llm_server.chat_requests == []
+
+
+def test_auto_mode_retries_once_without_response_format(llm_server: ScriptedLLMServer) -> None:
+    llm_server.fail(400, "response_format json_schema is not supported")
+    llm_server.reply("plain")
+    answer = complete(_config(llm_server), MESSAGES, SCHEMA)
+    first, second = llm_server.chat_requests
+    assert "response_format" in first.json and "response_format" not in second.json
+    assert answer.json_mode == "none" and answer.text == "plain"
+
+
+def test_explicit_mode_is_never_downgraded(llm_server: ScriptedLLMServer) -> None:
+    llm_server.fail(400, "response_format json_object is not supported")
+    with pytest.raises(LLMError, match="HTTP 400: response_format json_object is not supp"):
+        complete(_config(llm_server, json_mode="json_object"), MESSAGES, SCHEMA)
+    assert len(llm_server.chat_requests) == 1
+
+
+def test_rejected_temperature_is_dropped_once(llm_server: ScriptedLLMServer) -> None:
+    llm_server.fail(400, "Unsupported value: 'temperature' does not support 0")
+    llm_server.reply("ok")
+    complete(_config(llm_server, json_mode="json_object"), MESSAGES, SCHEMA)
+    first, second = llm_server.chat_requests
+    assert first.json["temperature"] == 0 and "temperature" not in second.json
+    assert second.json["response_format"] == {"type": "json_object"}
+
+
+@pytest.mark.parametrize(("status", "text", "auto", "dropped"), [
+    (400, "temperature unsupported", False, "temperature"),
+    (422, "unknown field response_format", True, "response_format"),
+    (400, "bad request", False, None),
+    (500, "temperature", True, None),
+])
+def test_reduce_request_table(status: int, text: str, auto: bool, dropped: str | None) -> None:
+    request = {"model": "m", "temperature": 0, "response_format": {"type": "json_object"}}
+    reduced = reduce_request(request, status, text, auto)
+    if dropped is None:
+        assert reduced is None
+    else:
+        assert reduced is not None and dropped not in reduced
+        assert set(request) - set(reduced) == {dropped}
+
+
+def test_openai_host_gets_max_completion_tokens() -> None:
+    from vance_cli.llm import build_request
+
+    config = LLMConfig(base_url="https://api.openai.com/v1", api_key=KEY, model="m")
+    body = build_request(config, "m", MESSAGES, SCHEMA, 50)
+    assert body["max_completion_tokens"] == 50 and "max_tokens" not in body
+
+
+def test_server_error_is_retried_then_fails(llm_server: ScriptedLLMServer) -> None:
+    for _ in range(3):
+        llm_server.fail(500, "overloaded")
+    with pytest.raises(LLMError) as info:
+        complete(_config(llm_server, max_retries=2), MESSAGES)
+    assert len(llm_server.chat_requests) == 3
+    assert str(info.value) == "HTTP 500: overloaded" and not info.value.timeout
+
+
+def test_auth_error_never_shows_the_key(llm_server: ScriptedLLMServer) -> None:
+    llm_server.fail(401, f"Incorrect API key provided: {KEY}. Check it.")
+    with pytest.raises(LLMError) as info:
+        complete(_config(llm_server, max_retries=2), MESSAGES)
+    assert len(llm_server.chat_requests) == 1  # 401 is not retried
+    text = "".join(traceback.format_exception(info.value))
+    assert KEY not in text and KEY not in repr(info.value.details)
+    assert "[REDACTED]" in str(info.value) and "HTTP 401" in str(info.value)
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_timeout_is_flagged_and_bounded(llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply("late", delay=10)
+    started = time.monotonic()
+    with pytest.raises(LLMError) as info:
+        complete(_config(llm_server, timeout=1.0), MESSAGES)
+    elapsed = time.monotonic() - started
+    assert info.value.timeout and "timed out after 1 s" in str(info.value)
+    assert elapsed < 1.0 + 1.5
+
+
+def test_timeouts_are_retried_within_the_documented_bound(llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply("late", delay=10)
+    llm_server.reply("late", delay=10)
+    started = time.monotonic()
+    with pytest.raises(LLMError, match="1 s per attempt, 2 attempts") as info:
+        complete(_config(llm_server, timeout=1.0, max_retries=1), MESSAGES)
+    elapsed = time.monotonic() - started
+    assert info.value.timeout and len(llm_server.chat_requests) == 2
+    # (retries + 1) x timeout + one backoff sleep of at most 0.5 s, plus a margin
+    assert elapsed < 2 * 1.0 + 0.5 + 1.5
+
+
+def test_connection_refused_is_an_llm_error() -> None:
+    server = ScriptedLLMServer()
+    url = server.url
+    server.stop()  # nothing listens there any more
+    config = LLMConfig(base_url=url, api_key=KEY, model="m", timeout=2, max_retries=0)
+    with pytest.raises(LLMError) as info:
+        complete(config, MESSAGES)
+    assert not info.value.timeout and KEY not in str(info.value)
+
+
+def test_reply_that_is_not_json_is_an_llm_error(llm_server: ScriptedLLMServer) -> None:
+    llm_server.raw(200, b"<html>gateway</html>", content_type="text/html")
+    with pytest.raises(LLMError):
+        complete(_config(llm_server), MESSAGES)
+
+
+def test_reply_without_choices_is_an_llm_error(llm_server: ScriptedLLMServer) -> None:
+    llm_server.raw(200, b'{"id": "x", "object": "chat.completion", "created": 0, '
+                        b'"model": "m", "choices": []}')
+    with pytest.raises(LLMError, match="no choices"):
+        complete(_config(llm_server), MESSAGES)
+
+
+def test_key_cut_by_the_length_limit_is_still_redacted(llm_server: ScriptedLLMServer) -> None:
+    llm_server.fail(403, "x" * 290 + f" {KEY} more text")
+    with pytest.raises(LLMError) as info:
+        complete(_config(llm_server), MESSAGES)
+    assert KEY[:8] not in str(info.value)
+
+
+def test_unexpected_client_failure_is_redacted(llm_server: ScriptedLLMServer,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import openai
+
+    def explode(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError(f"header Authorization: Bearer {KEY}")
+
+    monkeypatch.setattr(openai.resources.chat.completions.Completions, "create", explode)
+    with pytest.raises(LLMError) as info:
+        complete(_config(llm_server), MESSAGES)
+    assert str(info.value) == "RuntimeError: header Authorization: Bearer [REDACTED]"
+    assert info.value.__suppress_context__

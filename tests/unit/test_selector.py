@@ -1,0 +1,188 @@
+"""select(): the §5 flow — prechecks, trigger fast path, offline ranking, one LLM call."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import build_file_tree
+from llm_server import ScriptedLLMServer
+
+from vance_cli.config import load_settings
+from vance_cli.recipes import Recipe, load_recipes
+from vance_cli.selector import Mode, NoneReason, select, trigger_match
+from vance_cli.selector.offline import OFFLINE, select_offline, threshold
+from vance_cli.workspace import Workspace
+
+
+def _ws() -> Workspace:
+    return Workspace(load_settings())
+
+
+@pytest.fixture()
+def online(llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedLLMServer:
+    for key, value in llm_server.env().items():
+        monkeypatch.setenv(key, value)
+    return llm_server
+
+
+def _recipe(name: str, keywords: tuple[str, ...] = (), **kw: object) -> Recipe:
+    return Recipe(name=name, engine="ford", description=str(kw.get("description", "d")),
+                  keywords=keywords, tags=tuple(kw.get("tags", ())))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("task", ["", "   \n\t "])
+def test_empty_task_is_none_without_llm_call(online: ScriptedLLMServer, task: str) -> None:
+    decision = select(_ws(), task)
+    assert (decision.decision, decision.reason) == ("NONE", NoneReason.EMPTY_TASK)
+    assert decision.rationale == "empty task description" and decision.mode is Mode.PRECHECK
+    assert online.requests == []
+
+
+def test_no_recipes_is_none_without_llm_call(online: ScriptedLLMServer,
+                                             project_dir: Path) -> None:
+    hidden = "engine: ford\ndescription: hidden\ninternal: true\n"
+    names = [r.name for r in load_recipes(_ws()).inventory()]
+    build_file_tree(project_dir, {f"recipes/{n}.yaml": hidden for n in names})
+    decision = select(_ws(), "Write a short essay about tea")
+    assert decision.reason is NoneReason.NO_RECIPES
+    assert decision.rationale.startswith("no recipes available")
+    assert online.requests == []
+
+
+def test_trigger_fast_path_skips_the_llm(online: ScriptedLLMServer) -> None:
+    decision = select(_ws(), "Please WRITE A SHORT   ESSAY about the history of tea")
+    assert decision.decision == "MATCH" and decision.recipe is not None
+    assert decision.recipe.name == "essay-pipeline" and decision.mode is Mode.TRIGGER
+    assert "write a short essay" in decision.rationale
+    assert online.requests == []
+
+
+def test_trigger_needs_exactly_one_recipe() -> None:
+    recipes = [_recipe("a", ("write an essay",)), _recipe("b", ("translate this",)),
+               _recipe("c", ("translate this", "übersetze"))]
+    hit = trigger_match("Write an essay", recipes)
+    assert hit is not None and hit[0].name == "a"
+    assert trigger_match("Translate this now", recipes) is None  # b and c both fire
+    assert trigger_match("Write an essay and translate this", recipes) is None
+    assert trigger_match("nothing here", recipes) is None
+
+
+def test_two_triggers_go_to_the_llm(online: ScriptedLLMServer) -> None:
+    online.reply('{"decision": "MATCH", "recipe": "essay-pipeline", "rationale": "Essay."}')
+    decision = select(_ws(), "Write an essay and translate the following into French")
+    assert decision.mode is Mode.LLM and decision.recipe is not None
+    assert decision.recipe.name == "essay-pipeline"
+    assert len(online.chat_requests) == 1
+
+
+def test_llm_decision_carries_its_trace(online: ScriptedLLMServer) -> None:
+    online.reply('```json\n{"decision": "MATCH", "recipe": "translate", "rationale": "T."}\n```',
+                 model="served", prompt_tokens=321, completion_tokens=12)
+    decision = select(_ws(), "Render this paragraph in French")
+    assert decision.recipe is not None and decision.recipe.name == "translate"
+    trace = decision.trace
+    assert (trace.model, trace.prompt_tokens, trace.completion_tokens) == ("served", 321, 12)
+    assert trace.endpoint == online.url and trace.json_mode == "json_schema"
+    assert trace.raw_reply is not None and trace.raw_reply.startswith("```json")
+    assert trace.finish_reason == "stop" and trace.latency_ms is not None
+
+
+def test_llm_none_keeps_its_rationale(online: ScriptedLLMServer) -> None:
+    online.reply('{"decision": "NONE", "recipe": null, "rationale": "No smart-home recipe."}')
+    decision = select(_ws(), "Turn off the lights")
+    assert decision.reason is NoneReason.LLM_NONE
+    assert decision.rationale == "No smart-home recipe."
+
+
+def test_unknown_recipe_suggests_a_close_name(online: ScriptedLLMServer) -> None:
+    online.reply('{"decision": "MATCH", "recipe": "Essay-Pipeline", "rationale": "x"}')
+    decision = select(_ws(), "Compose a piece")
+    assert decision.reason is NoneReason.UNKNOWN_RECIPE
+    assert decision.rationale == ("unknown recipe 'Essay-Pipeline' — not in inventory "
+                                  "(did you mean 'essay-pipeline'?)")
+
+
+def test_caller_model_beats_config(online: ScriptedLLMServer) -> None:
+    online.reply('{"decision": "NONE", "recipe": null, "rationale": "n"}')
+    select(_ws(), "anything at all", model="caller-model")
+    assert online.chat_requests[0].json["model"] == "caller-model"
+
+
+def test_broken_prompt_template_is_none_not_an_exception(online: ScriptedLLMServer,
+                                                         project_dir: Path) -> None:
+    build_file_tree(project_dir, {"prompts/recipe-selector.md": "{% if %}"})
+    decision = select(_ws(), "Render this paragraph in French")
+    assert decision.reason is NoneReason.SELECTOR_ERROR and decision.mode is Mode.LLM
+    assert decision.rationale.startswith("selector cannot run:")
+    assert online.requests == []
+
+
+def test_inventory_over_fifty_is_capped_in_the_prompt(online: ScriptedLLMServer,
+                                                      project_dir: Path) -> None:
+    files = {f"recipes/filler-{i:03d}.yaml": f"engine: ford\ndescription: filler job {i}\n"
+             for i in range(70)}
+    files["recipes/zz-haiku.yaml"] = "engine: ford\ndescription: write a haiku poem\n" \
+                                     "tags: [haiku, poem]\n"
+    build_file_tree(project_dir, files)
+    online.reply('{"decision": "MATCH", "recipe": "zz-haiku", "rationale": "h"}')
+    decision = select(_ws(), "A haiku poem about autumn")
+    system = online.chat_requests[0].json["messages"][0]["content"]
+    entries = [line for line in system.splitlines() if line.startswith("- `")]
+    assert len(entries) == 50 and "- `zz-haiku` (engine ford)" in system
+    assert "(The 50 of 88 recipes most relevant to the task.)" in system
+    assert decision.recipe is not None and decision.recipe.name == "zz-haiku"
+    schema = online.chat_requests[0].json["response_format"]["json_schema"]["schema"]
+    assert len(schema["properties"]["recipe"]["anyOf"][0]["enum"]) == 50
+
+
+def test_offline_when_no_llm_is_configured() -> None:
+    decision = select(_ws(), "Summarize this meeting transcript into bullet points")
+    assert decision.mode is Mode.OFFLINE and decision.recipe is not None
+    assert decision.recipe.name == "document-summary"
+    assert decision.rationale.startswith(OFFLINE)
+
+
+def test_offline_none_under_the_threshold() -> None:
+    decision = select(_ws(), "Turn off the lights in the living room")
+    assert decision.reason is NoneReason.OFFLINE_NO_MATCH
+    assert decision.rationale.startswith(OFFLINE) and decision.reason.fallback_eligible
+
+
+def test_offline_threshold_sits_between_a_text_word_and_a_tag_word() -> None:
+    recipes = [_recipe("calc", tags=("calculate",)), _recipe("text", description="we plot"),
+               _recipe("other"), _recipe("more")]
+    limit = threshold(len(recipes))
+    assert select_offline("calculate it", recipes).recipe is not None
+    only_text = select_offline("plot it", recipes)
+    assert only_text.reason is NoneReason.OFFLINE_NO_MATCH
+    assert f"< {limit:.1f}" in only_text.rationale
+
+
+def test_select_never_raises_on_a_bug(monkeypatch: pytest.MonkeyPatch) -> None:
+    import vance_cli.selector.core as core
+
+    def broken(*_args: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(core, "trigger_match", broken)
+    decision = select(_ws(), "anything")
+    assert decision.reason is NoneReason.SELECTOR_ERROR
+    assert decision.rationale == "selector failed unexpectedly: RuntimeError: boom"
+
+
+def test_routing_cases_offline_accuracy_floor() -> None:
+    """The offline selector over the shared sample; the bench prints the details."""
+    cases = Path(__file__).parents[1] / "data" / "routing" / "cases.jsonl"
+    ws = _ws()
+    recipes = load_recipes(ws)
+    rows = [json.loads(line) for line in cases.read_text(encoding="utf-8").splitlines() if line]
+    right = sum(1 for row in rows
+                if (select(ws, row["task"], recipes=recipes).recipe or _none()).name ==
+                (row["expected"] or "NONE"))
+    assert right / len(rows) >= 0.80
+
+
+def _none() -> Recipe:
+    return Recipe(name="NONE", engine="", description="")

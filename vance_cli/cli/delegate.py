@@ -1,0 +1,114 @@
+"""``vance delegate``: say what you need; the selector picks the recipe and starts the process.
+
+``run_delegate`` is the shared entry for other commands (wizards, the
+shell): it delegates one request and prints the result the same way.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from vance_cli.cli import context, output
+
+if TYPE_CHECKING:
+    from vance_cli.delegate import DelegateRequest, DelegateResult
+    from vance_cli.workspace import Workspace
+
+SPINNER_TEXT = "Asking the selector…"
+"""Shown on stderr (terminal only) while the LLM is called."""
+
+
+def read_task(value: str) -> str:
+    """Return the task: ``value`` itself, or stdin when it is ``-`` (white space trimmed)."""
+    if value != "-":
+        return value.strip()
+    if sys.stdin.isatty():
+        output.info("Reading the task from stdin; end it with Ctrl-D.")
+    return sys.stdin.read().strip()
+
+
+def print_result(result: DelegateResult, as_json: bool = False) -> None:
+    """Print a delegate result: the §5 JSON document, or decision fields for people."""
+    if as_json:
+        output.emit_json(result.to_json())
+        return
+    data = result.to_json()
+    pairs: list[tuple[str, object]] = [("decision", data["decision"])]
+    if data["recipe"]:
+        pairs += [("recipe", data["recipe"]), ("engine", data["engine"])]
+    else:
+        pairs.append(("reason", data["reason"]))
+    pairs.append(("rationale", data["rationale"]))
+    process = data["process"]
+    if process:
+        pairs.append(("process", f"{process['id']} ({process['name']}, {process['status']})"))
+    elif result.dry_run and data["recipe"]:
+        pairs.append(("process", "none (dry run: nothing started)"))
+    if data["fallback"]:
+        pairs.append(("fallback", f"{data['fallback'].get('outcome')}: "
+                                  f"{data['fallback'].get('rationale', '')}"))
+    output.fields(pairs)
+
+
+def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False) -> DelegateResult:
+    """Delegate one request and print the result (shared by delegate, wizards and the shell).
+
+    Args:
+        ws: the command's workspace.
+        request: task and process options.
+        as_json: print the JSON document instead of human output.
+
+    Returns:
+        The result, for callers that act on it (exit codes, follow-ups).
+
+    Raises:
+        VanceError: as ``vance_cli.delegate.delegate`` (the boundary maps it).
+    """
+    from vance_cli.delegate import delegate
+
+    result = delegate(ws, request, progress=lambda: output.status(SPINNER_TEXT))
+    for warning in result.warnings:
+        output.warn(warning)
+    print_result(result, as_json)
+    return result
+
+
+def command(
+    ctx: typer.Context,
+    task: Annotated[str, typer.Option(
+        "--task", "-t", help="The task in plain words, or '-' to read it from stdin.")],
+    name: Annotated[str | None, typer.Option(
+        "--name", "-n", help="Process name (default: slug of the task + short suffix).")] = None,
+    title: Annotated[str, typer.Option(help="Process title (default: the recipe's).")] = "",
+    steer: Annotated[str | None, typer.Option(help="Initial steer message.")] = None,
+    param: Annotated[list[str] | None, typer.Option(
+        "--param", "-p", help="KEY=VALUE or KEY:=JSON; repeatable; overlays recipe params.")
+    ] = None,
+    caller: Annotated[str | None, typer.Option(
+        help="Calling process id: its recipe's params.model is used; it becomes the parent.",
+        metavar="PID")] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Decide only; start no process.")] = False,
+    require_match: Annotated[bool, typer.Option(
+        "--require-match", help="Exit 3 when the decision is NONE.")] = False,
+    no_log: Annotated[bool, typer.Option(
+        "--no-log", help="Keep the task private: the decision log stores only its hash.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+) -> None:
+    """Pick the recipe for a task (or NONE) and start a process for it."""
+    from vance_cli.cli.args import parse_assignments
+    from vance_cli.delegate import DelegateRequest
+    from vance_cli.errors import EXIT_NO_MATCH
+
+    request = DelegateRequest(
+        task=read_task(task), name=name, title=title, steer=steer,
+        params=parse_assignments(param, "--param"), caller=caller, dry_run=dry_run,
+        log_task=not no_log,
+    )
+    result = run_delegate(context.workspace(ctx), request, as_json)
+    if require_match and not result.decision.matched:
+        raise typer.Exit(EXIT_NO_MATCH)

@@ -1,0 +1,109 @@
+"""A rebuildable cache of parsed documents, so warm runs skip the YAML parser.
+
+Importing PyYAML and parsing the bundled recipes costs more than everything
+else the offline ``vance delegate`` does; a JSON file of already-parsed
+documents costs a fraction of a millisecond to read.
+
+Invariants:
+- One JSON file (``<state>/cache/documents.json``) maps a document's
+  absolute path to its parsed value, valid only while the file's
+  modification time (ns), size and inode are unchanged; the file is
+  stat-ed *before* it is read, so a change during parsing only makes the
+  entry stale.
+- Values are plain JSON: a parser's result must survive a JSON round trip
+  to be cached (recipes do: see ``Recipe.to_cache``).
+- A cache of another format or vance version, or one that cannot be read,
+  is ignored and rebuilt. It is written atomically (temporary file, then
+  rename), so concurrent writers race harmlessly: the last whole file wins.
+- Safe to delete at any time; entries of files that no longer exist are
+  dropped on save.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from vance_cli import __version__
+
+FORMAT = 1
+"""Cache layout version; bump it when a cached parser's output changes."""
+
+FILE_NAME = "documents.json"
+"""The cache file inside ``Paths.cache_dir``."""
+
+
+def _signature(path: Path) -> list[int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size, st.st_ino]
+
+
+class DocumentCache:
+    """Parsed documents keyed by file path and file signature.
+
+    Args:
+        path: the cache file.
+        entries: loaded entries (path → ``{"sig", "kind", "value"}``).
+    """
+
+    def __init__(self, path: Path, entries: dict[str, Any] | None = None) -> None:
+        self.path = path
+        self._entries: dict[str, Any] = entries or {}
+        self._dirty = False
+
+    @classmethod
+    def load(cls, cache_dir: Path) -> DocumentCache:
+        """Read the cache in ``cache_dir``; a missing, broken or foreign one is empty."""
+        path = cache_dir / FILE_NAME
+        try:
+            data = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            return cls(path)
+        if not isinstance(data, dict) or data.get("format") != FORMAT or \
+                data.get("version") != __version__ or not isinstance(data.get("entries"), dict):
+            return cls(path)
+        return cls(path, data["entries"])
+
+    def signature(self, file: Path) -> list[int] | None:
+        """Return the file's (mtime ns, size, inode), or None when it cannot be stat-ed."""
+        return _signature(file)
+
+    def get(self, file: Path, kind: str, signature: list[int] | None) -> Any | None:
+        """Return the cached value of ``file`` for ``kind`` if its signature still matches."""
+        entry = self._entries.get(str(file))
+        if signature is None or not isinstance(entry, dict):
+            return None
+        if entry.get("sig") != signature or entry.get("kind") != kind:
+            return None
+        return entry.get("value")
+
+    def put(self, file: Path, kind: str, signature: list[int] | None, value: Any) -> None:
+        """Remember ``value`` for ``file`` as it was when ``signature`` was taken."""
+        if signature is None:
+            return
+        self._entries[str(file)] = {"sig": signature, "kind": kind, "value": value}
+        self._dirty = True
+
+    def save(self) -> None:
+        """Write the cache if it changed; never raises (a cache write failure costs speed only)."""
+        if not self._dirty:
+            return
+        self._entries = {k: v for k, v in self._entries.items() if os.path.exists(k)}
+        data = {"format": FORMAT, "version": __version__, "entries": self._entries}
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+            os.replace(tmp, self.path)
+            self._dirty = False
+        except OSError:
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:
+                pass

@@ -1,0 +1,352 @@
+"""OpenAI-compatible chat completions: one bounded, redacted call.
+
+Rules (DESIGN.md §10):
+- Any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, LM Studio, llama.cpp
+  server) through the ``openai`` package. ``openai`` costs about 0.6 s to
+  import, so it is imported inside ``complete()`` only: commands that never
+  call an LLM never load it.
+- Every request has an explicit timeout (``llm.timeout`` seconds per attempt;
+  the client's own default is 10 minutes) and at most ``llm.max_retries``
+  retries (connection errors, timeouts, 408/409/429/5xx, with the client's
+  exponential backoff of 0.5 s doubling up to 8 s, or a server's
+  ``Retry-After`` of at most 120 s). Worst case for one call:
+  ``(max_retries + 1) * timeout`` plus the backoff sleeps.
+- Keyless local servers get a placeholder key, because the client refuses
+  to start without one.
+- Every failure is an ``LLMError`` (``timeout`` set when the last attempt
+  timed out). Its message never contains the API key: the key is redacted
+  from any text that came from the client or the server, and the original
+  exception is never chained (``from None``), so no traceback shows it.
+- ``llm.json_mode`` picks the structured-output request: ``json_schema``
+  (a strict schema), ``json_object`` (any JSON object) or ``none``;
+  ``auto`` chooses per endpoint (``resolve_json_mode``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from vance_cli.errors import LLMError, LLMNotConfigured
+
+if TYPE_CHECKING:
+    from vance_cli.config import Settings
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+"""Endpoint used when a key is configured but no base URL (OpenAI itself)."""
+
+PLACEHOLDER_KEY = "no-key-needed"
+"""Sent as the key to keyless local servers (Ollama, vLLM, llama.cpp, LM Studio ignore it)."""
+
+REDACTED = "[REDACTED]"
+"""What a secret is replaced with in messages."""
+
+AUTO_DOWNGRADE_STATUSES = frozenset({400, 422})
+"""Statuses after which a smaller request is tried once (``reduce_request``): servers
+answer these to a parameter they do not support."""
+
+DEFAULT_MAX_TOKENS = 4096
+"""Cap on a reply's length, in tokens: room for a reasoning model's ``<think>`` block;
+a reply cut off there is ``truncated`` (DESIGN.md §5)."""
+
+MAX_ERROR_TEXT = 300
+"""Longest server error text kept in a message, in characters."""
+
+
+@dataclass(frozen=True, slots=True)
+class LLMConfig:
+    """Where and how to call the LLM.
+
+    Attributes:
+        base_url: the endpoint's ``…/v1`` URL.
+        api_key: the key, or None for keyless local servers (never printed).
+        model: model name; None asks the server's ``/v1/models`` for its only model.
+        timeout: seconds per attempt.
+        max_retries: retries after the first attempt.
+        json_mode: ``auto``, ``json_schema``, ``json_object`` or ``none``.
+    """
+
+    base_url: str
+    api_key: str | None = field(repr=False)
+    model: str | None
+    timeout: float = 30.0
+    max_retries: int = 2
+    json_mode: str = "auto"
+
+    @classmethod
+    def from_settings(cls, settings: Settings, model: str | None = None) -> LLMConfig:
+        """Build the config from settings; ``model`` (a caller's preference) beats ``llm.model``.
+
+        Raises:
+            LLMNotConfigured: neither ``llm.base_url`` nor ``llm.api_key`` is set.
+        """
+        if not settings.llm_configured:
+            raise LLMNotConfigured("no LLM configured (set llm.base_url or llm.api_key)")
+        return cls(
+            base_url=(settings.llm_base_url or OPENAI_BASE_URL).rstrip("/"),
+            api_key=settings.llm_api_key or None,
+            model=model or settings.llm_model or None,
+            timeout=settings.llm_timeout,
+            max_retries=settings.llm_max_retries,
+            json_mode=settings.llm_json_mode,
+        )
+
+    @property
+    def endpoint(self) -> str:
+        """The base URL without credentials or query (safe to log and print)."""
+        return safe_endpoint(self.base_url)
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """One chat completion.
+
+    Attributes:
+        text: the assistant message content ("" when the server sent none).
+        finish_reason: ``stop``, ``length`` … as the server said (None when absent).
+        model: the model that answered (as the server reports it).
+        prompt_tokens: input tokens, when reported.
+        completion_tokens: output tokens, when reported.
+        latency_ms: wall time of the whole call including retries, milliseconds.
+        json_mode: the structured-output mode actually sent.
+    """
+
+    text: str
+    finish_reason: str | None
+    model: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_ms: float
+    json_mode: str
+
+
+def safe_endpoint(url: str) -> str:
+    """Return ``url`` without user info, query or fragment (what logs may show)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return f"{parts.scheme}://{host}{parts.path}".rstrip("/")
+
+
+def redact(text: str, secrets: Sequence[str | None]) -> str:
+    """Replace every occurrence of each secret (at least 4 characters) with ``[REDACTED]``."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def _is_local(host: str) -> bool:
+    if host in ("localhost", "host.docker.internal") or host.endswith((".local", ".localhost")):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
+def resolve_json_mode(mode: str, base_url: str) -> str:
+    """Return the structured-output mode to send for ``mode`` at ``base_url``.
+
+    ``auto`` chooses per endpoint:
+
+    - ``api.openai.com`` → ``json_schema`` (strict structured outputs);
+    - a local or private-network host (localhost, 127.0.0.1, 10.x, 192.168.x,
+      ``*.local``), where Ollama, vLLM, LM Studio and llama.cpp server run →
+      ``json_schema``: all four accept it and turn it into constrained
+      decoding, while LM Studio rejects ``json_object``;
+    - any other host (hosted OpenAI-compatible APIs and proxies) →
+      ``json_object``, the mode most of them accept (some reject
+      ``json_schema``).
+
+    In ``auto`` mode a server that rejects the request (HTTP 400/422) is
+    asked once more without ``response_format`` (see ``reduce_request``).
+
+    Args:
+        mode: the ``llm.json_mode`` setting.
+        base_url: the endpoint.
+    """
+    if mode != "auto":
+        return mode
+    host = (urlsplit(base_url).hostname or "").lower()
+    if host == "api.openai.com" or _is_local(host):
+        return "json_schema"
+    return "json_object"
+
+
+def response_format(mode: str, schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Return the ``response_format`` request field for a resolved mode (None for ``none``)."""
+    if mode == "json_schema" and schema is not None:
+        return {"type": "json_schema",
+                "json_schema": {"name": "answer", "strict": True, "schema": dict(schema)}}
+    if mode in ("json_schema", "json_object"):
+        return {"type": "json_object"}
+    return None
+
+
+def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
+             schema: Mapping[str, Any] | None = None,
+             max_tokens: int = DEFAULT_MAX_TOKENS) -> Completion:
+    """Send one chat completion request and return the answer.
+
+    Args:
+        config: endpoint, key, model, timeout, retries, JSON mode.
+        messages: ``[{"role": "system"|"user", "content": …}, …]``.
+        schema: JSON schema of the expected object (used in ``json_schema`` mode).
+        max_tokens: cap on the answer length, in tokens.
+
+    Returns:
+        The Completion (its ``finish_reason`` may be ``length``: the caller decides).
+
+    Raises:
+        LLMError: network error, HTTP error status, timeout (``timeout=True``),
+            or a reply without choices; the message never holds the key.
+    """
+    started = time.monotonic()
+    try:
+        import openai
+    except ImportError as exc:  # pragma: no cover - openai is a dependency
+        raise LLMError(f"the openai package cannot be imported: {exc}") from None
+    secrets = (config.api_key,)
+    client = openai.OpenAI(
+        api_key=config.api_key or PLACEHOLDER_KEY, base_url=config.base_url,
+        timeout=config.timeout, max_retries=config.max_retries,
+    )
+    try:
+        model = config.model or _only_model(client, secrets)
+        request = build_request(config, model, messages, schema, max_tokens)
+        create: Any = client.chat.completions.create  # kwargs are built at run time
+        try:
+            reply = create(**request)
+        except openai.APIStatusError as exc:
+            reduced = reduce_request(request, exc.status_code, _status_text(exc),
+                                     auto=config.json_mode == "auto")
+            if reduced is None:
+                raise
+            request = reduced
+            reply = create(**request)
+    except openai.APITimeoutError:
+        attempts = config.max_retries + 1
+        raise LLMError(f"timed out after {config.timeout:g} s"
+                       + (f" per attempt, {attempts} attempts" if attempts > 1 else ""),
+                       timeout=True) from None
+    except openai.APIStatusError as exc:
+        raise LLMError(describe_status_error(exc, secrets), status=exc.status_code) from None
+    except openai.OpenAIError as exc:
+        raise LLMError(redact(_one_line(str(exc)) or type(exc).__name__, secrets)) from None
+    except Exception as exc:  # anything else from the client stack: still redacted, no chain
+        raise LLMError(redact(f"{type(exc).__name__}: {_one_line(str(exc))}", secrets)) from None
+    finally:
+        client.close()
+    return _completion(reply, model, _mode_of(request), started)
+
+
+def build_request(config: LLMConfig, model: str, messages: Sequence[Mapping[str, str]],
+                  schema: Mapping[str, Any] | None, max_tokens: int) -> dict[str, Any]:
+    """Return the chat completion request body (without the key).
+
+    Temperature 0 for repeatable decisions. OpenAI itself takes the length cap
+    as ``max_completion_tokens`` (its reasoning models refuse ``max_tokens``);
+    other servers as ``max_tokens``.
+    """
+    host = (urlsplit(config.base_url).hostname or "").lower()
+    cap_key = "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
+    request: dict[str, Any] = {"model": model, "messages": [dict(m) for m in messages],
+                               "temperature": 0, cap_key: max_tokens}
+    fmt = response_format(resolve_json_mode(config.json_mode, config.base_url), schema)
+    if fmt is not None:
+        request["response_format"] = fmt
+    return request
+
+
+def reduce_request(request: Mapping[str, Any], status: int, text: str,
+                   auto: bool) -> dict[str, Any] | None:
+    """Return a smaller request to try once after a 400/422, or None to give up.
+
+    A server that rejects ``temperature`` (reasoning models) gets the request
+    without it; in ``auto`` JSON mode a server that rejects the request
+    otherwise gets it without ``response_format`` (it may not support
+    structured output). Explicit JSON modes are never changed.
+
+    Args:
+        request: the request that failed.
+        status: its HTTP status.
+        text: the server's error message.
+        auto: ``llm.json_mode`` is ``auto``.
+    """
+    if status not in AUTO_DOWNGRADE_STATUSES:
+        return None
+    reduced = dict(request)
+    if "temperature" in text.lower():
+        reduced.pop("temperature", None)
+    elif auto:
+        reduced.pop("response_format", None)
+    return reduced if reduced != request else None
+
+
+def _mode_of(request: Mapping[str, Any]) -> str:
+    fmt = request.get("response_format")
+    return str(fmt["type"]) if isinstance(fmt, Mapping) else "none"
+
+
+def _status_text(exc: Any) -> str:
+    return describe_status_error(exc, ())
+
+
+def _completion(reply: Any, model: str, mode: str, started: float) -> Completion:
+    choices = getattr(reply, "choices", None) or []
+    if not choices:
+        raise LLMError("the server's reply holds no choices")
+    choice = choices[0]
+    message = getattr(choice, "message", None)
+    usage = getattr(reply, "usage", None)
+    return Completion(
+        text=str(getattr(message, "content", None) or ""),
+        finish_reason=getattr(choice, "finish_reason", None),
+        model=str(getattr(reply, "model", None) or model),
+        prompt_tokens=getattr(usage, "prompt_tokens", None),
+        completion_tokens=getattr(usage, "completion_tokens", None),
+        latency_ms=round((time.monotonic() - started) * 1000, 1),
+        json_mode=mode,
+    )
+
+
+def _only_model(client: Any, secrets: Sequence[str | None]) -> str:
+    """Ask ``/v1/models`` and return the server's model when it serves exactly one."""
+    names = [m.id for m in client.models.list()]
+    if len(names) == 1:
+        return str(names[0])
+    shown = ", ".join(names[:10]) + (" …" if len(names) > 10 else "")
+    raise LLMError(redact(
+        "no model configured (set llm.model)" + (f"; the server offers: {shown}" if names else ""),
+        secrets))
+
+
+def describe_status_error(exc: Any, secrets: Sequence[str | None]) -> str:
+    """Return ``HTTP <status>: <server message>``, one line, key redacted.
+
+    Args:
+        exc: an ``openai.APIStatusError``.
+        secrets: values to redact.
+    """
+    body = getattr(exc, "body", None)
+    text = ""
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        text = str(inner.get("message", inner) if isinstance(inner, Mapping) else inner)
+    elif body:
+        text = str(body)
+    if not text:
+        text = str(getattr(exc, "message", "") or "")
+    text = redact(_one_line(text), secrets)[:MAX_ERROR_TEXT]  # redact first: a cut key survives
+    return f"HTTP {exc.status_code}" + (f": {text}" if text else "")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

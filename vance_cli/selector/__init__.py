@@ -1,0 +1,13 @@
+"""The recipe selector: picks one recipe for a task, or answers NONE (DESIGN.md §5).
+
+``select()`` is the entry point; ``Decision`` and ``NoneReason`` are its
+result types. ``prompt`` renders the LLM prompt, ``parse`` reads the reply
+tolerantly, ``offline`` decides by lexical ranking when no LLM is configured.
+"""
+
+from __future__ import annotations
+
+from vance_cli.selector.core import select, trigger_match
+from vance_cli.selector.decision import MATCH, NONE, Decision, Mode, NoneReason, Trace
+
+__all__ = ["MATCH", "NONE", "Decision", "Mode", "NoneReason", "Trace", "select", "trigger_match"]

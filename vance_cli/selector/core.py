@@ -1,0 +1,138 @@
+"""``select()``: one task in, one ``Decision`` out — the selector flow of DESIGN.md §5.
+
+Steps, first that decides wins:
+1. empty task → NONE ``empty_task`` (no LLM call);
+2. empty inventory → NONE ``no_recipes`` (no LLM call);
+3. trigger fast path: exactly one recipe has a trigger keyword occurring in
+   the lower-cased task → MATCH (no LLM call);
+4. no LLM configured → the offline selector (``offline.py``);
+5. one LLM call (catalog + inventory, capped at 50 by relevance), tolerant
+   parse, verbatim name check.
+
+``select()`` never raises: every failure becomes NONE through ``none_for``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from vance_cli.selector.decision import (
+    Decision,
+    Mode,
+    NoneReason,
+    Trace,
+    match,
+    none,
+    none_for,
+)
+
+if TYPE_CHECKING:
+    from vance_cli.recipes import Recipe, RecipeSet
+    from vance_cli.workspace import Workspace
+
+Progress = Callable[[], AbstractContextManager[object]]
+"""Factory of a context manager wrapped around the LLM call (the CLI's spinner)."""
+
+
+def trigger_match(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] | None:
+    """Return ``(recipe, keyword)`` when exactly one recipe's trigger keyword occurs in the task.
+
+    The task is lower-cased and its white space collapsed; a keyword occurs
+    when it is a substring of that text.
+
+    Rule: DESIGN.md §5 step 3.
+    """
+    text = " ".join(task.lower().split())
+    found: dict[str, tuple[Recipe, str]] = {}
+    for recipe in inventory:
+        for keyword in recipe.keywords:
+            phrase = " ".join(keyword.split())
+            if phrase and phrase in text:
+                found.setdefault(recipe.name, (recipe, phrase))
+                break
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
+def select(ws: Workspace, task: str, *, model: str | None = None,
+           recipes: RecipeSet | None = None, progress: Progress | None = None) -> Decision:
+    """Choose a recipe for ``task`` or answer NONE; never raises.
+
+    Args:
+        ws: workspace (settings, cascades, active catalog).
+        task: the task text (untrusted).
+        model: the caller's model preference (beats ``llm.model``).
+        recipes: the loaded recipes; loaded from ``ws`` when None.
+        progress: wraps the LLM call (a spinner); not used on other paths.
+
+    Returns:
+        The Decision; its trace's ``latency_ms`` is the whole selection's wall time.
+
+    Rule: DESIGN.md §5.
+    """
+    started = time.monotonic()
+    try:
+        decision = _select(ws, task, model, recipes, progress)
+    except Exception as exc:  # select() never raises (DESIGN.md §5 step 5)
+        reason, rationale = none_for(exc)
+        decision = none(reason, rationale, Mode.PRECHECK)
+    return decision.with_trace(latency_ms=round((time.monotonic() - started) * 1000, 1))
+
+
+def _select(ws: Workspace, task: str, model: str | None, recipes: RecipeSet | None,
+            progress: Progress | None) -> Decision:
+    from vance_cli.recipes import load_recipes
+
+    if not task.strip():
+        return none(NoneReason.EMPTY_TASK, "empty task description", Mode.PRECHECK)
+    inventory = (load_recipes(ws) if recipes is None else recipes).inventory()
+    if not inventory:
+        return none(NoneReason.NO_RECIPES,
+                    "no recipes available: the inventory is empty (every recipe is hidden, "
+                    "internal or failed to load)", Mode.PRECHECK)
+    triggered = trigger_match(task, inventory)
+    if triggered is not None:
+        recipe, keyword = triggered
+        return match(recipe, f"trigger keyword '{keyword}' of recipe '{recipe.name}' occurs "
+                     "in the task", Mode.TRIGGER)
+    if not ws.settings.llm_configured:
+        from vance_cli.selector.offline import select_offline
+
+        return select_offline(task, inventory)
+    return _ask_llm(ws, task, inventory, model, progress)
+
+
+def _ask_llm(ws: Workspace, task: str, inventory: Sequence[Recipe], model: str | None,
+             progress: Progress | None) -> Decision:
+    from vance_cli import llm
+    from vance_cli.ranking import cap_inventory
+    from vance_cli.selector import parse, prompt
+
+    config = llm.LLMConfig.from_settings(ws.settings, model)
+    trace = Trace(model=config.model, endpoint=config.endpoint,
+                  json_mode=llm.resolve_json_mode(config.json_mode, config.base_url))
+    try:
+        shown, _capped = cap_inventory(inventory, task)
+        source, path = prompt.template_source(ws)
+        messages = prompt.render_messages(source, path, task, shown, ws.catalog(),
+                                          len(inventory))
+        with progress() if progress else nullcontext():
+            answer = llm.complete(config, messages, prompt.reply_schema([r.name for r in shown]))
+        trace = replace(trace, model=answer.model, json_mode=answer.json_mode,
+                        raw_reply=answer.text, finish_reason=answer.finish_reason,
+                        prompt_tokens=answer.prompt_tokens,
+                        completion_tokens=answer.completion_tokens)
+        reply = parse.parse_reply(answer.text, answer.finish_reason)
+        if reply.recipe is None:
+            return none(NoneReason.LLM_NONE,
+                        reply.rationale or "the LLM answered NONE without a rationale",
+                        Mode.LLM, trace)
+        by_name = {r.name: r for r in inventory}
+        name = parse.check_name(reply.recipe, list(by_name))
+        return match(by_name[name], reply.rationale or f"the LLM chose '{name}'", Mode.LLM, trace)
+    except Exception as exc:  # every failure becomes NONE; the trace is kept
+        reason, rationale = none_for(exc)
+        return none(reason, rationale, Mode.LLM, trace)
