@@ -249,7 +249,7 @@ def test_run_no_input_with_values_prints_only_the_prompt() -> None:
     result = run_cli(["wizard", "run", "gremium", "--values", str(DATA / "gremium.yaml"),
                       "--no-input", "--print"])
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.startswith('Define a reusable advisory council named "product-board".')
+    assert result.stdout.startswith('Set up a reusable advisory council named "product-board".')
     assert result.stderr == ""
     as_json = run_cli(["wizard", "run", "gremium", "--values", "-", "--print", "--json"],
                       input=(DATA / "gremium.yaml").read_text())
@@ -268,3 +268,39 @@ def test_wizard_list_json_imports_no_prompt_library() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     loaded = {m.split(".")[0] for m in proc.stderr.rsplit("MODULES=", 1)[1].split(",")}
     assert loaded & {"questionary", "prompt_toolkit", "openai", "rich", "click"} == set()
+
+
+# --- submit: the delegate path -------------------------------------------------------------------
+
+DELEGATE_KEYS = {"decision", "recipe", "engine", "rationale", "reason", "process", "fallback"}
+
+
+def test_run_without_print_delegates_with_the_output_of_vance_delegate() -> None:
+    values = str(DATA / "essay-mit-recipe.yaml")
+    prompt = run_cli(["wizard", "render", "essay-mit-recipe", "--values", values,
+                      "--json"]).json()["prompt"]
+    ran = run_cli(["wizard", "run", "essay-mit-recipe", "--values", values, "--no-input",
+                   "--dry-run", "--json"])
+    assert ran.exit_code == 0, ran.stderr
+    delegated = run_cli(["delegate", "--task", "-", "--dry-run", "--json"], input=prompt)
+    assert set(ran.json()) == DELEGATE_KEYS
+    assert ran.json() == delegated.json()
+    human = run_cli(["wizard", "run", "essay-mit-recipe", "--values", values, "--no-input",
+                     "--dry-run"], env={"COLUMNS": "200"})
+    same = run_cli(["delegate", "--task", "-", "--dry-run"], input=prompt,
+                   env={"COLUMNS": "200"})
+    assert human.stdout == same.stdout and "decision:" in human.stdout
+
+
+def test_run_starts_a_process_whose_goal_is_the_prompt() -> None:
+    ran = run_cli(["wizard", "open",
+                   "vance:/wizards/essay-mit-recipe?kind=wizard&recipe=plain&topic=Tea",
+                   "--no-input", "--json"])
+    assert ran.exit_code == 0, ran.stderr
+    result = ran.json()
+    logged = run_cli(["log", "--json", "-n", "1"]).json()[0]
+    assert logged["task"].startswith('Write an essay with the essay recipe "plain"')
+    # "write an essay" is essay-pipeline's trigger keyword: a MATCH with no LLM call
+    assert (result["decision"], result["recipe"]) == ("MATCH", "essay-pipeline")
+    assert logged["decision"] == "MATCH" and logged["processId"] == result["process"]["id"]
+    assert result["process"]["goal"] == logged["task"]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+import subprocess
 import sys
 from collections.abc import Mapping
 from enum import StrEnum
@@ -87,19 +89,40 @@ def _finish(child: pexpect.spawn) -> tuple[int, str]:
     return child.exitstatus, log.read_text(encoding="utf-8")
 
 
+def _vance(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "vance_cli", *args], input=stdin,
+                          capture_output=True, text=True, timeout=TIMEOUT, check=False)
+
+
 @pytest.mark.parametrize("with_argument", [False, True], ids=["editor", "editor-with-arg"])
-def test_run_gremium_prints_the_edited_prompt(tmp_path: Path, with_argument: bool) -> None:
+def test_run_gremium_sends_the_edited_prompt_to_the_selector(tmp_path: Path,
+                                                             with_argument: bool) -> None:
     script = _editor(tmp_path)
     editor = f"{script} --flag" if with_argument else str(script)
-    child = _spawn(["wizard", "run", "gremium", "--print"], {"EDITOR": editor}, tmp_path)
+    child = _spawn(["wizard", "run", "gremium"], {"EDITOR": editor}, tmp_path)
     _answer_gremium(child)
-    child.expect("Answer in two short paragraphs")
+    child.expect(r"decision:\S* (MATCH|NONE)")  # Rich may bold the label
+    decision = child.match.group(1)
+    child.expect(r"rationale:\S* offline selector")  # no LLM configured: the offline selector
     status, log = _finish(child)
     assert status == 0, log
     assert "Traceback" not in log
     args = (tmp_path / "editor-args.log").read_text().split()
     assert (args[0] == "--flag") is with_argument and args[-1].endswith(".md")
-    assert "Weigh cost against user value." in log
+
+    # the selector got the rendered prompt with the editor's purpose and the buffer edit
+    (entry,) = json.loads(_vance("log", "--json", "-n", "1").stdout)
+    task = entry["task"]
+    assert task.startswith('Set up a reusable advisory council named "product-board".')
+    assert "Advise the team on the product roadmap.\nWeigh cost against user value." in task
+    assert "\n- Ada: A pragmatic engineer" in task and "\n- Grace: A user researcher" in task
+    assert "Test question: Should we rewrite billing this quarter?" in task
+    assert task.endswith("Answer in two short paragraphs.")
+    assert entry["decision"] == decision and entry["dryRun"] is False
+
+    # same code path as vance delegate: the same task gets the same decision
+    same = json.loads(_vance("delegate", "--task", "-", "--dry-run", "--json", stdin=task).stdout)
+    assert (same["decision"], same["recipe"]) == (decision, entry["recipe"])
 
 
 def test_print_redirected_to_a_file_holds_only_the_prompt(tmp_path: Path) -> None:
@@ -135,7 +158,7 @@ def test_cancel_exits_130_without_traceback_and_writes_nothing(tmp_path: Path, k
     status, log = _finish(child)
     assert status == 130
     assert "Traceback" not in log and "cancelled" in log
-    assert "Define a reusable advisory council" not in log
+    assert "Set up a reusable advisory council" not in log
 
 
 def test_cancel_in_the_final_buffer_exits_130(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -27,6 +28,8 @@ NoInputOpt = Annotated[bool, typer.Option(
     "--no-input", help="Never prompt: every required value must be given.")]
 PrintOpt = Annotated[bool, typer.Option(
     "--print", help="Print the prompt on stdout instead of sending it to the selector.")]
+DryRunOpt = Annotated[bool, typer.Option(
+    "--dry-run", help="Let the selector decide, but start no process (as vance delegate).")]
 NameArg = Annotated[str, typer.Argument(help="Wizard name, e.g. gremium.")]
 
 LINT_FAILED = 1
@@ -150,16 +153,17 @@ def render(
 @app.command("run")
 def run(
     ctx: typer.Context, name: NameArg, set_: SetOpt = None, values: ValuesOpt = None,
-    no_input: NoInputOpt = False, print_: PrintOpt = False, as_json: JsonFlag = False,
+    no_input: NoInputOpt = False, print_: PrintOpt = False, dry_run: DryRunOpt = False,
+    as_json: JsonFlag = False,
 ) -> None:
     """Fill a wizard on the terminal, edit the prompt, and send it to the selector."""
     from vance_cli.wizards.loader import find_wizard
 
     ws = _workspace(ctx)
     wizard = find_wizard(_wizards(ws), name)
-    stdin_used = values == "-"
-    _run_flow(ctx, wizard, _prefill(wizard, values, set_), no_input, print_, as_json,
-              stdin_used)
+    flow = _Flow(no_input=no_input, print_only=print_, dry_run=dry_run, as_json=as_json,
+                 stdin_used=values == "-")
+    _run_flow(ctx, wizard, _prefill(wizard, values, set_), flow)
 
 
 @app.command("open")
@@ -167,7 +171,8 @@ def open_(
     ctx: typer.Context,
     uri: Annotated[str, typer.Argument(
         metavar="URI", help="A link such as 'vance:/wizards/NAME?kind=wizard&key=value'.")],
-    no_input: NoInputOpt = False, print_: PrintOpt = False, as_json: JsonFlag = False,
+    no_input: NoInputOpt = False, print_: PrintOpt = False, dry_run: DryRunOpt = False,
+    as_json: JsonFlag = False,
 ) -> None:
     """Run the wizard a follow-up link names, with the link's values prefilled."""
     from vance_cli.wizards.followups import parse_link
@@ -177,19 +182,29 @@ def open_(
     link = parse_link(uri)
     ws = _workspace(ctx)
     wizard = find_wizard(_wizards(ws), link.name)
-    _run_flow(ctx, wizard, link_prefill(wizard.spec.fields, link.values), no_input, print_,
-              as_json, False)
+    flow = _Flow(no_input=no_input, print_only=print_, dry_run=dry_run, as_json=as_json)
+    _run_flow(ctx, wizard, link_prefill(wizard.spec.fields, link.values), flow)
 
 
-def _run_flow(ctx: typer.Context, wizard: LoadedWizard, prefill: Prefill, no_input: bool,
-              print_only: bool, as_json: bool, stdin_used: bool) -> None:
+@dataclass(frozen=True, slots=True)
+class _Flow:
+    """How ``run``/``open`` proceed: the flags that shape asking and submitting."""
+
+    no_input: bool = False
+    print_only: bool = False
+    dry_run: bool = False
+    as_json: bool = False
+    stdin_used: bool = False
+
+
+def _run_flow(ctx: typer.Context, wizard: LoadedWizard, prefill: Prefill, flow: _Flow) -> None:
     """Ask (on a terminal), render, let the person edit, then print or delegate."""
     from vance_cli.wizards.form import fill_form, require_complete
     from vance_cli.wizards.prompt import RenderContext, build_prompt
 
     ws = _workspace(ctx)
     lang = ws.settings.lang
-    interactive = not no_input and not stdin_used and sys.stdin.isatty()
+    interactive = not flow.no_input and not flow.stdin_used and sys.stdin.isatty()
     asker = None
     if interactive:
         from vance_cli.cli.ask import TerminalAsker
@@ -197,16 +212,16 @@ def _run_flow(ctx: typer.Context, wizard: LoadedWizard, prefill: Prefill, no_inp
         asker = TerminalAsker(lang)
         answers = fill_form(wizard.spec.fields, prefill.values, asker, lang)
     else:
-        why = "--no-input" if no_input else "stdin is not a terminal"
+        why = "--no-input" if flow.no_input else "stdin is not a terminal"
         require_complete(wizard.spec.fields, prefill.values, why)
         answers = dict(prefill.values)
     text = build_prompt(wizard, answers, RenderContext.of(ws)).text
     if asker is not None:
-        text = _edited(asker, text, print_only)
-    if print_only:
-        output.emit_json({"prompt": text}) if as_json else output.emit_text(text)
+        text = _edited(asker, text, flow.print_only)
+    if flow.print_only:
+        output.emit_json({"prompt": text}) if flow.as_json else output.emit_text(text)
         return
-    _submit(ctx, text, as_json)
+    _submit(ws, text, flow)
 
 
 def _edited(asker: Any, text: str, print_only: bool) -> str:
@@ -221,12 +236,12 @@ def _edited(asker: Any, text: str, print_only: bool) -> str:
     return edited
 
 
-def _submit(ctx: typer.Context, text: str, as_json: bool) -> None:
-    """Send the prompt to the delegate selector, exactly as ``vance delegate --task`` does."""
-    from vance_cli.errors import VanceError
+def _submit(ws: Workspace, text: str, flow: _Flow) -> None:
+    """Send the prompt to the delegate selector: the code path and output of ``vance delegate``."""
+    from vance_cli.cli.delegate import run_delegate
+    from vance_cli.delegate import DelegateRequest
 
-    raise VanceError("sending to the selector is not available yet (vance delegate is not "
-                     "built); use --print", prompt=text)
+    run_delegate(ws, DelegateRequest(task=text, dry_run=flow.dry_run), flow.as_json)
 
 
 @app.command("lint")
