@@ -86,7 +86,8 @@ def test_broken_wizards_beside_the_bundled_ones(project_dir: Path) -> None:
     lint = run_cli(["wizard", "lint", "--json"])
     assert lint.exit_code == 1
     report = lint.json()
-    assert report["ok"] is False
+    assert report["ok"] is False and set(report) == {"ok", "wizards"}
+    assert set(report["wizards"][0]) == {"name", "layer", "path", "ok", "reason"}
     reasons = {o["name"]: o["reason"] for o in report["wizards"] if not o["ok"]}
     assert set(reasons) == {"bad-template", "bad-type", "not-yaml"}
     assert "promptTemplate line 1" in reasons["bad-template"]
