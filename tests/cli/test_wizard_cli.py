@@ -96,7 +96,7 @@ def test_broken_wizards_beside_the_bundled_ones(project_dir: Path) -> None:
     assert sum(o["ok"] for o in report["wizards"]) == 5
 
     human = run_cli(["wizard", "lint"], env={"COLUMNS": "250"})
-    assert human.exit_code == 1 and "BROKEN" in human.stdout and "3 broken" in human.stdout
+    assert human.exit_code == 1 and "BROKEN" in human.stdout and "3 broken" in human.stderr
 
 
 def test_lint_paths_and_exit_codes(tmp_path: Path) -> None:
