@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -42,12 +43,18 @@ class Key(StrEnum):
     END_OF_BUFFER = "\x1b>"  # Esc > (emacs): move to the end of the buffer
 
 
+def _default_sigint() -> None:
+    # A test run started in the background of a non-interactive shell (`pytest &`) inherits
+    # SIGINT ignored, and Python keeps an ignored SIGINT: Ctrl-C would then do nothing.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _spawn(tmp_path: Path, *args: str, env: Mapping[str, str] | None = None) -> pexpect.spawn:
     full_env = {**os.environ, **(env or {}), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1",
                 "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
     child = pexpect.spawn(sys.executable, ["-m", "vance_cli", *args, "shell"], env=full_env,
                           cwd=str(tmp_path), encoding="utf-8", timeout=TIMEOUT,
-                          dimensions=(50, 200))
+                          dimensions=(50, 200), preexec_fn=_default_sigint)
     child.logfile_read = open(tmp_path / "pty.log", "a", encoding="utf-8")
     child.expect(PROMPT)
     return child
