@@ -23,6 +23,10 @@ Invariants (DESIGN.md §4):
   run and the script exits quietly; the previous handler is restored after.
 - A worker killed outright (SIGKILL, a crash) stops stamping; the next
   ``vance process show|list|wait`` closes it as STALE (``lifecycle.reap_stale``).
+- A launcher that starts a detached worker (the async Slartibartfast
+  fallback) calls ``hand_over`` with the new pid at once, so a worker that
+  dies before its first heartbeat is caught too; the worker then enters
+  ``running(..., adopt=True)``.
 """
 
 from __future__ import annotations

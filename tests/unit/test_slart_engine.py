@@ -310,3 +310,57 @@ def test_each_request_fits_in_the_time_left(timeout: float, retries: int, remain
     config = llm.LLMConfig("http://127.0.0.1:1/v1", None, "m", timeout, retries, "json_schema")
     bounded = bounded_config(config, remaining)
     assert (bounded.timeout, bounded.max_retries, bounded.json_mode) == (*expected, "none")
+
+
+def test_a_name_taken_meanwhile_keeps_the_recipe_but_fails_the_start(
+        server_env: ScriptedLLMServer) -> None:
+    ws = _ws()
+    server_env.reply(NONE)
+    server_env.reply(recipe(), delay=1)
+
+    def take_the_name() -> None:
+        while len(server_env.chat_requests) < 2:
+            time.sleep(0.02)
+        create_process(_ws(), ProcessSpec(recipe="coding", name="lights"))
+
+    taker = threading.Thread(target=take_the_name)
+    taker.start()
+    fallback = _run(ws)
+    taker.join()
+    assert fallback.outcome is Outcome.FAILED and fallback.process is None
+    assert fallback.recipe_name is not None and fallback.file is not None
+    assert fallback.file.is_file()
+    assert f"start it with 'vance process create --recipe {fallback.recipe_name}" in \
+        fallback.rationale
+    assert "already exists" in fallback.rationale
+
+
+def test_a_tenant_can_give_slartibartfast_its_own_model(server_env: ScriptedLLMServer,
+                                                        tenant_dir: Path) -> None:
+    build_file_tree(tenant_dir, {"recipes/slartibartfast.yaml": """
+        engine: slartibartfast
+        description: Design a new recipe.
+        internal: true
+        params: {model: designer-model}
+    """})
+    server_env.reply(NONE)
+    server_env.reply(recipe())
+    assert _run(_ws()).outcome is Outcome.GENERATED
+    models = [r.json["model"] for r in server_env.chat_requests]
+    assert models == ["test-model", "designer-model"]
+
+
+def test_offline_none_with_the_fallback_on_stays_light() -> None:
+    """A fresh install's NONE runs the fallback (FAILED: no LLM) without loading the LLM stack."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom vance_cli.cli.boundary import run\n"
+            "run(['delegate', '--task', 'Turn off the lights', '--json'])\n"
+            "sys.stderr.write('\\nMODULES=' + ','.join(sorted(sys.modules)))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert '"outcome": "FAILED"' in proc.stdout
+    loaded = {m.split(".")[0] for m in proc.stderr.rsplit("MODULES=", 1)[1].split(",")}
+    assert loaded & {"openai", "httpx", "jinja2", "json_repair", "rich"} == set()
+    assert "vance_cli" in loaded

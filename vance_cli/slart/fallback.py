@@ -224,7 +224,7 @@ def start_slart(ws: Workspace, request: DelegateRequest, parent: str | None,
     """
     from vance_cli.delegate import default_name
     from vance_cli.slart.audit import AUDIT_FILE
-    from vance_cli.slart.engine import Control, Plan
+    from vance_cli.slart.engine import Control, plan_for
 
     target = request.name or default_name(request.task)
     run_id, folder = _new_run_folder(ws)
@@ -239,9 +239,7 @@ def start_slart(ws: Workspace, request: DelegateRequest, parent: str | None,
                          processName=process.name, parentProcessId=parent, mode=mode,
                          task=request.task, timeoutSeconds=timeout,
                          deadline=_iso(deadline), maxAttempts=ws.settings.fallback_max_repairs + 1)
-    plan = Plan(process.id, request.task, run_id, model, deadline, timeout,
-                ws.settings.fallback_max_repairs + 1)
-    return Started(process, plan, Control(audit), target)
+    return Started(process, plan_for(ws, process, deadline, timeout), Control(audit), target)
 
 
 def _iso(epoch: float) -> str:
