@@ -185,11 +185,21 @@ def test_two_none_delegates_with_one_name(llm_server: ScriptedLLMServer) -> None
     ["--fallback-timeout", "0"],
     ["--fallback-timeout", "-3"],
     ["--fallback-timeout", "soon"],
+    ["--fallback-timeout", "nan"],
+    ["--fallback-timeout", "inf"],
+    ["--fallback-timeout", "1e9"],
 ])
 def test_bad_fallback_flags_exit_2(args: list[str]) -> None:
     result = run_cli(["delegate", "--task", "Turn off the lights", *args])
     assert result.exit_code == 2, (result.stdout, result.stderr)
     assert processes() == []
+
+
+def test_a_bad_configured_timeout_is_an_input_error(llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply(NONE)
+    result = run_cli(["delegate", "--task", TASK, "--json"],
+                     env={**llm_server.env(), "VANCE_FALLBACK_TIMEOUT": "1e12"})
+    assert result.exit_code == 2 and "fallback timeout" in result.stderr
 
 
 def test_timeout_comes_from_config(llm_server: ScriptedLLMServer) -> None:

@@ -26,6 +26,7 @@ Rules (DESIGN.md §6):
 
 from __future__ import annotations
 
+import math
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -51,6 +52,10 @@ SLART_PREFIX = "delegate-fallback-slart-"
 
 NO_LLM = "no_llm"
 """``FallbackResult.code`` when no LLM is configured (people get a hint, not an alarm)."""
+
+MAX_TIMEOUT = 7 * 24 * 3600.0
+"""Longest fallback cutoff accepted, in seconds: a week (a larger value is more likely a typo
+than intent, and a deadline must stay a representable date)."""
 
 NUMBERED_VARIANTS = 8
 """Numbered name variants (``-2`` … ``-9``) tried before random suffixes."""
@@ -122,9 +127,8 @@ class Fallback:
     progress: Progress | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        if self.timeout is not None and not self.timeout > 0:
-            raise InputError("the fallback timeout must be greater than 0 seconds",
-                             field="fallback_timeout")
+        if self.timeout is not None:
+            check_timeout(self.timeout)
 
     def __call__(self, ws: Workspace, request: DelegateRequest,
                  decision: Decision) -> FallbackResult:
@@ -140,12 +144,24 @@ class Fallback:
             return FallbackResult(Outcome.FAILED, "dry run: Slartibartfast was not run")
         if not ws.settings.llm_configured:
             return FallbackResult(Outcome.FAILED, NO_LLM_REASON, code=NO_LLM)
-        timeout = self.timeout or ws.settings.fallback_timeout
+        timeout = check_timeout(self.timeout or ws.settings.fallback_timeout)
         if self.background:
             from vance_cli.slart.launch import start_background
 
             return start_background(ws, request, timeout)
         return run_sync(ws, request, timeout, self.progress)
+
+
+def check_timeout(seconds: float) -> float:
+    """Return ``seconds`` when it is a usable cutoff: finite, > 0, at most ``MAX_TIMEOUT``.
+
+    Raises:
+        InputError: anything else (0, negative, ``nan``, ``inf``, more than a week).
+    """
+    if not (math.isfinite(seconds) and 0 < seconds <= MAX_TIMEOUT):
+        raise InputError(f"the fallback timeout must be more than 0 and at most {MAX_TIMEOUT:g}"
+                         f" seconds, not {seconds:g}", field="fallback_timeout")
+    return seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,10 +251,16 @@ def start_slart(ws: Workspace, request: DelegateRequest, parent: str | None,
         folder.rmdir()
         raise
     deadline = time.time() + timeout
-    audit = Audit.create(folder / AUDIT_FILE, runId=run_id, slartProcessId=process.id,
-                         processName=process.name, parentProcessId=parent, mode=mode,
-                         task=request.task, timeoutSeconds=timeout,
-                         deadline=_iso(deadline), maxAttempts=ws.settings.fallback_max_repairs + 1)
+    try:
+        audit = Audit.create(folder / AUDIT_FILE, runId=run_id, slartProcessId=process.id,
+                             processName=process.name, parentProcessId=parent, mode=mode,
+                             task=request.task, timeoutSeconds=timeout, deadline=_iso(deadline),
+                             maxAttempts=ws.settings.fallback_max_repairs + 1)
+    except OSError as exc:  # the process must not stay IDLE with nobody to run it
+        from vance_cli.lifecycle import close_process
+
+        close_process(ws, process.id, "STALE", {"reason": f"cannot write the audit: {exc}"})
+        raise
     return Started(process, plan_for(ws, process, deadline, timeout), Control(audit), target)
 
 
