@@ -379,4 +379,4 @@ def _spawn_generated(ws: Workspace, request: DelegateRequest, generated: Fallbac
         f"'vance process create --recipe {generated.recipe_name} --name NAME'"))
 
 
-__all__ = ["Fallback", "FallbackResult", "Outcome", "layer_path", "run_sync", "start_slart"]
+__all__ = ["Fallback", "FallbackResult", "Outcome", "check_timeout", "run_sync", "start_slart"]
