@@ -132,6 +132,8 @@ KEYS: tuple[KeySpec, ...] = (
             help="operator's engine catalog file, activated by 'vance catalog reload'"),
     KeySpec("fallback.timeout", _to_positive_float, ("VANCE_FALLBACK_TIMEOUT",),
             help="seconds the Slartibartfast fallback may run"),
+    KeySpec("fallback.max_repairs", _to_nonneg_int, ("VANCE_FALLBACK_MAX_REPAIRS",),
+            help="times Slartibartfast may repair a recipe that failed validation"),
     KeySpec("log.tasks", _to_bool, ("VANCE_LOG_TASKS",),
             help="store task text in the decision log (false: only its hash)"),
     KeySpec("process.heartbeat_interval", _to_positive_float, ("VANCE_HEARTBEAT_INTERVAL",),
@@ -197,6 +199,7 @@ def _defaults(environ: Mapping[str, str]) -> dict[str, Any]:
         "llm.json_mode": "auto",
         "catalog.file": None,
         "fallback.timeout": 240.0,
+        "fallback.max_repairs": 2,
         "log.tasks": True,
         "process.heartbeat_interval": 5.0,
         "process.stale_timeout": 30.0,
@@ -227,6 +230,7 @@ class Settings:
     llm_json_mode: str
     catalog_file: str | None
     fallback_timeout: float
+    fallback_max_repairs: int
     log_tasks: bool
     process_heartbeat_interval: float
     process_stale_timeout: float

@@ -8,9 +8,12 @@ Flow of ``delegate()``:
 3. MATCH and not a dry run → process_create (§4) unchanged: goal = the task;
    title, steer and params passed 1:1; the name is ``--name`` or a slug of
    the task plus a short random suffix.
-4. NONE whose reason is ``fallback_eligible`` → the fallback runner, when
-   one is given. This is the one place the Slartibartfast fallback (§6)
-   plugs in; without a runner, ``fallback`` is null.
+4. NONE whose reason is ``fallback_eligible``, not a dry run → the fallback
+   runner, when one is given. This is the one place the Slartibartfast
+   fallback (§6) plugs in; without a runner, ``fallback`` is null. With a
+   runner, any other NONE (an LLM failure …) keeps ``fallback`` null and its
+   rationale says why (``NoneReason.no_fallback_note``); the decision log
+   keeps the selector's own rationale.
 5. Every selector call is written to the decision log, with the process it
    started — also when starting the process failed.
 """
@@ -21,7 +24,7 @@ import re
 import secrets
 import unicodedata
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vance_cli.errors import DuplicateProcessName, VanceError
@@ -192,7 +195,8 @@ def delegate(ws: Workspace, request: DelegateRequest, *, progress: Progress | No
     try:
         if decision.recipe is not None and not request.dry_run:
             process = _spawn(ws, request, decision.recipe, caller.id if caller else None)
-        elif decision.reason is not None and decision.reason.fallback_eligible and fallback:
+        elif decision.reason is not None and decision.reason.fallback_eligible and fallback \
+                and not request.dry_run:
             outcome = fallback(ws, request, decision)
     finally:
         started = process or (outcome.process if outcome else None)
@@ -200,7 +204,9 @@ def delegate(ws: Workspace, request: DelegateRequest, *, progress: Progress | No
             ws.db, ws.settings.tenant, ws.settings.session, request.task, decision,
             keep_task=request.log_task and ws.settings.log_tasks,
             process_id=started.id if started else None, dry_run=request.dry_run)
-    return DelegateResult(decision, process, outcome, request.dry_run, log_id, warnings)
+    note = decision.reason.no_fallback_note if decision.reason and fallback else None
+    shown = replace(decision, rationale=f"{decision.rationale} — {note}") if note else decision
+    return DelegateResult(shown, process, outcome, request.dry_run, log_id, warnings)
 
 
 def _check_name_first(ws: Workspace, request: DelegateRequest) -> None:

@@ -23,6 +23,10 @@ Invariants (DESIGN.md §4):
   run and the script exits quietly; the previous handler is restored after.
 - A worker killed outright (SIGKILL, a crash) stops stamping; the next
   ``vance process show|list|wait`` closes it as STALE (``lifecycle.reap_stale``).
+- A launcher that starts a detached worker (the async Slartibartfast
+  fallback) calls ``hand_over`` with the new pid at once, so a worker that
+  dies before its first heartbeat is caught too; the worker then enters
+  ``running(..., adopt=True)``.
 """
 
 from __future__ import annotations
@@ -154,8 +158,36 @@ class Run:
         return closed_from is not None
 
 
+def hand_over(ws: Workspace, process_id: str, pid: int) -> bool:
+    """Mark a process RUNNING under a worker a launcher just started (``pid``).
+
+    A detached worker needs a moment to start; recording its pid at once lets
+    stale detection see a worker that died before its first heartbeat. The
+    worker then enters ``running(..., adopt=True)``. If the worker was faster
+    and already made the process RUNNING itself, nothing changes.
+
+    Args:
+        ws: workspace.
+        process_id: full id of a process in a status that may start a turn.
+        pid: the worker's OS pid.
+
+    Returns:
+        True when this call moved the process to RUNNING.
+    """
+    with ws.db.transaction():
+        current = load_process(ws, process_id)
+        if current.status is Status.RUNNING:
+            return False
+        moved = apply_transition(ws.db, current.id, current.status, Status.RUNNING,
+                                 note=f"worker {pid} launched")
+        if moved:
+            store.set_worker(ws.db, current.id, pid)
+        return moved
+
+
 @contextmanager
-def running(ws: Workspace, process_id: str, handle_sigterm: bool = True) -> Iterator[Run]:
+def running(ws: Workspace, process_id: str, handle_sigterm: bool = True,
+            adopt: bool = False) -> Iterator[Run]:
     """Run a turn of a process: RUNNING with a heartbeat, then closed or back to IDLE.
 
     Args:
@@ -163,6 +195,8 @@ def running(ws: Workspace, process_id: str, handle_sigterm: bool = True) -> Iter
         process_id: full id or unique prefix of a process in INIT, IDLE, PAUSED,
             SUSPENDED or BLOCKED.
         handle_sigterm: in the main thread, turn SIGTERM into ``WorkerTerminated``.
+        adopt: take over a process a launcher already made RUNNING under this
+            pid (``hand_over``) instead of failing on RUNNING → RUNNING.
 
     Yields:
         A Run: ``close()``, ``stop_requested``, ``process()``.
@@ -174,13 +208,14 @@ def running(ws: Workspace, process_id: str, handle_sigterm: bool = True) -> Iter
     db, pid = ws.db, os.getpid()
     with db.transaction():
         current = load_process(ws, process_id)
-        apply_transition(db, current.id, current.status, Status.RUNNING, note=f"worker {pid}")
+        if not (adopt and current.status is Status.RUNNING and current.worker_pid == pid):
+            apply_transition(db, current.id, current.status, Status.RUNNING, note=f"worker {pid}")
         store.set_worker(db, current.id, pid)
     settings = ws.settings
     beat = Heartbeat(settings.paths.db_file, current.id, pid, heartbeat_interval(
         settings.process_heartbeat_interval, settings.process_stale_timeout))
     run = Run(ws, current.id, beat)
-    previous = _install_sigterm() if handle_sigterm else None
+    previous = install_sigterm() if handle_sigterm else None
     beat.start()
     try:
         yield run
@@ -208,7 +243,12 @@ def _close_after(run: Run, exc: BaseException) -> None:
     run.close(CloseReason.STALE, {"reason": message}, note=message)
 
 
-def _install_sigterm() -> Any:
+def install_sigterm() -> Any:
+    """In the main thread, make SIGTERM raise ``WorkerTerminated``; return the old handler.
+
+    Returns None (and changes nothing) in any other thread; pass the result
+    to ``restore_sigterm``.
+    """
     if threading.current_thread() is not threading.main_thread():
         return None
 
@@ -216,3 +256,9 @@ def _install_sigterm() -> Any:
         raise WorkerTerminated
 
     return signal.signal(signal.SIGTERM, _terminate)
+
+
+def restore_sigterm(previous: Any) -> None:
+    """Put back the SIGTERM handler ``install_sigterm`` replaced (None: nothing to do)."""
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from vance_cli.cli import context, output
+from vance_cli.cli.fallback import SPINNER_TEXT as FALLBACK_SPINNER
+from vance_cli.cli.fallback import check_flags, fallback_pairs
 
 if TYPE_CHECKING:
     from vance_cli.delegate import DelegateRequest, DelegateResult
@@ -47,19 +49,22 @@ def print_result(result: DelegateResult, as_json: bool = False) -> None:
         pairs.append(("process", f"{process['id']} ({process['name']}, {process['status']})"))
     elif result.dry_run and data["recipe"]:
         pairs.append(("process", "none (dry run: nothing started)"))
-    if data["fallback"]:
-        pairs.append(("fallback", f"{data['fallback'].get('outcome')}: "
-                                  f"{data['fallback'].get('rationale', '')}"))
+    pairs += fallback_pairs(result)
     output.fields(pairs)
 
 
-def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False) -> DelegateResult:
+def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False, *,
+                 fallback: bool = True, background: bool = False,
+                 fallback_timeout: float | None = None) -> DelegateResult:
     """Delegate one request and print the result (shared by delegate, wizards and the shell).
 
     Args:
         ws: the command's workspace.
         request: task and process options.
         as_json: print the JSON document instead of human output.
+        fallback: run the Slartibartfast fallback for a NONE that means "nothing fits".
+        background: run it in a detached worker (``--async-fallback``).
+        fallback_timeout: its cutoff in seconds; None → ``fallback.timeout``.
 
     Returns:
         The result, for callers that act on it (exit codes, follow-ups).
@@ -68,8 +73,12 @@ def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False)
         VanceError: as ``vance_cli.delegate.delegate`` (the boundary maps it).
     """
     from vance_cli.delegate import delegate
+    from vance_cli.slart import Fallback
 
-    result = delegate(ws, request, progress=lambda: output.status(SPINNER_TEXT))
+    runner = Fallback(background, fallback_timeout,
+                      progress=lambda: output.status(FALLBACK_SPINNER)) if fallback else None
+    result = delegate(ws, request, progress=lambda: output.status(SPINNER_TEXT),
+                      fallback=runner)
     for warning in result.warnings:
         output.warn(warning)
     print_result(result, as_json)
@@ -97,6 +106,16 @@ def command(
     no_log: Annotated[bool, typer.Option(
         "--no-log", help="Keep the task private: the decision log stores only its hash.")
     ] = False,
+    no_fallback: Annotated[bool, typer.Option(
+        "--no-fallback", help="On NONE, do not let Slartibartfast design a new recipe.")
+    ] = False,
+    async_fallback: Annotated[bool, typer.Option(
+        "--async-fallback", help="Run Slartibartfast in the background and return at once "
+        "(PENDING); its end is an event for --caller (else the session root).")] = False,
+    fallback_timeout: Annotated[float | None, typer.Option(
+        "--fallback-timeout", metavar="S",
+        help="Stop Slartibartfast after S seconds (default: config fallback.timeout, 240).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
     """Pick the recipe for a task (or NONE) and start a process for it."""
@@ -104,11 +123,13 @@ def command(
     from vance_cli.delegate import DelegateRequest
     from vance_cli.errors import EXIT_NO_MATCH
 
+    check_flags(no_fallback, async_fallback, fallback_timeout)
     request = DelegateRequest(
         task=read_task(task), name=name, title=title, steer=steer,
         params=parse_assignments(param, "--param"), caller=caller, dry_run=dry_run,
         log_task=not no_log,
     )
-    result = run_delegate(context.workspace(ctx), request, as_json)
+    result = run_delegate(context.workspace(ctx), request, as_json, fallback=not no_fallback,
+                          background=async_fallback, fallback_timeout=fallback_timeout)
     if require_match and not result.decision.matched:
         raise typer.Exit(EXIT_NO_MATCH)

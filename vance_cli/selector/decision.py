@@ -68,6 +68,23 @@ class NoneReason(StrEnum):
         """
         return self in _FALLBACK_ELIGIBLE
 
+    @property
+    def no_fallback_note(self) -> str | None:
+        """Why this NONE gets no Slartibartfast fallback, or None (eligible, or empty task).
+
+        Appended to the rationale shown when the fallback is on, so the
+        output says why nothing was designed (DESIGN.md §5 step 7).
+        """
+        if self.fallback_eligible or self is NoneReason.EMPTY_TASK:
+            return None
+        if self in (NoneReason.LLM_ERROR, NoneReason.TIMEOUT):
+            return ("no Slartibartfast fallback: the LLM call failed, and Slartibartfast "
+                    "would call the same endpoint")
+        if self is NoneReason.SELECTOR_ERROR:
+            return "no Slartibartfast fallback: the selector could not run"
+        return ("no Slartibartfast fallback: the selector's reply was unusable, so it is not "
+                "known that no recipe fits; try again")
+
 
 _FALLBACK_ELIGIBLE = frozenset({
     NoneReason.NO_RECIPES, NoneReason.UNKNOWN_RECIPE, NoneReason.LLM_NONE,

@@ -1,0 +1,277 @@
+"""``vance delegate --async-fallback``: real ``vance`` processes and a detached worker."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import build_file_tree
+from llm_server import ScriptedLLMServer
+
+from vance_cli.config import load_settings
+from vance_cli.lifecycle import is_pid_alive
+from vance_cli.paths import bundled_dir
+from vance_cli.processes import load_process
+from vance_cli.workspace import Workspace
+
+TASK = "Turn off the kitchen lights"
+NONE = '{"decision": "NONE", "recipe": null, "rationale": "No recipe controls devices."}'
+RECIPE = ("<think>one device job: ford</think>\n```yaml\nname: smart-home-control\n"
+          "title: Control smart-home devices\nengine: ford\ndescription: >-\n"
+          "  Switches smart-home devices on and off.\ntags: [switch, schalten]\n```\nDone.")
+FAST = {"VANCE_HEARTBEAT_INTERVAL": "0.1", "VANCE_STALE_TIMEOUT": "2"}
+
+
+@pytest.fixture()
+def env(llm_server: ScriptedLLMServer) -> dict[str, str]:
+    return {**os.environ, **llm_server.env()}
+
+
+@pytest.fixture(autouse=True)
+def no_stray_workers() -> Iterator[None]:
+    """Kill any worker a failed test left behind (the worker pid is on the process row)."""
+    yield
+    db_file = Workspace(load_settings()).settings.paths.db_file
+    if not db_file.exists():
+        return
+    ws = Workspace(load_settings())
+    rows = ws.db.query("SELECT worker_pid FROM processes WHERE worker_pid IS NOT NULL")
+    ws.close()
+    for (pid,) in rows:
+        if pid != os.getpid() and is_pid_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def vance(env: dict[str, str], *args: str, timeout: float = 60
+          ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "vance_cli", *args], capture_output=True,
+                          text=True, env=env, timeout=timeout, check=False)
+
+
+def vance_json(env: dict[str, str], *args: str) -> Any:
+    result = vance(env, *args, "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def hide_every_recipe(project_dir: Path) -> None:
+    """Override each bundled recipe as internal: the inventory is empty (NONE, no LLM call)."""
+    recipes = bundled_dir("catalog") / "recipes"
+    build_file_tree(project_dir, {f"recipes/{p.name}": "engine: ford\ndescription: hidden\n"
+                                  "internal: true\n" for p in recipes.glob("*.yaml")})
+
+
+def worker_log(slart_id: str) -> str:
+    path = Workspace(load_settings()).settings.paths.logs_dir / f"slart-{slart_id}.log"
+    return path.read_text(encoding="utf-8") if path.exists() else "(no log)"
+
+
+def test_async_returns_at_once_and_notifies_the_caller(
+        llm_server: ScriptedLLMServer, env: dict[str, str], project_dir: Path) -> None:
+    hide_every_recipe(project_dir)  # the selector answers NONE without an LLM call
+    data = {}
+    # Wall time on a shared machine is noisy: the best of up to 5 runs must be under 1 s.
+    # A command that waited for Slart (whose reply takes 1.5 s) could never get there.
+    for attempt in range(5):
+        llm_server.reply(RECIPE, delay=1.5)
+        me = vance_json(env, "process", "create", "--recipe", "discuss", "--name",
+                        f"me{attempt}")["id"]
+        started = time.monotonic()
+        result = vance(env, "delegate", "--task", TASK, "--caller", me, "--async-fallback",
+                       "--json")
+        elapsed = time.monotonic() - started
+        assert result.returncode == 0, result.stderr
+        data = json.loads(result.stdout)
+        if elapsed < 1.0:
+            break
+        vance(env, "process", "wait", data["fallback"]["slartProcessId"], "--timeout", "30")
+    assert elapsed < 1.0, f"async delegate took {elapsed:.2f} s"
+    assert (data["decision"], data["reason"], data["process"]) == ("NONE", "no_recipes", None)
+    fallback = data["fallback"]
+    assert (fallback["outcome"], fallback["recipeName"], fallback["recipePath"]) == \
+        ("PENDING", None, None)
+    slart = fallback["slartProcessId"]
+    # the CLI has exited; the worker is still waiting for the slow reply
+    running = vance_json(env, "process", "show", slart)
+    assert (running["status"], running["parentProcessId"]) == ("RUNNING", me), worker_log(slart)
+    assert vance_json(env, "process", "events", "--for", me) == []
+    waited = vance(env, "process", "wait", slart, "--timeout", "30")
+    assert waited.returncode == 0, (waited.stdout, worker_log(slart))
+    [event] = vance_json(env, "process", "events", "--for", me)
+    assert (event["kind"], event["source"], event["payload"]["closeReason"]) == \
+        ("child_closed", slart, "DONE")
+    generated = event["payload"]["result"]
+    assert generated["recipeName"].endswith("/smart-home-control")
+    assert (project_dir / generated["recipePath"]).is_file()
+    human = vance(env, "process", "events", "--for", me)
+    assert generated["recipePath"] in human.stdout
+    # async never spawns the generated recipe
+    recipes = {p["recipe"] for p in vance_json(env, "process", "list")}
+    assert recipes == {"discuss", "slartibartfast"}
+    assert "closed DONE" in worker_log(slart)
+
+
+def test_async_with_an_llm_selector_does_not_wait_for_slart(
+        llm_server: ScriptedLLMServer, env: dict[str, str]) -> None:
+    llm_server.reply(NONE)
+    llm_server.reply(RECIPE, delay=6)
+    started = time.monotonic()
+    result = vance(env, "delegate", "--task", TASK, "--async-fallback", "--json")
+    elapsed = time.monotonic() - started
+    data = json.loads(result.stdout)
+    assert data["fallback"]["outcome"] == "PENDING"
+    assert elapsed < 6, "the CLI waited for the Slart reply"
+    slart = data["fallback"]["slartProcessId"]
+    assert vance(env, "process", "wait", slart, "--timeout", "30").returncode == 0
+
+
+def test_without_caller_the_session_root_gets_the_event(
+        llm_server: ScriptedLLMServer, env: dict[str, str], project_dir: Path) -> None:
+    hide_every_recipe(project_dir)
+    llm_server.reply(RECIPE)
+    llm_server.reply("no recipe today")
+    llm_server.reply("still none")
+    llm_server.reply("none again")
+    first = json.loads(vance(env, "delegate", "--task", TASK, "--name", "lights",
+                             "--async-fallback", "--json").stdout)["fallback"]
+    assert vance(env, "process", "wait", first["slartProcessId"]).returncode == 0
+    second = json.loads(vance(env, "delegate", "--task", TASK, "--name", "lights",
+                              "--async-fallback", "--json").stdout)["fallback"]
+    assert second["outcome"] == "PENDING", second
+    failed = vance(env, "process", "wait", second["slartProcessId"], "--timeout", "30")
+    assert failed.returncode == 1  # closed, not DONE
+    listed = {p["name"]: p for p in vance_json(env, "process", "list")}
+    root = listed["_session-root"]
+    assert root["recipe"] == "session-root"
+    assert {listed["delegate-fallback-slart-lights"]["parentProcessId"],
+            listed["delegate-fallback-slart-lights-2"]["parentProcessId"]} == {root["id"]}
+    events = vance_json(env, "process", "events", "--for", root["id"])
+    assert [e["payload"]["closeReason"] for e in events] == ["DONE", "STALE"]
+    assert "no valid recipe after 3 tries" in events[1]["payload"]["result"]["reason"]
+    assert "auditPath" in events[1]["payload"]["result"]
+
+
+def test_sigkilled_worker_is_reported_stale(llm_server: ScriptedLLMServer,
+                                            env: dict[str, str], project_dir: Path) -> None:
+    env = {**env, **FAST}  # heartbeat every 0.1 s, stale after 2 s
+    hide_every_recipe(project_dir)
+    llm_server.reply(RECIPE, delay=30)
+    me = vance_json(env, "process", "create", "--recipe", "discuss", "--name", "me")["id"]
+    data = json.loads(vance(env, "delegate", "--task", TASK, "--caller", me,
+                            "--async-fallback", "--json").stdout)
+    slart = data["fallback"]["slartProcessId"]
+    ws = Workspace(load_settings())
+    pid = load_process(ws, slart).worker_pid
+    ws.close()
+    assert pid is not None and is_pid_alive(pid)
+    deadline = time.monotonic() + 20
+    while not llm_server.chat_requests and time.monotonic() < deadline:
+        time.sleep(0.05)  # mid-run: the worker has sent its request
+    assert llm_server.chat_requests, worker_log(slart)
+    os.kill(pid, signal.SIGKILL)
+    time.sleep(float(FAST["VANCE_STALE_TIMEOUT"]) + 0.3)
+    shown = vance_json(env, "process", "show", slart)
+    assert (shown["status"], shown["closeReason"]) == ("CLOSED", "STALE")
+    assert f"worker process {pid} is gone" in shown["result"]["reason"]
+    [event] = vance_json(env, "process", "events", "--for", me)
+    assert event["payload"]["closeReason"] == "STALE"
+
+
+def test_stop_ends_the_background_worker(llm_server: ScriptedLLMServer,
+                                         env: dict[str, str], project_dir: Path) -> None:
+    hide_every_recipe(project_dir)
+    llm_server.reply(RECIPE, delay=30)
+    data = json.loads(vance(env, "delegate", "--task", TASK, "--async-fallback",
+                            "--json").stdout)
+    slart = data["fallback"]["slartProcessId"]
+    ws = Workspace(load_settings())
+    pid = load_process(ws, slart).worker_pid
+    ws.close()
+    assert pid is not None
+    stopped = vance_json(env, "process", "stop", slart)
+    assert stopped["signalledPid"] == pid
+    deadline = time.monotonic() + 10
+    while is_pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not is_pid_alive(pid), worker_log(slart)
+    shown = vance_json(env, "process", "show", slart)
+    assert (shown["status"], shown["closeReason"]) == ("CLOSED", "STOPPED")
+    assert "received SIGTERM" in worker_log(slart)
+    audit_file = next((project_dir / "recipes" / "_slart").glob("*/audit.json"))
+    assert json.loads(audit_file.read_text())["state"] == "STOPPED"
+
+
+def test_async_cutoff_stops_the_worker(llm_server: ScriptedLLMServer, env: dict[str, str],
+                                       project_dir: Path) -> None:
+    hide_every_recipe(project_dir)
+    llm_server.reply(RECIPE, delay=10)
+    data = json.loads(vance(env, "delegate", "--task", TASK, "--async-fallback",
+                            "--fallback-timeout", "1", "--json").stdout)
+    slart = data["fallback"]["slartProcessId"]
+    waited = vance(env, "process", "wait", slart, "--timeout", "20", "--json")
+    assert waited.returncode == 1
+    process = json.loads(waited.stdout)["process"]
+    assert (process["closeReason"], process["result"]["timedOut"]) == ("STOPPED", True)
+
+
+def test_stop_of_a_sync_fallback_ends_that_cli(llm_server: ScriptedLLMServer,
+                                               env: dict[str, str], project_dir: Path) -> None:
+    """In sync mode the CLI itself is Slart's worker: 'process stop' ends it (143), cleanly."""
+    hide_every_recipe(project_dir)
+    llm_server.reply(RECIPE, delay=30)
+    cli = subprocess.Popen([sys.executable, "-m", "vance_cli", "delegate", "--task", TASK,
+                            "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not llm_server.chat_requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        [slart] = [p for p in vance_json(env, "process", "list")
+                   if p["recipe"] == "slartibartfast"]
+        stopped = vance_json(env, "process", "stop", slart["id"])
+        assert stopped["signalledPid"] == cli.pid
+        assert cli.wait(timeout=10) == 143
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+        cli.communicate()
+    shown = vance_json(env, "process", "show", slart["id"])
+    assert (shown["status"], shown["closeReason"]) == ("CLOSED", "STOPPED")
+    assert [p["recipe"] for p in vance_json(env, "process", "list")] == ["slartibartfast"]
+    audit_file = next((project_dir / "recipes" / "_slart").glob("*/audit.json"))
+    assert json.loads(audit_file.read_text())["state"] == "STOPPED"
+
+
+def test_worker_sees_the_same_tenant_project_session_and_folder(
+        llm_server: ScriptedLLMServer, env: dict[str, str], vance_home: Path) -> None:
+    """Flags and the working folder reach the detached worker: it writes where the CLI would."""
+    work = Path.cwd() / "repo" / "sub"
+    work.mkdir(parents=True)
+    (work.parent / ".vance").mkdir()  # a project folder found upwards, as git finds .git
+    llm_server.reply(NONE)
+    llm_server.reply(RECIPE)
+    scope = ["--tenant", "acme", "--project", "rockets", "--session", "s7"]
+    result = subprocess.run([sys.executable, "-m", "vance_cli", *scope, "delegate", "--task",
+                             TASK, "--async-fallback", "--json"], env=env, cwd=work,
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    slart = json.loads(result.stdout)["fallback"]["slartProcessId"]
+    waited = vance(env, *scope, "process", "wait", slart, "--timeout", "30", "--json")
+    assert waited.returncode == 0, (waited.stdout, waited.stderr, worker_log(slart))
+    process = json.loads(waited.stdout)["process"]
+    assert process["session"] == "s7"
+    assert Path(process["result"]["file"]).is_relative_to(work.parent / ".vance" / "recipes")
+    assert not (vance_home / "data" / "tenants" / "acme" / "projects" / "rockets").exists()
+    [root] = [p for p in vance_json(env, *scope, "process", "list")
+              if p["name"] == "_session-root"]
+    [event] = vance_json(env, *scope, "process", "events", "--for", root["id"])
+    assert event["source"] == slart
+    assert vance_json(env, "process", "list") == []  # nothing in the default tenant/session

@@ -1,0 +1,175 @@
+"""The audit file of one Slartibartfast run: every attempt and the final state.
+
+Invariants (DESIGN.md §6; README "Delegate", Slartibartfast fallback):
+- One run has one folder, ``recipes/_slart/<runId>/`` in the project layer
+  (``Workspace.write_folder``: the project, else the tenant layer). The
+  audit lives there as ``audit.json`` whether the run succeeds or fails; a
+  successful run adds ``<name>.yaml`` beside it. Only ``.yaml`` files are
+  recipes, so the audit never shows up as one.
+- The file is rewritten whole and atomically (``yamlio.atomic_write_text``)
+  at every state change — created, each attempt sent, each reply checked,
+  the final state — so a run that dies at any point can still be diagnosed.
+- ``state`` is ``CREATED`` → ``RUNNING`` → one final state: ``GENERATED``,
+  ``FAILED``, ``TIMED_OUT`` (the fallback cutoff) or ``STOPPED`` (stopped by
+  someone, or closed meanwhile). Once final, later changes are ignored, so a
+  thread that wakes after the cutoff cannot rewrite history.
+- Several threads of one OS process may write (the engine thread, the
+  thread enforcing the cutoff): ``lock`` serialises them, and the engine
+  holds it while it stores the recipe so a stop and a store never interleave.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from vance_cli.state.db import utc_now
+
+SLART_FOLDER = "_slart"
+"""Folder under ``recipes/`` that holds generated recipes (hidden from the selector: ``_``)."""
+
+AUDIT_FILE = "audit.json"
+"""File name of a run's audit, beside the generated recipe."""
+
+CREATED = "CREATED"
+"""Audit state: the Slart process exists, no worker has started yet."""
+RUNNING = "RUNNING"
+"""Audit state: a worker is asking the LLM (``attempt`` says which try)."""
+GENERATED = "GENERATED"
+"""Final audit state: a valid recipe was stored."""
+FAILED = "FAILED"
+"""Final audit state: no valid recipe (``reason`` says why)."""
+TIMED_OUT = "TIMED_OUT"
+"""Final audit state: the fallback cutoff passed first."""
+STOPPED = "STOPPED"
+"""Final audit state: stopped by a person or closed by someone else meanwhile."""
+
+FINAL_STATES = frozenset({GENERATED, FAILED, TIMED_OUT, STOPPED})
+"""States after which the audit no longer changes."""
+
+
+def run_folder(write_folder: Path, run_id: str) -> Path:
+    """Return ``<layer>/recipes/_slart/<runId>``: the folder of one run."""
+    return write_folder / "recipes" / SLART_FOLDER / run_id
+
+
+def layer_path(run_id: str, file_name: str) -> str:
+    """Return a run file's path relative to its layer, e.g. ``recipes/_slart/<runId>/x.yaml``."""
+    return f"recipes/{SLART_FOLDER}/{run_id}/{file_name}"
+
+
+class Audit:
+    """``audit.json`` of one run, kept in memory and rewritten on every change.
+
+    Args:
+        path: the file.
+        data: its content (see the module docstring for ``state``).
+    """
+
+    def __init__(self, path: Path, data: Mapping[str, Any]) -> None:
+        self.path = path
+        self.lock = threading.RLock()
+        self._data: dict[str, Any] = dict(data)
+        self._data.setdefault("attempts", [])
+
+    @classmethod
+    def create(cls, path: Path, **fields: Any) -> Audit:
+        """Start a new audit in state ``CREATED`` and write it.
+
+        Raises:
+            OSError: the file cannot be written.
+        """
+        now = utc_now()
+        audit = cls(path, {"state": CREATED, "reason": None, "createdAt": now,
+                           "updatedAt": now, **fields, "attempts": []})
+        audit._write()
+        return audit
+
+    @classmethod
+    def resume(cls, path: Path, **fields: Any) -> Audit:
+        """Continue the audit at ``path`` (a worker taking over a created run).
+
+        A missing or unreadable file is started afresh, with a note saying so.
+        """
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as exc:
+            data = {"state": CREATED, "createdAt": utc_now(),
+                    "note": f"previous audit unreadable, started afresh: {exc}"}
+        audit = cls(path, {**data, **fields})
+        audit._write()
+        return audit
+
+    @property
+    def state(self) -> str:
+        """The current state."""
+        with self.lock:
+            return str(self._data.get("state"))
+
+    @property
+    def final(self) -> bool:
+        """True once the run reached a final state (later changes are ignored)."""
+        return self.state in FINAL_STATES
+
+    def snapshot(self) -> dict[str, Any]:
+        """Return a copy of the content (for tests and messages)."""
+        with self.lock:
+            return json.loads(json.dumps(self._data))  # type: ignore[no-any-return]
+
+    def update(self, **fields: Any) -> bool:
+        """Set top-level fields and rewrite the file; False (nothing written) once final."""
+        with self.lock:
+            if self.final:
+                return False
+            self._data.update(fields)
+            self._write()
+            return True
+
+    def begin_attempt(self, number: int, request: Mapping[str, Any]) -> bool:
+        """Record that attempt ``number`` was sent (state RUNNING); False once final."""
+        with self.lock:
+            if self.final:
+                return False
+            attempts = self._data["attempts"]
+            attempts.append({"attempt": number, "startedAt": utc_now(), **request,
+                             "finishedAt": None})
+            self._data.update(state=RUNNING, attempt=number)
+            self._write()
+            return True
+
+    def end_attempt(self, **fields: Any) -> bool:
+        """Complete the newest attempt (reply, extracted text, errors …); False once final."""
+        with self.lock:
+            if self.final or not self._data["attempts"]:
+                return False
+            self._data["attempts"][-1].update(finishedAt=utc_now(), **fields)
+            self._write()
+            return True
+
+    def finish(self, state: str, reason: str | None = None, **fields: Any) -> bool:
+        """Move to a final state and write; False (nothing changed) when already final.
+
+        Args:
+            state: one of ``FINAL_STATES``.
+            reason: why (failures, stops), or None.
+            **fields: e.g. ``recipeName`` and ``recipePath``.
+        """
+        if state not in FINAL_STATES:
+            raise ValueError(f"not a final audit state: {state}")
+        with self.lock:
+            if self.final:
+                return False
+            self._data.update(state=state, reason=reason, finishedAt=utc_now(), **fields)
+            self._write()
+            return True
+
+    def _write(self) -> None:
+        from vance_cli.yamlio import atomic_write_text  # yamlio imports PyYAML
+
+        self._data["updatedAt"] = utc_now()
+        atomic_write_text(self.path, json.dumps(self._data, ensure_ascii=False, indent=2) + "\n")
