@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from vance_cli.batch_input import ItemsFormat
 from vance_cli.cli import context, output
 
 if TYPE_CHECKING:
@@ -78,8 +79,8 @@ def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False)
 
 def command(
     ctx: typer.Context,
-    task: Annotated[str, typer.Option(
-        "--task", "-t", help="The task in plain words, or '-' to read it from stdin.")],
+    task: Annotated[str | None, typer.Option(
+        "--task", "-t", help="The task in plain words, or '-' to read it from stdin.")] = None,
     name: Annotated[str | None, typer.Option(
         "--name", "-n", help="Process name (default: slug of the task + short suffix).")] = None,
     title: Annotated[str, typer.Option(help="Process title (default: the recipe's).")] = "",
@@ -98,11 +99,31 @@ def command(
         "--no-log", help="Keep the task private: the decision log stores only its hash.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+    task_template: Annotated[str | None, typer.Option(
+        "--task-template", metavar="T", help="Batch: a Jinja2 task template over each item "
+        "({{ item }}, or a JSON item's keys); JSON lines out, one per item.")] = None,
+    items: Annotated[str | None, typer.Option(
+        "--items", metavar="FILE|-", help="Batch: the items, one a line (plain text or JSON "
+        "objects); '-' reads stdin.")] = None,
+    items_format: Annotated[ItemsFormat, typer.Option(
+        "--items-format", help="Batch: read items as plain lines or JSON lines (auto: JSON "
+        "when the first line starts with '{').")] = ItemsFormat.AUTO,
 ) -> None:
-    """Pick the recipe for a task (or NONE) and start a process for it."""
+    """Pick the recipe for a task (or NONE) and start a process for it; or one per item."""
     from vance_cli.cli.args import parse_assignments
     from vance_cli.delegate import DelegateRequest
     from vance_cli.errors import EXIT_NO_MATCH
+
+    if task_template is not None or items is not None:
+        from vance_cli.cli import batch
+
+        raise typer.Exit(batch.command(
+            ctx, task=task, template=task_template, items=items, items_format=items_format,
+            name=name, title=title, steer=steer, params=parse_assignments(param, "--param"),
+            caller=caller, dry_run=dry_run, require_match=require_match, no_log=no_log))
+    if task is None:
+        raise typer.BadParameter("missing: give the task (or --task-template T --items FILE "
+                                 "for a batch)", param_hint="--task")
 
     request = DelegateRequest(
         task=read_task(task), name=name, title=title, steer=steer,
