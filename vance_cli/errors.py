@@ -224,6 +224,54 @@ class LLMNotConfigured(LLMError):
     code = "llm_not_configured"
 
 
+class UnknownWizard(NotFoundError):
+    """Wizard name not found in the wizard cascade (DESIGN.md §8): exit 2."""
+
+    code = "unknown_wizard"
+
+    def __init__(self, name: str, close: Sequence[str] = (), available: Sequence[str] = ()):
+        super().__init__("wizard", name, close, available)
+
+
+class WizardBroken(DocumentError):
+    """A wizard asked for by name exists but fails to load (DESIGN.md §8 "fail-fast")."""
+
+    code = "wizard_broken"
+
+
+class InvalidWizardLink(InputError):
+    """A ``vance:/wizards/<name>?kind=wizard&…`` link that cannot be opened (DESIGN.md §8).
+
+    Args:
+        message: what is wrong with the link, one line.
+        uri: the link as given.
+    """
+
+    code = "invalid_wizard_link"
+
+    def __init__(self, message: str, uri: str) -> None:
+        super().__init__(message, uri=uri)
+        self.uri = uri
+
+
+class RenderError(VanceError):
+    """A wizard's template failed while rendering (exit 1): the template is at fault.
+
+    Every exception Jinja2 or the sandbox raises while rendering becomes this one
+    error (STYLE.md §7), so internals never leak as a traceback.
+
+    Args:
+        message: one line naming the wizard and the cause.
+        wizard: the wizard's name.
+    """
+
+    code = "render_error"
+
+    def __init__(self, message: str, wizard: str | None = None) -> None:
+        super().__init__(message, wizard=wizard)
+        self.wizard = wizard
+
+
 class FormInvalid(InputError):
     """Wizard form values failed validation; ``errors`` is the full list (DESIGN.md §8).
 

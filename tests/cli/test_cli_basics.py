@@ -125,4 +125,22 @@ def test_piped_output_ends_quietly() -> None:
     run_cli(["process", "create", "--recipe", "coding", "--name", "p1"])
     proc = subprocess.run(f"{sys.executable} -m vance_cli recipe list | head -n 1",
                           shell=True, capture_output=True, text=True, timeout=60)
-    assert proc.stderr == ""
+    assert proc.stdout.startswith("analyze\t")  # piped: tab-separated rows, no header
+    assert "Traceback" not in proc.stderr and "Error" not in proc.stderr
+    many = subprocess.run(f"{sys.executable} -m vance_cli recipe list --json | head -c 10",
+                          shell=True, capture_output=True, text=True, timeout=60)
+    assert many.stderr == ""
+
+
+def test_output_larger_than_the_pipe_buffer_ends_quietly_in_head(project_dir: Path) -> None:
+    recipes = project_dir / "recipes"
+    recipes.mkdir(parents=True)
+    for i in range(1500):  # ~300 KB of JSON: far beyond the 64 KB pipe buffer
+        (recipes / f"r{i:04d}.yaml").write_text(
+            f"engine: ford\ndescription: generated recipe number {i} " + "x" * 100 + "\n")
+    for args in ("recipe list --json", "recipe list"):
+        proc = subprocess.run(f"{sys.executable} -m vance_cli {args} | head -n 2",
+                              shell=True, capture_output=True, text=True, timeout=120)
+        assert len(proc.stdout.splitlines()) == 2
+        assert proc.stderr == "" or proc.stderr.endswith("recipes\n"), proc.stderr
+        assert "Traceback" not in proc.stderr and "Broken pipe" not in proc.stderr

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from vance_cli import __version__
-from vance_cli.cli import catalog, config, process, recipe
+from vance_cli.cli import catalog, config, process, recipe, wizard
 from vance_cli.cli import delegate as delegate_cmd
 from vance_cli.cli import log as log_cmd
 
@@ -69,3 +69,4 @@ app.add_typer(config.app, name="config")
 app.add_typer(recipe.app, name="recipe")
 app.add_typer(catalog.app, name="catalog")
 app.add_typer(process.app, name="process")
+app.add_typer(wizard.app, name="wizard")

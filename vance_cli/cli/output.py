@@ -45,7 +45,7 @@ def console() -> Console:
     """Return the Rich console for human output on stdout."""
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=False)
+    return Console(highlight=False, soft_wrap=True)
 
 
 @cache
@@ -83,7 +83,12 @@ def info(message: str) -> None:
 
 def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]],
           caption: str | None = None, one_line: Sequence[str] = ()) -> None:
-    """Print a Rich table of plain-text cells to stdout (cells are escaped).
+    """Print a table of plain-text cells to stdout.
+
+    On a terminal: a Rich table (cells escaped). Piped: one tab-separated
+    line per row and no header, as ``gh`` does, so ``cut``, ``grep`` and
+    ``awk`` work (tabs and newlines inside cells become spaces); the title
+    and caption then go to stderr.
 
     Args:
         title: shown above the table, or None.
@@ -92,9 +97,17 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any
         caption: shown below the table, or None.
         one_line: columns cut to one line with an ellipsis instead of wrapping.
     """
+    cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
+    if not sys.stdout.isatty():
+        for row in cells:
+            sys.stdout.write("\t".join(" ".join(cell.split()) for cell in row) + "\n")
+        sys.stdout.flush()
+        for note in (title, caption):
+            if note:
+                info(note)
+        return
     from rich.table import Table
 
-    cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
     grid = Table(title=title, caption=caption, header_style="bold", expand=False)
     fixed = sum(max([len(c)] + [len(r[i]) for r in cells]) + 3
                 for i, c in enumerate(columns) if c not in one_line)

@@ -1,0 +1,180 @@
+"""The terminal Asker, driven through prompt-toolkit's pipe input (no real terminal)."""
+
+from __future__ import annotations
+
+import stat
+import sys
+from collections.abc import Iterator
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from vance_cli.cli import ask
+from vance_cli.cli.ask import TerminalAsker
+from vance_cli.documents import Layer
+from vance_cli.errors import Cancelled
+from vance_cli.wizards.form import fill_form
+from vance_cli.wizards.loader import LoadedWizard, parse_wizard
+
+
+class Key(StrEnum):
+    """Keystrokes as a terminal sends them."""
+
+    ENTER = "\r"
+    ESC_ENTER = "\x1b\r"
+    DOWN = "\x1b[B"
+    UP = "\x1b[A"
+    SPACE = " "
+    BACKSPACE = "\x7f"
+    CTRL_C = "\x03"
+    CTRL_D = "\x04"
+
+
+def _wizard(*fields: dict[str, Any]) -> LoadedWizard:
+    return parse_wizard({"title": "T", "promptTemplate": "x", "fields": list(fields)},
+                        "t", Layer.RESOURCE, Path("t.yaml"))
+
+
+@pytest.fixture()
+def pipe() -> Iterator[PipeInput]:
+    with create_pipe_input() as inp:
+        yield inp
+
+
+def _fill(pipe: PipeInput, wizard: LoadedWizard, *keys: str, environ: dict[str, str] | None = None,
+          prefill: dict[str, Any] | None = None, lang: str = "en") -> dict[str, Any]:
+    pipe.send_text("".join(keys))
+    asker = TerminalAsker(lang, input=pipe, output=DummyOutput(), environ=environ or {})
+    return fill_form(wizard.spec.fields, prefill or {}, asker, lang)
+
+
+def test_every_field_type(pipe: PipeInput) -> None:
+    wizard = _wizard(
+        {"name": "s", "type": "string", "required": True},
+        {"name": "pw", "type": "password"},
+        {"name": "n", "type": "integer", "integerMin": 1, "integerMax": 9},
+        {"name": "b", "type": "boolean"},
+        {"name": "sel", "type": "select", "choices": ["a", "b", "c"], "required": True},
+        {"name": "multi", "type": "multi_select", "choices": ["x", "y", "z"]},
+    )
+    answers = _fill(pipe, wizard,
+                    Key.ENTER, "hello", Key.ENTER,            # empty refused, then typed
+                    "s3cret", Key.ENTER,
+                    "12", Key.ENTER, Key.BACKSPACE * 2, "x", Key.ENTER,  # above max, not a number
+                    Key.BACKSPACE, "4", Key.ENTER,
+                    "y",
+                    Key.DOWN, Key.DOWN, Key.ENTER,
+                    Key.SPACE, Key.DOWN, Key.DOWN, Key.SPACE, Key.ENTER)
+    assert answers == {"s": "hello", "pw": "s3cret", "n": "4", "b": True, "sel": "c",
+                       "multi": ["x", "z"]}
+
+
+def test_defaults_are_offered_and_optional_select_can_be_left_empty(pipe: PipeInput) -> None:
+    wizard = _wizard(
+        {"name": "s", "type": "string", "defaultValue": "dflt"},
+        {"name": "n", "type": "integer", "defaultValue": 1200},
+        {"name": "b", "type": "boolean", "defaultValue": True},
+        {"name": "sel", "type": "select", "choices": ["a", "b"], "defaultValue": "b"},
+        {"name": "opt", "type": "select", "choices": ["a", "b"]},
+    )
+    answers = _fill(pipe, wizard, Key.ENTER, Key.ENTER, Key.ENTER, Key.ENTER,
+                    Key.UP, Key.ENTER)
+    assert answers == {"s": "dflt", "n": "1200", "b": True, "sel": "b", "opt": ""}
+
+
+def test_german_labels_do_not_change_the_values(pipe: PipeInput) -> None:
+    wizard = _wizard({"name": "sel", "type": "select", "required": True, "choices": [
+        {"value": "no", "label": {"de": "Nein", "en": "No"}},
+        {"value": "3.10", "label": {"de": "Drei", "en": "Three"}}]})
+    assert _fill(pipe, wizard, Key.DOWN, Key.ENTER, lang="de") == {"sel": "3.10"}
+
+
+def _editor(tmp_path: Path, text: str) -> Path:
+    script = tmp_path / "editor.sh"
+    script.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = "--flag" ]; then echo flag > "$(dirname "$0")/flag.log"; shift; fi\n'
+        f"printf '{text}' > \"$1\"\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return script
+
+
+@pytest.mark.parametrize("with_argument", [False, True])
+def test_textarea_opens_the_editor_with_arguments_honoured(pipe: PipeInput, tmp_path: Path,
+                                                           with_argument: bool) -> None:
+    script = _editor(tmp_path, "First line\\r\\nSecond line\\n\\n")
+    command = f"{script} --flag" if with_argument else str(script)
+    wizard = _wizard({"name": "t", "type": "textarea", "required": True})
+    answers = _fill(pipe, wizard, environ={"EDITOR": command})
+    assert answers == {"t": "First line\nSecond line"}
+    assert (tmp_path / "flag.log").exists() is with_argument
+
+
+def test_visual_wins_over_editor_and_a_failing_editor_falls_back(pipe: PipeInput,
+                                                                 tmp_path: Path) -> None:
+    assert ask.editor_command({"VISUAL": "code --wait", "EDITOR": "vi"}) == "code --wait"
+    assert ask.editor_command({"EDITOR": "  "}) is None
+    wizard = _wizard({"name": "t", "type": "textarea", "required": True})
+    answers = _fill(pipe, wizard, "typed instead", Key.ESC_ENTER,
+                    environ={"EDITOR": str(tmp_path / "missing-editor")})
+    assert answers == {"t": "typed instead"}
+
+
+def test_textarea_without_an_editor_is_a_multiline_prompt(pipe: PipeInput) -> None:
+    wizard = _wizard({"name": "t", "type": "textarea", "required": True})
+    answers = _fill(pipe, wizard, "line one", Key.ENTER, "line two", Key.ESC_ENTER)
+    assert answers == {"t": "line one\nline two"}
+
+
+@pytest.mark.parametrize("key", [Key.CTRL_C, Key.CTRL_D])
+@pytest.mark.parametrize("field", [
+    {"name": "s", "type": "string"},
+    {"name": "b", "type": "boolean"},
+    {"name": "sel", "type": "select", "choices": ["a"]},
+    {"name": "m", "type": "multi_select", "choices": ["a"]},
+])
+def test_ctrl_c_and_ctrl_d_cancel_every_prompt(pipe: PipeInput, key: Key,
+                                               field: dict[str, Any]) -> None:
+    wizard = _wizard({"name": "first", "type": "string"}, field)
+    with pytest.raises(Cancelled) as caught:
+        _fill(pipe, wizard, "kept", Key.ENTER, "partial", key)
+    assert caught.value.partial == {"first": "kept"}
+
+
+def test_repeat_loop_asks_another_within_bounds(pipe: PipeInput) -> None:
+    wizard = _wizard({"name": "r", "type": "repeat", "min": 1, "max": 2,
+                      "item": [{"name": "v", "type": "string", "required": True}]})
+    assert _fill(pipe, wizard, "one", Key.ENTER, "y", "two", Key.ENTER) == {
+        "r": [{"v": "one"}, {"v": "two"}]}  # max reached: no third question
+
+
+def test_final_buffer_is_editable_and_submits_on_esc_enter(pipe: PipeInput) -> None:
+    asker = TerminalAsker("en", input=pipe, output=DummyOutput())
+    pipe.send_text(Key.BACKSPACE * 6 + "text\nsecond line" + Key.ESC_ENTER)
+    assert asker.edit_prompt("Rendered prompt", printing=False) == (
+        "Rendered text\nsecond line")
+    pipe.send_text(Key.CTRL_C)
+    with pytest.raises(KeyboardInterrupt):
+        asker.edit_prompt("x", printing=True)
+
+
+def test_prompts_go_to_the_terminal_stream_never_stdout(
+        pipe: PipeInput, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert ask.terminal_stream() is sys.stderr
+    from prompt_toolkit.output.plain_text import PlainTextOutput
+
+    output = PlainTextOutput(sys.stderr)
+    pipe.send_text("answer" + Key.ENTER)
+    asker = TerminalAsker("en", input=pipe, output=output)
+    asker.section("Heading")
+    assert fill_form(_wizard({"name": "s", "type": "string", "label": "Your name"}).spec.fields,
+                     {}, asker, "en") == {"s": "answer"}
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "Heading" in captured.err and "Your name" in captured.err

@@ -1,0 +1,170 @@
+"""``vance wizard run`` driven in a real pseudo-terminal with pexpect, ``$EDITOR`` a script."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Mapping
+from enum import StrEnum
+from pathlib import Path
+
+import pexpect
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+TIMEOUT = 30
+"""Seconds one expectation may wait (a cold Python start plus imports on a slow machine)."""
+
+
+class Key(StrEnum):
+    """Keystrokes as a terminal sends them."""
+
+    ENTER = "\r"
+    ESC_ENTER = "\x1b\r"
+    DOWN = "\x1b[B"
+    CTRL_C = "\x03"
+    CTRL_D = "\x04"
+    END_OF_BUFFER = "\x1b>"  # Esc > (emacs): move to the end of the buffer
+
+
+PURPOSE = "Advise the team on the product roadmap.\\nWeigh cost against user value.\\n"
+
+
+def _editor(tmp_path: Path) -> Path:
+    """An editor script: records its arguments, writes the purpose into the file it is given."""
+    script = tmp_path / "editor.sh"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> "{tmp_path}/editor-args.log"\n'
+        'for last; do :; done\n'  # the file is the last argument
+        f"printf '{PURPOSE}' > \"$last\"\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return script
+
+
+def _spawn(args: list[str], env: Mapping[str, str], tmp_path: Path) -> pexpect.spawn:
+    full_env = {**os.environ, **env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1",
+                "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
+    child = pexpect.spawn(sys.executable, ["-m", "vance_cli", *args], env=full_env,
+                          cwd=str(tmp_path), encoding="utf-8", timeout=TIMEOUT,
+                          dimensions=(50, 200))
+    child.logfile_read = open(tmp_path / "pty.log", "w", encoding="utf-8")
+    return child
+
+
+def _answer_gremium(child: pexpect.spawn) -> None:
+    child.expect("Council name")
+    child.send("product-board" + Key.ENTER)
+    child.expect("Purpose: opening")  # the editor runs and writes the purpose
+    child.expect("Members 1/8")
+    child.expect("Name")
+    child.send("Ada" + Key.ENTER)
+    child.expect("Persona")
+    child.send("A pragmatic engineer who asks what things cost." + Key.ENTER)
+    child.expect("Members 2/8")  # below min: no question, the second entry starts
+    child.expect("Name")
+    child.send("Grace" + Key.ENTER)
+    child.expect("Persona")
+    child.send("A user researcher who speaks for the users." + Key.ENTER)
+    child.expect("Add another entry")
+    child.send("n")
+    child.expect("Create the council right away")
+    child.send("y")
+    child.expect("Test question")
+    child.send("Should we rewrite billing this quarter?" + Key.ENTER)
+    child.expect("Esc Enter")  # the final, editable buffer
+    child.send(Key.END_OF_BUFFER + Key.ENTER + "Answer in two short paragraphs.")
+    child.send(Key.ESC_ENTER)
+
+
+def _finish(child: pexpect.spawn) -> tuple[int, str]:
+    child.expect(pexpect.EOF)
+    child.close()
+    log = Path(child.logfile_read.name)
+    child.logfile_read.close()
+    return child.exitstatus, log.read_text(encoding="utf-8")
+
+
+def _vance(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "vance_cli", *args], input=stdin,
+                          capture_output=True, text=True, timeout=TIMEOUT, check=False)
+
+
+@pytest.mark.parametrize("with_argument", [False, True], ids=["editor", "editor-with-arg"])
+def test_run_gremium_sends_the_edited_prompt_to_the_selector(tmp_path: Path,
+                                                             with_argument: bool) -> None:
+    script = _editor(tmp_path)
+    editor = f"{script} --flag" if with_argument else str(script)
+    child = _spawn(["wizard", "run", "gremium"], {"EDITOR": editor}, tmp_path)
+    _answer_gremium(child)
+    child.expect(r"decision:\S* (MATCH|NONE)")  # Rich may bold the label
+    decision = child.match.group(1)
+    child.expect(r"rationale:\S* offline selector")  # no LLM configured: the offline selector
+    status, log = _finish(child)
+    assert status == 0, log
+    assert "Traceback" not in log
+    args = (tmp_path / "editor-args.log").read_text().split()
+    assert (args[0] == "--flag") is with_argument and args[-1].endswith(".md")
+
+    # the selector got the rendered prompt with the editor's purpose and the buffer edit
+    (entry,) = json.loads(_vance("log", "--json", "-n", "1").stdout)
+    task = entry["task"]
+    assert task.startswith('Set up a reusable advisory council named "product-board".')
+    assert "Advise the team on the product roadmap.\nWeigh cost against user value." in task
+    assert "\n- Ada: A pragmatic engineer" in task and "\n- Grace: A user researcher" in task
+    assert "Test question: Should we rewrite billing this quarter?" in task
+    assert task.endswith("Answer in two short paragraphs.")
+    assert entry["decision"] == decision and entry["dryRun"] is False
+
+    # same code path as vance delegate: the same task gets the same decision
+    same = json.loads(_vance("delegate", "--task", "-", "--dry-run", "--json", stdin=task).stdout)
+    assert (same["decision"], same["recipe"]) == (decision, entry["recipe"])
+
+
+def test_print_redirected_to_a_file_holds_only_the_prompt(tmp_path: Path) -> None:
+    out = tmp_path / "prompt.txt"
+    env = {**os.environ, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1"}
+    command = (f"'{sys.executable}' -m vance_cli wizard run essay-mit-recipe "
+               f"--set recipe=plain --print > '{out}'")
+    child = pexpect.spawn("/bin/sh", ["-c", command],
+                          env=env, cwd=str(tmp_path), encoding="utf-8", timeout=TIMEOUT,
+                          dimensions=(50, 200))
+    child.expect("Topic")
+    child.send("Trees in cities" + Key.ENTER)
+    child.expect("Audience")
+    child.send(Key.ENTER)
+    child.expect("Esc Enter")
+    child.send(Key.ESC_ENTER)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith('Write an essay with the essay recipe "plain"')
+    assert "Topic: Trees in cities\n" in text
+    assert "\x1b" not in text and "Esc Enter" not in text and "Audience (optional)" not in text
+
+
+@pytest.mark.parametrize("key", [Key.CTRL_C, Key.CTRL_D], ids=["ctrl-c", "ctrl-d"])
+def test_cancel_exits_130_without_traceback_and_writes_nothing(tmp_path: Path, key: Key) -> None:
+    child = _spawn(["wizard", "run", "gremium", "--print"], {"EDITOR": str(_editor(tmp_path))},
+                   tmp_path)
+    child.expect("Council name")
+    child.send("half typed")
+    child.send(key)
+    status, log = _finish(child)
+    assert status == 130
+    assert "Traceback" not in log and "cancelled" in log
+    assert "Set up a reusable advisory council" not in log
+
+
+def test_cancel_in_the_final_buffer_exits_130(tmp_path: Path) -> None:
+    child = _spawn(["wizard", "run", "essay-mit-recipe", "--set", "recipe=r", "--set", "topic=t",
+                    "--set", "audience=a", "--print"], {}, tmp_path)
+    child.expect("Esc Enter")
+    child.send(Key.CTRL_C)
+    status, log = _finish(child)
+    assert status == 130 and "Traceback" not in log

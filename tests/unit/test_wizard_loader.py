@@ -1,0 +1,116 @@
+"""Loading wizards: fail-fast reasons, the load report, cascade order, lint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import build_file_tree
+
+from vance_cli.config import load_settings
+from vance_cli.documents import Kind, Layer
+from vance_cli.errors import InvalidDocumentName, UnknownWizard, WizardBroken
+from vance_cli.wizards.loader import find_wizard, lint_cascade, lint_paths, load_cascade
+from vance_cli.workspace import Workspace
+
+BUNDLED = {"gremium", "vogon-strategie", "essay-recipe", "essay-mit-recipe", "create-project"}
+GOOD = "title: Good\nfields: []\npromptTemplate: hello\n"
+
+# (file content, a fragment the reason must contain)
+BROKEN = [
+    ("title: [unclosed\n", "line 2:1: YAML error"),
+    ("title: a\ntitle: b\nfields: []\npromptTemplate: x\n", "duplicate key 'title'"),
+    ("- a list\n", "expected a mapping at the top level, found list"),
+    ("", "found an empty file"),
+    ("title: T\nfields: []\n", "promptTemplate: missing required key"),
+    ("title: T\nfields: []\npromtTemplate: x\n", "did you mean 'promptTemplate'"),
+    ("title: T\npromptTemplate: x\nfields:\n  - {name: a, type: colour}\n",
+     "fields[0].type: unknown_field_type 'colour'"),
+    ("title: T\npromptTemplate: x\nfields:\n  - {name: a, type: integer, integerMax: 3,"
+     " defaultValue: 9}\n", "fields[0].defaultValue: above_max"),
+    ("title: T\npromptTemplate: x\nfields:\n  - {name: a, type: select, choices: [x],"
+     " defaultValue: y}\n", "fields[0].defaultValue: invalid_choice"),
+    ("title: T\nfields: []\npromptTemplate: '{% if x %}open'\n", "promptTemplate line 1"),
+    ("title: T\nfields: []\npromptTemplate: \"{{ ''.__class__ }}\"\n",
+     "'__class__' is not allowed"),
+    ("title: T\nfields: []\npromptTemplate: \"{% include 'x' %}\"\n", "{% include %}"),
+    ("title: T\nfields: []\npromptTemplate: x\nsuggestedFollowUps:\n  - {wizard: n, "
+     "condition: 'a ==='}\n", "suggestedFollowUps[0]: template"),
+    (b"title: \xff\xfe\n", "not UTF-8"),
+]
+
+
+def _ws() -> Workspace:
+    return Workspace(load_settings())
+
+
+@pytest.mark.parametrize(("content", "reason"), BROKEN, ids=[r for _, r in BROKEN])
+def test_broken_file_reason(project_dir: Path, content: str | bytes, reason: str) -> None:
+    build_file_tree(project_dir, {"wizards/bad.yaml": content, "wizards/good.yaml": GOOD})
+    report = load_cascade(_ws().cascade(Kind.WIZARDS))
+    (problem,) = report.problems
+    assert problem.name == "bad" and problem.layer is Layer.PROJECT
+    assert reason in (problem.reason or "")
+    assert {w.name for w in report.wizards} == BUNDLED | {"good"}
+    with pytest.raises(WizardBroken) as caught:
+        find_wizard(_ws().cascade(Kind.WIZARDS), "bad")
+    assert reason.replace("line 2:1: ", "") in caught.value.message
+    assert caught.value.exit_code == 2
+
+
+def test_bundled_wizards_all_load_with_both_languages() -> None:
+    report = load_cascade(_ws().cascade(Kind.WIZARDS))
+    assert report.ok and {w.name for w in report.wizards} == BUNDLED
+    for wizard in report.wizards:
+        spec = wizard.spec
+        assert {"de", "en"} <= dict(spec.title.root).keys()
+        assert spec.description is not None and {"de", "en"} <= dict(spec.description.root).keys()
+        for field in spec.fields:
+            assert field.label is not None and {"de", "en"} <= dict(field.label.root).keys()
+
+
+def test_first_layer_wins_and_a_broken_override_is_not_replaced(project_dir: Path,
+                                                                tenant_dir: Path) -> None:
+    build_file_tree(tenant_dir, {"wizards/gremium.yaml": "title: Tenant council\nfields: []\n"
+                                                         "promptTemplate: t\n"})
+    cascade = _ws().cascade(Kind.WIZARDS)
+    wizard = find_wizard(cascade, "gremium")
+    assert wizard.layer is Layer.VANCE and wizard.spec.title_in("en") == "Tenant council"
+    build_file_tree(project_dir, {"wizards/gremium.yaml": "title: [\n"})
+    report = load_cascade(_ws().cascade(Kind.WIZARDS))
+    assert [p.name for p in report.problems] == ["gremium"]
+    assert "gremium" not in {w.name for w in report.wizards}
+    lint = lint_cascade(_ws().cascade(Kind.WIZARDS))
+    assert [(o.name, o.layer, o.ok) for o in lint.outcomes if o.name == "gremium"] == [
+        ("gremium", Layer.PROJECT, False), ("gremium", Layer.VANCE, True),
+        ("gremium", Layer.RESOURCE, True)]
+
+
+def test_user_layer_is_only_the_current_users(vance_home: Path) -> None:
+    users = vance_home / "data" / "tenants" / "default" / "projects"
+    build_file_tree(users, {"_user_anna/wizards/mine.yaml": GOOD,
+                            "_user_bob/wizards/bobs.yaml": GOOD})
+    anna = Workspace(load_settings(flags={"user": "anna"}))
+    names = {w.name for w in load_cascade(anna.cascade(Kind.WIZARDS)).wizards}
+    assert "mine" in names and "bobs" not in names
+    assert find_wizard(anna.cascade(Kind.WIZARDS), "mine").layer is Layer.USER
+
+
+def test_unknown_and_malformed_names() -> None:
+    cascade = _ws().cascade(Kind.WIZARDS)
+    with pytest.raises(UnknownWizard) as caught:
+        find_wizard(cascade, "gremum")
+    assert caught.value.close[0] == "gremium" and caught.value.exit_code == 2
+    assert "did you mean 'gremium'" in caught.value.message
+    with pytest.raises(InvalidDocumentName):
+        find_wizard(cascade, "../secrets")
+
+
+def test_lint_paths_files_and_folders(tmp_path: Path) -> None:
+    build_file_tree(tmp_path / "mine", {"a.yaml": GOOD, "sub/b.yaml": "title: [\n",
+                                        "notes.txt": "ignored"})
+    report = lint_paths([tmp_path / "mine"])
+    assert [(o.name, o.ok, o.layer) for o in report.outcomes] == [("a", True, None),
+                                                                  ("b", False, None)]
+    assert report.to_json()["ok"] is False
+    assert lint_paths([tmp_path / "mine" / "a.yaml"]).ok

@@ -1,0 +1,299 @@
+"""Terminal prompts for wizards: the ``Asker`` of ``vance_cli.wizards.form``, on a real terminal.
+
+Rules (DESIGN.md §3, §8 "vance wizard run"):
+- Prompts render on the terminal — stderr when it is one, else ``/dev/tty`` —
+  never on stdout, so ``vance wizard run X --print > prompt.txt`` stays clean.
+- Field types: ``string``/``integer`` are text lines, ``password`` is masked,
+  ``boolean`` is y/n, ``select``/``multi_select`` are menus, ``textarea``
+  opens ``$VISUAL``/``$EDITOR`` through ``click.edit`` (which splits a command
+  with arguments such as ``code --wait`` with ``shlex``), or a multi-line
+  prompt when neither is set. Invalid answers are refused in place, with the
+  reason, and asked again.
+- questionary's ``ask()`` swallows Ctrl-C: only ``unsafe_ask()`` is used, so
+  Ctrl-C raises KeyboardInterrupt; Ctrl-D is bound to raise EOFError in every
+  prompt. The form walk turns both into ``Cancelled`` (exit 130).
+- The finished prompt opens in an editable multi-line prompt-toolkit buffer;
+  Esc Enter (or Alt-Enter) submits it.
+
+questionary, prompt_toolkit and click are imported inside the functions that use them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, TextIO
+
+from vance_cli.wizards.form import Question, RepeatQuestion
+from vance_cli.wizards.model import FieldType
+
+if TYPE_CHECKING:
+    from prompt_toolkit.input import Input
+    from prompt_toolkit.output import Output
+
+TEXTS: Mapping[str, Mapping[str, str]] = {
+    "en": {
+        "another": "Add another entry to “{label}”? ({count} so far)",
+        "none": "(none)",
+        "editor": "{label}: opening {editor} …",
+        "multiline": "(Esc Enter to finish)",
+        "edit_title": "The prompt — edit it, then press Esc Enter to {action} (Ctrl-C cancels):",
+        "send": "send it to the selector",
+        "print": "print it",
+        "toolbar": " Esc Enter: {action} · Ctrl-C: cancel ",
+        "editor_failed": "the editor failed ({error}); type the text here instead",
+    },
+    "de": {
+        "another": "Noch einen Eintrag zu „{label}“ hinzufügen? (bisher {count})",
+        "none": "(keine Angabe)",
+        "editor": "{label}: öffne {editor} …",
+        "multiline": "(Esc Enter zum Abschließen)",
+        "edit_title": "Der Prompt — bearbeiten, dann Esc Enter, um ihn {action} "
+                      "(Strg-C bricht ab):",
+        "send": "an den Selector zu senden",
+        "print": "auszugeben",
+        "toolbar": " Esc Enter: {action} · Strg-C: abbrechen ",
+        "editor_failed": "der Editor ist fehlgeschlagen ({error}); Text bitte hier eingeben",
+    },
+}
+"""The few words the terminal prompts add, German for ``de``, else English."""
+
+
+def _texts(lang: str) -> Mapping[str, str]:
+    return TEXTS["de" if lang.lower().startswith("de") else "en"]
+
+
+def terminal_stream() -> TextIO:
+    """Return the stream prompts are drawn on: stderr when it is a terminal, else ``/dev/tty``.
+
+    Falls back to stderr when there is no controlling terminal.
+    """
+    if sys.stderr.isatty():
+        return sys.stderr
+    try:
+        return open("/dev/tty", "w", encoding="utf-8")  # lives as long as the run
+    except OSError:
+        return sys.stderr
+
+
+def editor_command(environ: Mapping[str, str] | None = None) -> str | None:
+    """Return ``$VISUAL``, else ``$EDITOR`` (either may carry arguments), else None."""
+    env = os.environ if environ is None else environ
+    for key in ("VISUAL", "EDITOR"):
+        value = env.get(key, "").strip()
+        if value:
+            return value
+    return None
+
+
+@contextlib.contextmanager
+def _stdout_on_terminal() -> Iterator[None]:
+    """While an editor runs, point fd 1 at the terminal when stdout is redirected.
+
+    A terminal editor draws on its stdout; with ``--print > prompt.txt`` that
+    would be the file.
+    """
+    try:
+        redirected = not os.isatty(1)
+    except (OSError, ValueError):  # pragma: no cover - no fd 1
+        redirected = False
+    tty = None
+    if redirected:
+        with contextlib.suppress(OSError):
+            tty = os.open("/dev/tty", os.O_WRONLY)
+    if tty is None:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(tty, 1)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(tty)
+
+
+def edit_in_editor(text: str, command: str) -> str | None:
+    """Open ``text`` in the editor ``command`` (shlex-split by click) and return the result.
+
+    Returns:
+        The saved text with CRLF normalised, or None when the editor closed without saving.
+
+    Raises:
+        OSError: the editor could not be started or exited non-zero (message says which).
+    """
+    import click
+
+    try:
+        with _stdout_on_terminal():
+            result = click.edit(text, editor=command, extension=".md", require_save=True)
+    except click.ClickException as exc:
+        raise OSError(exc.format_message()) from None
+    return None if result is None else result.replace("\r\n", "\n")
+
+
+class TerminalAsker:
+    """Asks wizard questions with questionary / prompt-toolkit.
+
+    Args:
+        lang: session language for the few words added here.
+        input: prompt-toolkit input (tests pass ``create_pipe_input()``); None: the terminal.
+        output: prompt-toolkit output (tests pass ``DummyOutput()``); None: ``terminal_stream()``.
+        environ: environment for ``$VISUAL``/``$EDITOR``; None: ``os.environ``.
+    """
+
+    def __init__(self, lang: str, input: Input | None = None, output: Output | None = None,
+                 environ: Mapping[str, str] | None = None) -> None:
+        self.lang = lang
+        self.texts = _texts(lang)
+        self.input = input
+        self.environ = environ
+        if output is None:
+            from prompt_toolkit.output import create_output
+
+            output = create_output(stdout=terminal_stream())
+        self.output = output
+
+    # --- the Asker protocol -------------------------------------------------
+
+    def ask(self, question: Question) -> Any:
+        """Ask one field and return the raw answer (valid for ``question.check``)."""
+        if question.error:
+            self._say(question.error, "class:error")
+        if question.help:
+            self._say(question.help, "italic")
+        kind = question.type
+        if kind is FieldType.BOOLEAN:
+            return self._confirm(question.label, bool(question.default))
+        if kind is FieldType.SELECT:
+            return self._select(question)
+        if kind is FieldType.MULTI_SELECT:
+            return self._checkbox(question)
+        if kind is FieldType.TEXTAREA:
+            return self._textarea(question)
+        return self._text(question, password=kind is FieldType.PASSWORD)
+
+    def another(self, question: RepeatQuestion) -> bool:
+        """Ask whether to add another entry to a repeat field."""
+        label = self.texts["another"].format(label=question.label, count=question.count)
+        return self._confirm(label, False)
+
+    def section(self, title: str) -> None:
+        """Show a heading line on the terminal."""
+        self._say(title, "bold")
+
+    # --- the final buffer ---------------------------------------------------
+
+    def edit_prompt(self, text: str, printing: bool) -> str:
+        """Show the rendered prompt in an editable multi-line buffer; return it on Esc Enter.
+
+        Raises:
+            KeyboardInterrupt: Ctrl-C.
+            EOFError: Ctrl-D.
+        """
+        from prompt_toolkit import PromptSession
+
+        action = self.texts["print" if printing else "send"]
+        self._say(self.texts["edit_title"].format(action=action), "bold")
+        session: PromptSession[str] = PromptSession(
+            multiline=True, input=self.input, output=self.output,
+            key_bindings=_cancel_bindings(),
+            bottom_toolbar=self.texts["toolbar"].format(action=action))
+        return session.prompt("", default=text)
+
+    # --- helpers ------------------------------------------------------------
+
+    def _io(self) -> dict[str, Any]:
+        return {"input": self.input, "output": self.output}
+
+    def _say(self, text: str, style: str) -> None:
+        from prompt_toolkit import print_formatted_text
+        from prompt_toolkit.formatted_text import FormattedText
+
+        print_formatted_text(FormattedText([(style, text)]), output=self.output)
+
+    def _run(self, question: Any) -> Any:
+        app = question.application
+        from prompt_toolkit.key_binding import merge_key_bindings
+
+        app.key_bindings = merge_key_bindings([app.key_bindings, _cancel_bindings()]) \
+            if app.key_bindings is not None else _cancel_bindings()
+        return question.unsafe_ask()
+
+    def _text(self, question: Question, password: bool = False) -> str:
+        import questionary
+
+        make = questionary.password if password else questionary.text
+        default = "" if question.default is None or password else str(question.default)
+        return str(self._run(make(
+            question.label, default=default,
+            validate=lambda answer: question.check(answer) or True, **self._io())))
+
+    def _confirm(self, label: str, default: bool) -> bool:
+        import questionary
+
+        return bool(self._run(questionary.confirm(label, default=default, **self._io())))
+
+    def _select(self, question: Question) -> str:
+        import questionary
+
+        choices = [questionary.Choice(title=label, value=value)
+                   for value, label in question.choices]
+        if not question.field.required:
+            choices.append(questionary.Choice(title=self.texts["none"], value=""))
+        values = [c.value for c in choices]
+        default = question.default if question.default in values else None
+        return str(self._run(questionary.select(
+            question.label, choices=choices, default=default, **self._io())))
+
+    def _checkbox(self, question: Question) -> list[str]:
+        import questionary
+
+        chosen = set(question.default or ())
+        choices = [questionary.Choice(title=label, value=value, checked=value in chosen)
+                   for value, label in question.choices]
+        answer = self._run(questionary.checkbox(
+            question.label, choices=choices,
+            validate=lambda picked: question.check(list(picked)) or True, **self._io()))
+        return [str(v) for v in answer]
+
+    def _textarea(self, question: Question) -> str:
+        command = editor_command(self.environ)
+        text = "" if question.default is None else str(question.default)
+        while command is not None:
+            self._say(self.texts["editor"].format(label=question.label, editor=command), "bold")
+            try:
+                edited = edit_in_editor(text, command)
+            except OSError as exc:
+                self._say(self.texts["editor_failed"].format(error=exc), "class:error")
+                break
+            text = text if edited is None else edited.rstrip("\n")
+            error = question.check(text)
+            if error is None:
+                return text
+            self._say(f"{question.path}: {error}", "class:error")
+        return self._multiline(question, text)
+
+    def _multiline(self, question: Question, default: str) -> str:
+        import questionary
+
+        return str(self._run(questionary.text(
+            question.label, default=default, multiline=True, instruction=self.texts["multiline"],
+            validate=lambda answer: question.check(answer) or True, **self._io())))
+
+
+def _cancel_bindings() -> Any:
+    """Key bindings that make Ctrl-D cancel any prompt (questionary binds only Ctrl-C)."""
+    from prompt_toolkit.key_binding import KeyBindings
+
+    bindings = KeyBindings()
+
+    @bindings.add("c-d", eager=True)
+    def _cancel(event: Any) -> None:
+        event.app.exit(exception=EOFError, style="class:aborting")
+
+    return bindings

@@ -1,0 +1,291 @@
+"""Filling a form: prefill sources, and the UI-free, field-by-field interactive walk.
+
+Rules (DESIGN.md §8 "vance wizard run", "vance wizard open"):
+- Prefills come from ``--values FILE|-`` (JSON or YAML, read with the one YAML
+  reader, so CRLF files and a BOM change nothing), then ``--set K=V`` (later
+  wins), or from a link. They go through the same coercion and validation as
+  typed answers.
+- Keys that are not fields are reported (``Prefill.unknown``) for a warning;
+  a link's unknown keys are dropped silently and its repeat fields are not
+  prefilled.
+- The walk asks each field in order, skipping ones whose prefill is valid; an
+  invalid prefill is shown as the field's error and asked again (for a
+  repeat: its entries are kept, and only their invalid fields are asked). A
+  repeat asks entries while below its minimum (``min``, or 1 when required),
+  then "another entry?" until the person says no or ``max`` is reached.
+- The walk talks to the person only through an ``Asker`` (``vance_cli.cli.ask``
+  is the terminal one). Ctrl-C (KeyboardInterrupt) and Ctrl-D (EOFError)
+  become ``Cancelled`` carrying the partial answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from vance_cli.errors import Cancelled, FormInvalid, InputError
+from vance_cli.wizards.model import FieldType, WizardField
+from vance_cli.wizards.validate import (
+    ErrorCode,
+    check_field,
+    is_missing,
+    message_for,
+    parse_boolean,
+    validate_form,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Prefill:
+    """Values given before asking.
+
+    Attributes:
+        values: field name → raw value.
+        unknown: keys given that are not fields of the wizard, in order.
+    """
+
+    values: Mapping[str, Any]
+    unknown: tuple[str, ...] = ()
+
+
+def read_values(text: str, source: str) -> dict[str, Any]:
+    """Parse a values file (JSON or YAML) into ``{field: raw value}``.
+
+    Args:
+        text: the file's content.
+        source: its name for messages (``"<stdin>"`` for ``-``).
+
+    Raises:
+        DocumentError: not valid JSON/YAML (with line and column).
+        InputError: the top level is not a mapping.
+    """
+    from vance_cli import yamlio
+
+    data = yamlio.loads(text, source=source)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise InputError(f"{source}: expected a mapping of field name to value, "
+                         f"found {type(data).__name__}")
+    return {str(key): value for key, value in data.items()}
+
+
+def merge_prefill(fields: Sequence[WizardField], *sources: Mapping[str, Any]) -> Prefill:
+    """Merge prefill sources (later wins) and note keys that are not fields."""
+    names = {f.name for f in fields}
+    merged: dict[str, Any] = {}
+    unknown: list[str] = []
+    for source in sources:
+        for key, value in source.items():
+            if key in names:
+                merged[key] = value
+            elif key not in unknown:
+                unknown.append(key)
+    return Prefill(merged, tuple(unknown))
+
+
+def link_prefill(fields: Sequence[WizardField], pairs: Sequence[tuple[str, str]]) -> Prefill:
+    """Return a link's prefill: unknown keys and repeat fields dropped (DESIGN.md §8)."""
+    usable = {f.name for f in fields if f.type is not FieldType.REPEAT}
+    return Prefill({key: value for key, value in pairs if key in usable})
+
+
+def require_complete(fields: Sequence[WizardField], values: Mapping[str, Any],
+                     why: str | None = None) -> None:
+    """Check a form that cannot be asked for; raise naming every missing field.
+
+    Args:
+        fields: the form.
+        values: the prefill.
+        why: why nobody can be asked (e.g. "stdin is not a terminal"), for the message.
+
+    Raises:
+        FormInvalid: any error; the message names the missing fields first.
+    """
+    result = validate_form(fields, values)
+    if result.ok:
+        return
+    missing = [e.field for e in result.errors if e.error is ErrorCode.REQUIRED]
+    message = None
+    if missing:
+        message = f"missing values for {', '.join(missing)}"
+        if why:
+            message += f" ({why}; give them with --set KEY=VALUE or --values FILE)"
+        others = [f"{e.field}: {e.error.value}" for e in result.errors
+                  if e.error is not ErrorCode.REQUIRED]
+        if others:
+            message += "; invalid: " + ", ".join(others)
+    raise FormInvalid([e.to_json() for e in result.errors], message=message)
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """One field to ask.
+
+    Attributes:
+        field: the field.
+        path: 0-based path, e.g. ``members[1].name``.
+        label: question text in the session language.
+        help: help text, or ``""``.
+        default: shown and accepted on Enter: text, a bool, a list of values, or None.
+        error: why a prefilled value was refused, shown with the question, or None.
+        lang: session language (for messages).
+        choices: ``(value, label)`` pairs of a select / multi_select.
+    """
+
+    field: WizardField
+    path: str
+    label: str
+    help: str
+    default: Any
+    error: str | None
+    lang: str
+    choices: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def type(self) -> FieldType:
+        """The field's type."""
+        return self.field.type
+
+    def check(self, raw: Any) -> str | None:
+        """Return the message of the first error of answer ``raw``, or None when it is valid."""
+        _, errors = check_field(self.field, raw, self.path)
+        return message_for(self.field, errors[0].error, self.lang) if errors else None
+
+
+@dataclass(frozen=True, slots=True)
+class RepeatQuestion:
+    """The "another entry?" question of a repeat field.
+
+    Attributes:
+        field: the repeat field.
+        path: its path.
+        label: its label in the session language.
+        count: entries so far.
+        low: entries that must exist (min, or 1 when required).
+        high: entries allowed at most, or None.
+        lang: session language.
+    """
+
+    field: WizardField
+    path: str
+    label: str
+    count: int
+    low: int
+    high: int | None
+    lang: str
+
+
+class Asker(Protocol):
+    """Asks a person; the terminal implementation is ``vance_cli.cli.ask.TerminalAsker``."""
+
+    def ask(self, question: Question) -> Any:
+        """Return the raw answer (text, bool or list of values); must satisfy ``question.check``.
+
+        Raises:
+            KeyboardInterrupt: Ctrl-C.
+            EOFError: Ctrl-D.
+        """
+
+    def another(self, question: RepeatQuestion) -> bool:
+        """Return whether to add another entry."""
+
+    def section(self, title: str) -> None:
+        """Show a heading (a repeat entry starts)."""
+
+
+def _default(field: WizardField, given: Any) -> Any:
+    value = field.default_value if is_missing(given) else given
+    if is_missing(value):
+        return None
+    if field.type is FieldType.BOOLEAN:
+        return parse_boolean(value)
+    from vance_cli.yamlio import as_text
+
+    if field.type is FieldType.MULTI_SELECT:
+        return [str(as_text(v)) for v in value] if isinstance(value, list) else [
+            p.strip() for p in str(as_text(value)).split(",") if p.strip()]
+    if isinstance(value, list | dict):
+        return None
+    return str(as_text(value))
+
+
+@dataclass
+class _Walk:
+    asker: Asker
+    lang: str
+    answers: dict[str, Any] = field(default_factory=dict)
+
+    def fields(self, fields: Sequence[WizardField], prefill: Mapping[str, Any], prefix: str,
+               into: dict[str, Any]) -> None:
+        for item in fields:
+            path = prefix + item.name
+            given = prefill.get(item.name)
+            error = None
+            if not is_missing(given):
+                _, errors = check_field(item, given, path)
+                if not errors:
+                    into[item.name] = given
+                    continue
+                error = f"{path}: {message_for(item, errors[0].error, self.lang)}"
+                if item.type is FieldType.REPEAT:
+                    own = [e for e in errors if e.field == path]
+                    if own:
+                        self.asker.section(
+                            f"{path}: {message_for(item, own[0].error, self.lang)}")
+            if item.type is FieldType.REPEAT:
+                into[item.name] = []
+                self.repeat(item, path, into[item.name], given if isinstance(given, list) else [])
+                continue
+            into[item.name] = self.asker.ask(Question(
+                item, path, item.label_in(self.lang), item.help_in(self.lang),
+                _default(item, given if error else None), error, self.lang,
+                tuple((c.value, c.label_in(self.lang)) for c in item.choices)))
+
+    def entry(self, item: WizardField, path: str, entries: list[Any],
+              given: Mapping[str, Any]) -> None:
+        count = len(entries)
+        self.asker.section(f"{item.label_in(self.lang)} {count + 1}"
+                           + (f"/{item.max}" if item.max else ""))
+        entry: dict[str, Any] = {}
+        entries.append(entry)
+        self.fields(item.item, given, f"{path}[{count}].", entry)
+
+    def repeat(self, item: WizardField, path: str, entries: list[Any],
+               given: Sequence[Any]) -> None:
+        low = max(item.min or 0, 1 if item.required else 0)
+        high = item.max
+        for raw in given[:high]:  # an invalid prefill keeps its entries; bad fields are asked
+            self.entry(item, path, entries, raw if isinstance(raw, Mapping) else {})
+        while high is None or len(entries) < high:
+            if len(entries) >= low and not self.asker.another(RepeatQuestion(
+                    item, path, item.label_in(self.lang), len(entries), low, high, self.lang)):
+                break
+            self.entry(item, path, entries, {})
+
+
+def fill_form(fields: Sequence[WizardField], prefill: Mapping[str, Any], asker: Asker,
+              lang: str) -> dict[str, Any]:
+    """Ask every field that has no valid prefill, in order; return all raw answers.
+
+    Args:
+        fields: the wizard's fields.
+        prefill: field name → raw value given beforehand.
+        asker: the person (terminal or a scripted one in tests).
+        lang: session language for labels, help and messages.
+
+    Returns:
+        Field name → raw answer (prefills included); validate with ``build_prompt``.
+
+    Raises:
+        Cancelled: Ctrl-C or Ctrl-D; ``partial`` holds the answers so far.
+
+    Rule: DESIGN.md §8 "vance wizard run".
+    """
+    walk = _Walk(asker, lang)
+    try:
+        walk.fields(fields, prefill, "", walk.answers)
+    except (KeyboardInterrupt, EOFError):
+        raise Cancelled(partial=walk.answers) from None
+    return walk.answers

@@ -1,0 +1,294 @@
+"""Loading wizards: fail-fast per file, a report over all of them, templates compiled at load.
+
+Rules (DESIGN.md §8 "Load is fail-fast", §2 cascade):
+- One file fails on its first problem class: invalid YAML (with line and
+  column), a schema error (missing required key, unknown key, unknown field
+  type …, up to three listed with their paths), a default value that fails its
+  own field's validation, or a template that does not compile or breaks the
+  sandbox policy. The reason names what and where.
+- A broken file never hides another: ``load_cascade`` returns a
+  ``WizardLoadReport`` with every wizard, OK or with its reason.
+- The cascade decides which file a name means (first layer wins). When that
+  file is broken the name is broken: a lower layer's copy is *not* used
+  instead, since the override the person wrote would silently vanish.
+- ``lint_*`` checks every file, shadowed ones included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from vance_cli import yamlio
+from vance_cli.documents import Cascade, Layer, check_name, close_matches
+from vance_cli.errors import DocumentError, UnknownWizard, WizardBroken
+from vance_cli.wizards.model import FieldType, Wizard, WizardField
+
+if TYPE_CHECKING:
+    from jinja2 import Template
+
+    from vance_cli.wizards.followups import CompiledFollowUp
+
+MAX_LISTED_ERRORS = 3
+"""Schema errors named in one reason; more are counted ("and 2 more")."""
+
+_KNOWN_KEYS = (
+    "title", "description", "icon", "category", "fields", "promptTemplate", "validatorPrompt",
+    "suggestedFollowUps", "availableIn", "name", "type", "label", "help", "required",
+    "defaultValue", "rows", "integerMin", "integerMax", "choices", "min", "max", "item",
+    "value", "wizard", "prefill", "condition",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedWizard:
+    """A wizard that loaded: its schema, origin and compiled templates.
+
+    Attributes:
+        name: document name (the file name).
+        layer: where it came from (None for a file linted by path).
+        path: its file.
+        spec: the parsed schema.
+        template: the compiled ``promptTemplate``.
+        followups: compiled ``suggestedFollowUps``.
+    """
+
+    name: str
+    layer: Layer | None
+    path: Path
+    spec: Wizard
+    template: Template
+    followups: tuple[CompiledFollowUp, ...]
+
+    def summary(self, lang: str) -> dict[str, Any]:
+        """Return the listing entry: name, title, description, category, icon, layer, path."""
+        return {
+            "name": self.name, "title": self.spec.title_in(lang),
+            "description": self.spec.description_in(lang),
+            "category": self.spec.category_in(lang), "icon": self.spec.icon,
+            "layer": self.layer.value if self.layer else None, "path": str(self.path),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LoadOutcome:
+    """One wizard file's load result.
+
+    Attributes:
+        name: document name.
+        layer: where it sits (None for a file linted by path).
+        path: its file.
+        wizard: the loaded wizard, or None when broken.
+        reason: why it is broken (one line), or None.
+    """
+
+    name: str
+    layer: Layer | None
+    path: Path
+    wizard: LoadedWizard | None = None
+    reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the wizard loaded."""
+        return self.wizard is not None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``{"name", "layer", "path", "ok", "reason"}``."""
+        return {"name": self.name, "layer": self.layer.value if self.layer else None,
+                "path": str(self.path), "ok": self.ok, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class WizardLoadReport:
+    """Every wizard file looked at, OK or with its reason.
+
+    Attributes:
+        outcomes: in name order (for a cascade: one per name, first layer wins).
+    """
+
+    outcomes: tuple[LoadOutcome, ...]
+
+    @property
+    def wizards(self) -> tuple[LoadedWizard, ...]:
+        """The wizards that loaded."""
+        return tuple(o.wizard for o in self.outcomes if o.wizard is not None)
+
+    @property
+    def problems(self) -> tuple[LoadOutcome, ...]:
+        """The files that did not load."""
+        return tuple(o for o in self.outcomes if not o.ok)
+
+    @property
+    def ok(self) -> bool:
+        """True when every file loaded."""
+        return not self.problems
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``{"ok": bool, "wizards": [outcome, …]}``."""
+        return {"ok": self.ok, "wizards": [o.to_json() for o in self.outcomes]}
+
+
+def _loc(parts: Sequence[int | str]) -> str:
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not str(part).startswith(("function-", "tuple[")):
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _schema_reason(exc: ValidationError) -> str:
+    errors = exc.errors()
+    parts = []
+    for err in errors[:MAX_LISTED_ERRORS]:
+        where = _loc(err["loc"])
+        kind = err["type"]
+        if kind == "missing":
+            text = "missing required key"
+        elif kind == "extra_forbidden":
+            key = str(err["loc"][-1])
+            close = close_matches(key, _KNOWN_KEYS, 1)
+            text = "unknown key" + (f" (did you mean '{close[0]}'?)" if close else "")
+        elif kind == "value_error" and "error" in err.get("ctx", {}):
+            text = str(err["ctx"]["error"])
+        else:
+            text = err["msg"]
+        parts.append(f"{where}: {text}" if where else text)
+    more = len(errors) - MAX_LISTED_ERRORS
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+
+
+def _check_defaults(fields: Sequence[WizardField], prefix: str) -> None:
+    from vance_cli.wizards.validate import check_field, is_missing
+
+    for index, field in enumerate(fields):
+        where = f"{prefix}[{index}]"
+        if not is_missing(field.default_value):
+            _, errors = check_field(field, field.default_value)
+            if errors:
+                raise ValueError(f"{where}.defaultValue: {errors[0].error.value}")
+        if field.type is FieldType.REPEAT:
+            _check_defaults(field.item, f"{where}.item")
+
+
+def _compile(spec: Wizard) -> tuple[Template, tuple[CompiledFollowUp, ...]]:
+    from vance_cli.wizards.followups import compile_followup
+    from vance_cli.wizards.render import TemplateRejected, compile_template
+
+    try:
+        template = compile_template(spec.prompt_template)
+    except TemplateRejected as exc:
+        raise ValueError(f"promptTemplate {exc}") from None
+    followups = []
+    for index, followup in enumerate(spec.suggested_follow_ups):
+        try:
+            followups.append(compile_followup(followup))
+        except TemplateRejected as exc:
+            raise ValueError(f"suggestedFollowUps[{index}]: template {exc}") from None
+    return template, tuple(followups)
+
+
+def parse_wizard(data: Any, name: str, layer: Layer | None, path: Path) -> LoadedWizard:
+    """Check raw wizard data and compile its templates.
+
+    Args:
+        data: the YAML document.
+        name: its document name.
+        layer: origin layer.
+        path: its file, for messages.
+
+    Returns:
+        The loaded wizard.
+
+    Raises:
+        DocumentError: the first problem class found (see the module docstring).
+    """
+    if not isinstance(data, dict):
+        found = "an empty file" if data is None else type(data).__name__
+        raise DocumentError(f"expected a mapping at the top level, found {found}",
+                            path=str(path))
+    try:
+        spec = Wizard.model_validate(data)
+    except ValidationError as exc:
+        raise DocumentError(_schema_reason(exc), path=str(path)) from None
+    try:
+        _check_defaults(spec.fields, "fields")
+        template, followups = _compile(spec)
+    except ValueError as exc:
+        raise DocumentError(str(exc), path=str(path)) from None
+    return LoadedWizard(name, layer, path, spec, template, followups)
+
+
+def load_outcome(name: str, layer: Layer | None, path: Path) -> LoadOutcome:
+    """Load one wizard file and return its outcome (never raises for a broken file)."""
+    try:
+        data = yamlio.load_file(path)
+        return LoadOutcome(name, layer, path, wizard=parse_wizard(data, name, layer, path))
+    except DocumentError as exc:
+        reason = exc.reason
+        if exc.line is not None:
+            reason = f"line {exc.line}" + (f":{exc.column}" if exc.column else "") + f": {reason}"
+        return LoadOutcome(name, layer, path, reason=reason)
+
+
+def load_cascade(cascade: Cascade) -> WizardLoadReport:
+    """Load every wizard name of the cascade (first layer wins), broken ones reported.
+
+    Rule: DESIGN.md §8 "Load is fail-fast", §2 listing.
+    """
+    return WizardLoadReport(tuple(load_outcome(ref.name, ref.layer, ref.path)
+                                  for ref in cascade.list()))
+
+
+def find_wizard(cascade: Cascade, name: str) -> LoadedWizard:
+    """Look a wizard up through the cascade and load it.
+
+    Raises:
+        InvalidDocumentName: the name is malformed (checked before disk access).
+        UnknownWizard: no layer has it; carries close names and all names.
+        WizardBroken: the file that wins fails to load (with the reason).
+    """
+    check_name(name)
+    ref = cascade.find(name)
+    if ref is None:
+        names = cascade.names()
+        raise UnknownWizard(name, close_matches(name, names), names)
+    try:
+        return parse_wizard(yamlio.load_file(ref.path), ref.name, ref.layer, ref.path)
+    except DocumentError as exc:
+        raise WizardBroken(f"wizard '{name}' is broken: {exc.reason}", path=str(ref.path),
+                           line=exc.line, column=exc.column, name=name) from None
+
+
+def lint_cascade(cascade: Cascade) -> WizardLoadReport:
+    """Load every wizard file of every layer, shadowed ones included, in layer order."""
+    outcomes = [load_outcome(name, layer.layer, path)
+                for layer in cascade.layers for name, path in layer.iter_documents(cascade.kind)]
+    return WizardLoadReport(tuple(outcomes))
+
+
+def lint_paths(paths: Iterable[Path]) -> WizardLoadReport:
+    """Load the given wizard files, or every ``*.yaml`` below given folders.
+
+    The name of each is its file name without ``.yaml``; its layer is None (a
+    file given by path belongs to no layer).
+
+    Raises:
+        DocumentError: a path that does not exist.
+    """
+    outcomes: list[LoadOutcome] = []
+    for path in paths:
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*.yaml") if p.is_file())
+        elif path.is_file():
+            files = [path]
+        else:
+            raise DocumentError("no such file or folder", path=str(path))
+        outcomes += [load_outcome(f.stem, None, f) for f in files]
+    return WizardLoadReport(tuple(outcomes))

@@ -1,0 +1,98 @@
+"""From form values to the finished prompt: validate, render, append follow-ups.
+
+Rules (DESIGN.md §8 "Validation before render", "Render", "Follow-ups"):
+- Values are validated first; any error stops here with every error
+  (``FormInvalid``), nothing is rendered.
+- The template sees each field's typed value plus ``lang``, ``user`` and
+  ``project`` (the project id ``availableIn`` uses: ``_tenant`` without one).
+- The rendered text loses leading and trailing blank lines; follow-ups go
+  below it under their instruction line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from vance_cli.errors import RenderError
+from vance_cli.wizards.followups import FollowUpLink, append_followups, resolve_followups
+from vance_cli.wizards.validate import require_valid
+
+if TYPE_CHECKING:
+    from vance_cli.wizards.loader import LoadedWizard
+    from vance_cli.workspace import Workspace
+
+
+@dataclass(frozen=True, slots=True)
+class RenderContext:
+    """The built-in template variables.
+
+    Attributes:
+        lang: session language (``de``, ``en`` …).
+        user: user name.
+        project: project id (``_tenant`` without a project).
+    """
+
+    lang: str
+    user: str
+    project: str
+
+    @classmethod
+    def of(cls, workspace: Workspace) -> RenderContext:
+        """Return the context of a workspace's settings."""
+        settings = workspace.settings
+        return cls(settings.lang, settings.user, workspace.availability_id)
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedPrompt:
+    """A finished prompt.
+
+    Attributes:
+        wizard: the wizard's name.
+        text: the prompt, follow-ups included.
+        values: the validated, typed values it was rendered from.
+        followups: the follow-up links shown.
+    """
+
+    wizard: str
+    text: str
+    values: Mapping[str, Any]
+    followups: tuple[FollowUpLink, ...] = ()
+
+    def to_json(self) -> dict[str, str]:
+        """Return ``{"prompt": text}`` (DESIGN.md §8 ``vance wizard render``)."""
+        return {"prompt": self.text}
+
+
+def build_prompt(wizard: LoadedWizard, raw: Mapping[str, Any],
+                 context: RenderContext) -> RenderedPrompt:
+    """Validate ``raw`` and render the wizard's prompt with its follow-ups.
+
+    Args:
+        wizard: a loaded wizard.
+        raw: field name → raw value (typed answers, ``--set`` text, file data).
+        context: ``lang``, ``user``, ``project``.
+
+    Returns:
+        The prompt.
+
+    Raises:
+        FormInvalid: a value failed validation (carries every error).
+        RenderError: the template failed, or the prompt exceeds the output limit.
+
+    Rule: DESIGN.md §8.
+    """
+    from vance_cli.wizards.render import MAX_OUTPUT_CHARS, render
+
+    values = require_valid(wizard.spec.fields, raw)
+    variables = {**values, "lang": context.lang, "user": context.user,
+                 "project": context.project}
+    body = render(wizard.template, variables, wizard.name).strip("\n").rstrip()
+    links = resolve_followups(wizard.followups, variables, context.lang, wizard.name)
+    text = append_followups(body, links, context.lang)
+    if len(text) > MAX_OUTPUT_CHARS:
+        raise RenderError(f"wizard '{wizard.name}': the prompt exceeds "
+                          f"{MAX_OUTPUT_CHARS:,} characters", wizard=wizard.name)
+    return RenderedPrompt(wizard.name, text, values, tuple(links))
