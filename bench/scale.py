@@ -26,8 +26,8 @@ Reported, as medians of ``--runs`` runs in one process per size:
   template into messages, exactly as the selector does before its LLM call;
   its size in entries and tokens (``tiktoken``, ``cl100k_base``; without it,
   an estimate of one token per 4 characters, marked ``~``);
-- wizard listing (in-process and ``vance wizard list --json``), when the
-  wizards feature is installed.
+- wizard listing (in-process and ``vance wizard list --json``, cold and
+  warm cache), when the wizards feature is installed.
 
 Then how each grows: the ratio between consecutive sizes and the exponent
 ``k`` in ``time ∝ n^k`` (1 = linear, 0 = flat).
@@ -67,6 +67,8 @@ AUDIENCES = ["for the finance team", "for executives", "in German", "for new hir
              "for engineers", "for the sales team"]
 ENGINES = ["arthur", "ford", "marvin", "vogon", "zaphod"]
 LAYERS = ("bundled", "tenant", "project")
+USER = "bench"
+"""The user (``VANCE_USER``) whose user layer holds a quarter of the wizards."""
 
 
 # -- generation -----------------------------------------------------------------------------
@@ -112,8 +114,8 @@ def build_tree(root: Path, size: int, wizards: int) -> tuple[Path, Path]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     sources = sorted((copy / "_bundled" / "wizards").glob("*.yaml"))
-    wizard_folders = [projects / "default", projects / f"_user_{os.environ.get('USER', 'me')}",
-                      projects / "_tenant", copy / "_bundled"]
+    wizard_folders = [projects / "default", projects / f"_user_{USER}", projects / "_tenant",
+                      copy / "_bundled"]
     for i in range(wizards if sources else 0):
         folder = wizard_folders[i % len(wizard_folders)] / "wizards" / f"set{i % 10}"
         folder.mkdir(parents=True, exist_ok=True)
@@ -197,11 +199,19 @@ def _wizards(ws: Any, runs: int) -> dict[str, Any]:
     except ImportError:
         return {"wizards": None}
     from vance_cli.documents import Kind
+    from vance_cli.workspace import Workspace
+
+    cache_file = ws.settings.paths.cache_dir / "documents.json"
+
+    def list_wizards() -> None:
+        fresh = Workspace(ws.settings)
+        load_cascade(fresh.cascade(Kind.WIZARDS), fresh.document_cache)
 
     report = load_cascade(ws.cascade(Kind.WIZARDS))
-    count = len(getattr(report, "wizards", ()) or ())
-    return {"wizards": count,
-            "wizard_list_ms": _median_ms(lambda: load_cascade(ws.cascade(Kind.WIZARDS)), runs)}
+    return {"wizards": len(report.wizards), "wizard_problems": len(report.problems),
+            "wizard_list_cold_ms": _median_ms(
+                list_wizards, runs, before=lambda: cache_file.unlink(missing_ok=True)),
+            "wizard_list_warm_ms": _median_ms(list_wizards, runs, before=list_wizards)}
 
 
 # -- driver ---------------------------------------------------------------------------------
@@ -209,7 +219,7 @@ def _wizards(ws: Any, runs: int) -> dict[str, Any]:
 def _env(pythonpath: Path, home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("VANCE_", "OPENAI_")) and k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(VANCE_HOME=str(home), PYTHONPATH=str(pythonpath))
+    env.update(VANCE_HOME=str(home), PYTHONPATH=str(pythonpath), VANCE_USER=USER)
     return env
 
 
@@ -244,7 +254,11 @@ def measure(size: int, runs: int, wizards: int) -> dict[str, Any]:
                                               before=lambda: cache.unlink(missing_ok=True))
         numbers["cli_list_warm_ms"] = _cli_ms(["recipe", "list", "--json"], env, cwd, runs)
         if numbers.get("wizards") is not None:
-            numbers["cli_wizard_list_ms"] = _cli_ms(["wizard", "list", "--json"], env, cwd, runs)
+            numbers["cli_wizard_list_cold_ms"] = _cli_ms(
+                ["wizard", "list", "--json"], env, cwd, runs,
+                before=lambda: cache.unlink(missing_ok=True))
+            numbers["cli_wizard_list_warm_ms"] = _cli_ms(["wizard", "list", "--json"], env, cwd,
+                                                         runs)
         numbers["size"] = size
         return numbers
 
@@ -259,9 +273,12 @@ ROWS = [
     ("selector prompt: recipes shown", "prompt_entries", "{:.0f}"),
     ("selector prompt: characters", "prompt_chars", "{:.0f}"),
     ("selector prompt: tokens", "prompt_tokens", "{:.0f}"),
-    ("wizards listed", "wizards", "{:.0f}"),
-    ("list wizards, in-process (ms)", "wizard_list_ms", "{:.1f}"),
-    ("vance wizard list --json (ms)", "cli_wizard_list_ms", "{:.0f}"),
+    ("wizards loaded (all layers)", "wizards", "{:.0f}"),
+    ("wizards that failed to load", "wizard_problems", "{:.0f}"),
+    ("list wizards, cold cache (ms)", "wizard_list_cold_ms", "{:.1f}"),
+    ("list wizards, warm cache (ms)", "wizard_list_warm_ms", "{:.1f}"),
+    ("vance wizard list --json, cold (ms)", "cli_wizard_list_cold_ms", "{:.0f}"),
+    ("vance wizard list --json, warm (ms)", "cli_wizard_list_warm_ms", "{:.0f}"),
 ]
 
 
