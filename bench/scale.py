@@ -201,11 +201,11 @@ def _wizards(ws: Any, runs: int) -> dict[str, Any]:
     from vance_cli.documents import Kind
     from vance_cli.workspace import Workspace
 
-    cache_file = ws.settings.paths.cache_dir / "documents.json"
+    cache_file = ws.settings.paths.cache_dir / "wizards.json"
 
     def list_wizards() -> None:
         fresh = Workspace(ws.settings)
-        load_cascade(fresh.cascade(Kind.WIZARDS), fresh.document_cache)
+        load_cascade(fresh.cascade(Kind.WIZARDS), fresh.wizard_cache)
 
     report = load_cascade(ws.cascade(Kind.WIZARDS))
     return {"wizards": len(report.wizards), "wizard_problems": len(report.problems),
@@ -254,9 +254,10 @@ def measure(size: int, runs: int, wizards: int) -> dict[str, Any]:
                                               before=lambda: cache.unlink(missing_ok=True))
         numbers["cli_list_warm_ms"] = _cli_ms(["recipe", "list", "--json"], env, cwd, runs)
         if numbers.get("wizards") is not None:
+            wizard_cache = home / "state" / "cache" / "wizards.json"
             numbers["cli_wizard_list_cold_ms"] = _cli_ms(
                 ["wizard", "list", "--json"], env, cwd, runs,
-                before=lambda: cache.unlink(missing_ok=True))
+                before=lambda: wizard_cache.unlink(missing_ok=True))
             numbers["cli_wizard_list_warm_ms"] = _cli_ms(["wizard", "list", "--json"], env, cwd,
                                                          runs)
         numbers["size"] = size

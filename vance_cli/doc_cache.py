@@ -5,7 +5,8 @@ else the offline ``vance delegate`` does; a JSON file of already-parsed
 documents costs a fraction of a millisecond to read.
 
 Invariants:
-- One JSON file (``<state>/cache/documents.json``) maps a document's
+- One JSON file (``<state>/cache/documents.json``; the wizard listing uses
+  ``wizards.json``) maps a document's
   absolute path to its parsed value, valid only while the file's
   modification time (ns), size and inode are unchanged; the file is
   stat-ed *before* it is read, so a change during parsing only makes the
@@ -35,7 +36,11 @@ FORMAT = 1
 """Cache layout version; bump it when a cached parser's output changes."""
 
 FILE_NAME = "documents.json"
-"""The cache file inside ``Paths.cache_dir``."""
+"""The cache file inside ``Paths.cache_dir`` (recipes)."""
+
+WIZARDS_FILE_NAME = "wizards.json"
+"""The wizard listing's cache file: apart, so commands that read only recipes never
+load the (larger) wizard entries."""
 
 
 def _signature(path: Path) -> list[int] | None:
@@ -60,9 +65,9 @@ class DocumentCache:
         self._dirty = False
 
     @classmethod
-    def load(cls, cache_dir: Path) -> DocumentCache:
-        """Read the cache in ``cache_dir``; a missing, broken or foreign one is empty."""
-        path = cache_dir / FILE_NAME
+    def load(cls, cache_dir: Path, file_name: str = FILE_NAME) -> DocumentCache:
+        """Read ``cache_dir / file_name``; a missing, broken or foreign cache is empty."""
+        path = cache_dir / file_name
         try:
             data = json.loads(path.read_bytes())
         except (OSError, ValueError):

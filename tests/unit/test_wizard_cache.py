@@ -42,7 +42,7 @@ suggestedFollowUps:
 
 def _list() -> WizardLoadReport:
     ws = Workspace(load_settings())
-    return load_cascade(ws.cascade(Kind.WIZARDS), ws.document_cache)
+    return load_cascade(ws.cascade(Kind.WIZARDS), ws.wizard_cache)
 
 
 def _summaries(report: WizardLoadReport) -> list[tuple[str, object, object]]:
@@ -122,3 +122,17 @@ def test_broken_wizards_stay_broken_from_the_cache(project_dir: Path, content: s
     second = _list().problems
     assert [(p.name, p.reason) for p in first] == [(p.name, p.reason) for p in second]
     assert reason in (second[0].reason or "")
+
+
+def test_wizards_have_their_own_cache_file(project_dir: Path, vance_home: Path) -> None:
+    build_file_tree(project_dir, {"wizards/numbers.yaml": WIZARD,
+                                  "recipes/mine.yaml": "engine: ford\ndescription: mine\n"})
+    _list()
+    from vance_cli.recipes import load_recipes
+
+    load_recipes(Workspace(load_settings()))
+    cache = vance_home / "state" / "cache"
+    wizards = json.loads((cache / "wizards.json").read_text())["entries"]
+    recipes = json.loads((cache / "documents.json").read_text())["entries"]
+    assert {e["kind"] for e in wizards.values()} == {"wizard"}
+    assert {e["kind"] for e in recipes.values()} == {"recipe"}  # recipe commands load no wizards

@@ -312,7 +312,7 @@ def load_cascade(cascade: Cascade, cache: DocumentCache | None = None) -> Wizard
 
     Args:
         cascade: the wizards cascade.
-        cache: parsed-document cache (``Workspace.document_cache``); saved at the end.
+        cache: parsed-document cache (``Workspace.wizard_cache``); saved at the end.
 
     Rule: DESIGN.md §8 "Load is fail-fast", §2 listing.
     """
