@@ -11,12 +11,13 @@ delegates with the same ``--name``: exactly one may win each round, the
 others must fail cleanly with ``duplicate_process_name`` (exit 2).
 
 Reported: wall time, throughput (delegates/s), per-call latency (median,
-p95, max), and the checks: exit codes, any "database is locked" (or other
+p95, max), CPU time per call (so the throughput ceiling of the machine's
+cores is known), and the checks: exit codes, any "database is locked" (or other
 error) on stderr, every process the calls reported present in the database
 (one row per call), names unique, decision-log rows, one winner per
 contested name. Nothing is asserted; a failed check is printed as FAIL.
 
-Usage: python bench/concurrency.py [--workers 8] [--calls 50] [--rounds 10]
+Usage: python bench/concurrency.py [--workers 8] [--calls 50] [--rounds 10] [--keep]
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -95,6 +97,14 @@ def _parallel(workers: int, job: object) -> list[Call]:
     return calls
 
 
+def _children_cpu() -> float:
+    """CPU seconds (user + system) used so far by finished child processes."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _check(label: str, ok: bool, detail: str = "") -> bool:
     print(f"  [{'ok' if ok else 'FAIL'}] {label}" + (f": {detail}" if detail else ""))
     return ok
@@ -105,6 +115,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--calls", type=int, default=50, help="delegates per worker")
     parser.add_argument("--rounds", type=int, default=10, help="contested-name rounds")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary home")
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="vance-concurrency-"))
     cwd = home / "work"
@@ -122,14 +133,19 @@ def main() -> None:
 
     print(f"phase 1: {args.workers} workers x {args.calls} offline delegates, one home, "
           f"{os.cpu_count()} cores")
-    started = time.perf_counter()
+    started, cpu_before = time.perf_counter(), _children_cpu()
     calls = _parallel(args.workers, delegates)
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, _children_cpu() - cpu_before
     latencies = sorted(c.seconds for c in calls)
     total = len(calls)
     print(f"  wall {wall:.1f} s; throughput {total / wall:.1f} delegates/s; latency median "
           f"{statistics.median(latencies) * 1000:.0f} ms, p95 "
           f"{latencies[int(0.95 * (total - 1))] * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms")
+    per_call, cores = cpu / max(1, total), os.cpu_count() or 1
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"  CPU {per_call * 1000:.0f} ms per delegate (user + system, mostly interpreter "
+          f"start-up): {cores} idle cores would allow ~{cores / per_call:.1f} delegates/s; "
+          f"load average {load}")
 
     conn = sqlite3.connect(home / "home" / "state" / "vance.db")
     rows = conn.execute("SELECT id, name FROM processes").fetchall()
@@ -179,7 +195,10 @@ def main() -> None:
     rows2 = conn.execute("SELECT count(*) FROM processes WHERE name LIKE 'shared-%'").fetchone()[0]
     _check("one row per contested name", rows2 == args.rounds, f"{rows2} rows")
     conn.close()
-    print(f"home: {home} (delete it when done)")
+    if args.keep:
+        print(f"home kept: {home}")
+    else:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":
