@@ -11,6 +11,7 @@ from vance_cli import __version__
 from vance_cli.cli import catalog, config, process, recipe, wizard
 from vance_cli.cli import delegate as delegate_cmd
 from vance_cli.cli import log as log_cmd
+from vance_cli.cli import shell as shell_cmd
 
 app = typer.Typer(
     name="vance",
@@ -65,6 +66,7 @@ def main(
 
 app.command("delegate")(delegate_cmd.command)
 app.command("log")(log_cmd.command)
+app.command("shell")(shell_cmd.command)
 app.add_typer(config.app, name="config")
 app.add_typer(recipe.app, name="recipe")
 app.add_typer(catalog.app, name="catalog")

@@ -24,8 +24,9 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
+from vance_cli.cli.output import terminal_stream
 from vance_cli.wizards.form import Question, RepeatQuestion
 from vance_cli.wizards.model import FieldType
 
@@ -63,19 +64,6 @@ TEXTS: Mapping[str, Mapping[str, str]] = {
 
 def _texts(lang: str) -> Mapping[str, str]:
     return TEXTS["de" if lang.lower().startswith("de") else "en"]
-
-
-def terminal_stream() -> TextIO:
-    """Return the stream prompts are drawn on: stderr when it is a terminal, else ``/dev/tty``.
-
-    Falls back to stderr when there is no controlling terminal.
-    """
-    if sys.stderr.isatty():
-        return sys.stderr
-    try:
-        return open("/dev/tty", "w", encoding="utf-8")  # lives as long as the run
-    except OSError:
-        return sys.stderr
 
 
 def editor_command(environ: Mapping[str, str] | None = None) -> str | None:

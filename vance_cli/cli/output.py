@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -38,6 +38,19 @@ def emit_text(text: str) -> None:
     """Write raw text to stdout exactly as given (e.g. a rendered prompt), plus a final newline."""
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     sys.stdout.flush()
+
+
+def terminal_stream() -> TextIO:
+    """Return the stream prompts are drawn on: stderr when it is a terminal, else ``/dev/tty``.
+
+    Falls back to stderr when there is no controlling terminal.
+    """
+    if sys.stderr.isatty():
+        return sys.stderr
+    try:
+        return open("/dev/tty", "w", encoding="utf-8")  # lives as long as the run
+    except OSError:
+        return sys.stderr
 
 
 @cache

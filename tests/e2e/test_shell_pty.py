@@ -1,0 +1,276 @@
+"""``vance shell`` driven in a real pseudo-terminal with pexpect (DESIGN.md §9, issue 4)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from enum import StrEnum
+from pathlib import Path
+
+import pexpect
+import pytest
+from helpers import build_file_tree
+from llm_server import ScriptedLLMServer
+
+pytestmark = pytest.mark.e2e
+
+TIMEOUT = 30
+"""Seconds one expectation may wait (a cold Python start plus imports on a slow machine)."""
+
+PROMPT = "vance>"
+"""The shell's prompt as it appears on the screen (styles may follow it)."""
+
+ANSI = r"(?:\x1b\[[0-9;]*m)*"
+BUNDLED_CATALOG = Path(__file__).resolve().parents[2] / "catalog" / "engines.yaml"
+
+
+class Key(StrEnum):
+    """Keystrokes as a terminal sends them."""
+
+    ENTER = "\r"
+    TAB = "\t"
+    ESC_ENTER = "\x1b\r"
+    UP = "\x1b[A"
+    CTRL_C = "\x03"
+    CTRL_D = "\x04"
+    CTRL_E = "\x05"
+    CTRL_X = "\x18"
+    END_OF_BUFFER = "\x1b>"  # Esc > (emacs): move to the end of the buffer
+
+
+def _default_sigint() -> None:
+    # A test run started in the background of a non-interactive shell (`pytest &`) inherits
+    # SIGINT ignored, and Python keeps an ignored SIGINT: Ctrl-C would then do nothing.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _spawn(tmp_path: Path, *args: str, env: Mapping[str, str] | None = None) -> pexpect.spawn:
+    full_env = {**os.environ, **(env or {}), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1",
+                "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
+    child = pexpect.spawn(sys.executable, ["-m", "vance_cli", *args, "shell"], env=full_env,
+                          cwd=str(tmp_path), encoding="utf-8", timeout=TIMEOUT,
+                          dimensions=(50, 200), preexec_fn=_default_sigint)
+    child.logfile_read = open(tmp_path / "pty.log", "a", encoding="utf-8")
+    child.expect(PROMPT)
+    return child
+
+
+def _finish(child: pexpect.spawn) -> tuple[int, str]:
+    child.expect(pexpect.EOF)
+    child.close()
+    log = Path(child.logfile_read.name)
+    child.logfile_read.close()
+    return child.exitstatus, log.read_text(encoding="utf-8")
+
+
+def _vance(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "vance_cli", *args], capture_output=True,
+                          text=True, timeout=TIMEOUT, check=False)
+
+
+def _field(label: str, value: str) -> str:
+    return f"{label}:{ANSI} {value}"
+
+
+def test_wizard_completion_form_buffer_edit_and_send(tmp_path: Path) -> None:
+    child = _spawn(tmp_path)
+    child.send("/wiz")
+    child.expect("fill a wizard")  # the completion menu, while typing
+    child.send(Key.TAB)  # completes to /wizard
+    child.send(" ")
+    child.expect("essay-mit-recipe")  # the wizard names of the listing
+    child.expect("gremium")
+    child.send("essay-m")
+    child.send(Key.TAB)  # the one match
+    child.send(Key.ENTER)
+    child.expect("Recipe")  # only a completed "/wizard essay-mit-recipe" gets here
+    child.send("plain-essay" + Key.ENTER)
+    child.expect("Topic")
+    child.send("Trees in cities" + Key.ENTER)
+    child.expect("Audience")
+    child.send(Key.ENTER)
+    child.expect("The prompt is in the input line")
+    child.expect(PROMPT + r".*Write an essay with the essay recipe")  # in the shell's own input
+    child.send(Key.END_OF_BUFFER + Key.ESC_ENTER + "Keep it under 800 words.")
+    child.send(Key.ENTER)
+    child.expect(_field("decision", "MATCH"))
+    child.expect(_field("recipe", "essay-pipeline"))
+    child.expect(_field("process", r"\S+ \(\S+, IDLE\)"))
+    child.expect(PROMPT)
+    child.send("/quit" + Key.ENTER)
+    status, log = _finish(child)
+    assert status == 0, log
+    assert "Traceback" not in log
+
+    (entry,) = json.loads(_vance("log", "--json").stdout)
+    assert entry["task"].startswith('Write an essay with the essay recipe "plain-essay"')
+    assert "Topic: Trees in cities\n" in entry["task"]
+    assert entry["task"].endswith("improvising one.\nKeep it under 800 words.")
+    assert (entry["decision"], entry["recipe"], entry["dryRun"]) == ("MATCH", "essay-pipeline",
+                                                                      False)
+    (process,) = json.loads(_vance("process", "list", "--json").stdout)
+    assert process["goal"] == entry["task"]
+
+
+def test_ctrl_c_clears_the_line_and_ctrl_d_exits_0(tmp_path: Path) -> None:
+    child = _spawn(tmp_path)
+    child.send("/hel")
+    child.send(Key.CTRL_C)
+    child.expect(PROMPT)
+    child.send("p" + Key.ENTER)  # "/help" if the line had survived; alone it is a task
+    child.expect(_field("decision", "NONE"))
+    child.expect(PROMPT)
+    child.send(Key.CTRL_D)
+    status, log = _finish(child)
+    assert status == 0, log
+    assert "Traceback" not in log and "/wizard [NAME]" not in log
+    (entry,) = json.loads(_vance("log", "--json").stdout)
+    assert entry["task"] == "p"
+
+
+def test_errors_inside_commands_do_not_end_the_shell(tmp_path: Path) -> None:
+    child = _spawn(tmp_path)
+    child.send("/wizrd" + Key.ENTER)
+    child.expect("unknown command '/wizrd' — did you mean /wizard\\?")
+    child.send("/process show nope" + Key.ENTER)
+    child.expect("no process with id 'nope'")
+    child.send("/wizard no-such-wizard" + Key.ENTER)
+    child.expect("unknown wizard 'no-such-wizard'")
+    child.send("/help" + Key.ENTER)
+    child.expect("/wizard \\[NAME\\]")
+    child.expect(PROMPT)
+    child.send(Key.CTRL_D)
+    status, log = _finish(child)
+    assert status == 0 and "Traceback" not in log
+
+
+def test_history_persists_across_two_runs(tmp_path: Path, vance_home: Path) -> None:
+    child = _spawn(tmp_path)
+    child.send("/recipe show translate" + Key.ENTER)
+    child.expect(_field("engine", r"\w+"))
+    child.send("/quit" + Key.ENTER)
+    assert _finish(child)[0] == 0
+
+    child = _spawn(tmp_path)
+    child.send(Key.UP)  # /quit
+    child.send(Key.UP)  # /recipe show translate
+    child.expect("recipe show translate")  # redrawn over "/quit" (only the changed cells)
+    child.send(Key.ENTER)
+    child.expect(_field("engine", r"\w+"))
+    child.expect(PROMPT)
+    child.send(Key.CTRL_D)
+    status, log = _finish(child)
+    assert status == 0, log
+    assert log.count("description") >= 2  # `recipe show` ran in both runs
+    history = (vance_home / "state" / "shell-history").read_text(encoding="utf-8")
+    assert history.count("+/recipe show translate") == 2 and "+/quit" in history
+
+
+def test_catalog_reload_of_a_bad_file_keeps_the_previous_catalog(tmp_path: Path) -> None:
+    build_file_tree(tmp_path, {"good.yaml": BUNDLED_CATALOG.read_text(encoding="utf-8"),
+                               "bad.yaml": "engines:\n  ford: {purpose: [unclosed\n"})
+    child = _spawn(tmp_path)
+    child.send("/catalog reload --file good.yaml" + Key.ENTER)
+    child.expect("activated .*good.yaml")
+    child.send("/catalog reload --file bad.yaml" + Key.ENTER)
+    child.expect(r"vance: error: \S*bad.yaml:\d+")
+    child.expect("catalog not reloaded; still active: .*good.yaml")
+    child.expect(PROMPT)
+    child.send("/catalog show" + Key.ENTER)
+    child.expect("active catalog: .*good.yaml since")
+    child.send("Write a short essay about the history of tea" + Key.ENTER)
+    child.expect(_field("decision", "MATCH"))
+    child.expect(PROMPT)
+    child.send("/quit" + Key.ENTER)
+    status, log = _finish(child)
+    assert status == 0 and "Traceback" not in log
+    shown = json.loads(_vance("catalog", "show", "--json").stdout)
+    assert shown["source"] == str(tmp_path / "good.yaml")
+
+
+def test_ctrl_c_while_the_llm_answers_cancels_only_that_task(
+        tmp_path: Path, llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply('{"decision": "NONE", "recipe": null, "rationale": "n"}', delay=20)
+    llm_server.reply('Sure!\n```json\n{"decision": "MATCH", "recipe": "translate",'
+                     ' "rationale": "A translation."}\n```')
+    child = _spawn(tmp_path, env=llm_server.env(timeout=30))
+    child.send("Render this letter in French" + Key.ENTER)
+    child.expect("Asking the selector")  # the spinner
+    deadline = time.monotonic() + TIMEOUT
+    while not llm_server.chat_requests and time.monotonic() < deadline:
+        time.sleep(0.05)  # Ctrl-C once the request is out (importing openai takes a while)
+    assert llm_server.chat_requests
+    child.sendintr()
+    child.expect("cancelled")
+    child.expect(PROMPT)
+    child.send("Render this other letter in French" + Key.ENTER)
+    child.expect(_field("decision", "MATCH"))
+    child.expect(_field("recipe", "translate"))
+    child.expect(PROMPT)
+    child.send("/quit" + Key.ENTER)
+    status, log = _finish(child)
+    assert status == 0, log
+    assert "Traceback" not in log
+    first, second = (r.json["messages"][-1]["content"] for r in llm_server.chat_requests)
+    assert "Render this letter in French" in first and "this other letter" in second
+
+
+def test_ctrl_c_in_the_wizard_form_returns_to_the_prompt(tmp_path: Path) -> None:
+    child = _spawn(tmp_path)
+    child.send("/wizard gremium" + Key.ENTER)
+    child.expect("Council name")
+    child.send("half typed" + Key.CTRL_C)
+    child.expect("cancelled")
+    child.expect(PROMPT)
+    child.send("/quit" + Key.ENTER)
+    status, log = _finish(child)
+    assert status == 0 and "Traceback" not in log
+    assert json.loads(_vance("log", "--json").stdout) == []
+
+
+def test_an_event_from_another_process_is_shown_at_the_next_prompt(tmp_path: Path) -> None:
+    boss = json.loads(_vance("process", "create", "--recipe", "translate", "--name", "boss",
+                             "--json").stdout)["id"]
+    kid = json.loads(_vance("process", "create", "--recipe", "translate", "--name", "kid",
+                            "--parent", boss, "--json").stdout)["id"]
+    child = _spawn(tmp_path)
+    assert _vance("process", "stop", kid).returncode == 0  # another program closes the child
+    child.send(Key.ENTER)  # an empty line: just the next prompt
+    child.expect(f"child_closed: kid \\({kid}\\) closed STOPPED — for {boss}")
+    child.expect(PROMPT)
+    child.send(Key.CTRL_D)
+    status, log = _finish(child)
+    assert status == 0 and "Traceback" not in log
+    (event,) = json.loads(_vance("process", "events", "--json").stdout)
+    assert event["consumedAt"] is None  # shown, still pending for its recipient
+
+
+def test_ctrl_x_ctrl_e_edits_the_wizard_prompt_in_the_editor_and_sends_it(
+        tmp_path: Path) -> None:
+    editor = tmp_path / "editor.sh"
+    editor.write_text('#!/bin/sh\nfor last; do :; done\n'
+                      'printf "\\nAnswer in German." >> "$last"\n'
+                      f'echo "$last" > "{tmp_path}/edited-file"\n')
+    editor.chmod(0o755)
+    child = _spawn(tmp_path, env={"EDITOR": str(editor)})
+    child.send("/wizard essay-mit-recipe --set recipe=plain --set topic=Tea --dry-run"
+               + Key.ENTER)
+    child.expect("Audience")
+    child.send(Key.ENTER)
+    child.expect("The prompt is in the input line")
+    child.expect(PROMPT)
+    child.send(Key.CTRL_X + Key.CTRL_E)
+    child.expect(_field("decision", "MATCH"))
+    child.expect(PROMPT)
+    child.send(Key.CTRL_D)
+    status, log = _finish(child)
+    assert status == 0, log
+    (entry,) = json.loads(_vance("log", "--json").stdout)
+    assert entry["task"].startswith('Write an essay with the essay recipe "plain"')
+    assert entry["task"].endswith("improvising one.\nAnswer in German.")
+    assert (tmp_path / "edited-file").read_text().strip().endswith(".md")

@@ -1,0 +1,319 @@
+"""``vance shell``: running one line — a task, or a slash command (DESIGN.md §9).
+
+Rules:
+- A task goes through ``cli.delegate.run_delegate``: the code path and the
+  output of ``vance delegate --task TEXT``.
+- ``/process``, ``/catalog``, ``/recipe`` and ``/log`` run the very Typer
+  commands of ``vance process …`` etc. (same options, output, errors and
+  exit codes), in a sub-context that shares the shell's workspace — and so
+  its global flags. ``/catalog reload`` therefore activates the catalog for
+  every later command of the session (and of every other one: the active
+  catalog is one record in the state dir).
+- ``/wizard NAME`` fills the form on the terminal, renders the prompt and
+  hands it back (``LineResult.prefill``) for the REPL to put into its own
+  input buffer; Enter then sends it as a task (``send_task``). Without a
+  terminal (a script on stdin) every required value must come from
+  ``--set`` and the prompt is sent at once.
+- A failing line never ends the shell: ``run_line`` returns its exit code,
+  after one line on stderr (a VanceError's message, a usage error, or
+  ``Type: message`` for a bug — the traceback only with ``--debug``).
+  Ctrl-C inside a command (the form, the LLM call, a wait) cancels just
+  that command (code 130).
+
+Neither prompt_toolkit nor questionary is imported here at module level.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from vance_cli.cli import output
+from vance_cli.cli.shell_commands import (
+    COMMANDS,
+    ParsedLine,
+    SlashCommand,
+    WizardArgs,
+    find_command,
+    parse_delegate_args,
+    parse_line,
+    parse_wizard_args,
+    split_arguments,
+    unknown_command,
+)
+from vance_cli.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_RUNTIME,
+    Cancelled,
+    InputError,
+    VanceError,
+)
+
+if TYPE_CHECKING:
+    import typer
+    from prompt_toolkit.input import Input
+    from prompt_toolkit.output import Output
+
+    from vance_cli.workspace import Workspace
+
+
+@dataclass(frozen=True, slots=True)
+class LineResult:
+    """What running one line did.
+
+    Attributes:
+        code: its exit code (0 success; as the matching ``vance`` command).
+        quit: the line asked to leave the shell.
+        prefill: text for the next input buffer (a wizard's rendered prompt).
+        dry_run: the prefill, once sent, only decides (``/wizard --dry-run``).
+    """
+
+    code: int = EXIT_OK
+    quit: bool = False
+    prefill: str | None = None
+    dry_run: bool = False
+
+
+class Shell:
+    """Runs shell lines against one workspace; never raises for a failing line.
+
+    Args:
+        ctx: the ``vance shell`` command's Typer context (global flags, workspace).
+        dry_run: every task of the session only decides (``vance shell --dry-run``).
+        interactive: a person at a terminal (wizards ask; their prompt is edited first).
+        debug: print tracebacks of unexpected errors.
+        term_input: prompt-toolkit input for wizard forms (tests); None: the terminal.
+        term_output: prompt-toolkit output for wizard forms (tests); None: the terminal.
+    """
+
+    def __init__(self, ctx: typer.Context, *, dry_run: bool = False, interactive: bool = True,
+                 debug: bool = False, term_input: Input | None = None,
+                 term_output: Output | None = None) -> None:
+        self.ctx = ctx
+        self.dry_run = dry_run
+        self.interactive = interactive
+        self.debug = debug
+        self.term_input = term_input
+        self.term_output = term_output
+        self.handlers: dict[str, Callable[[str], LineResult]] = {
+            "wizard": self._wizard, "delegate": self._delegate, "help": self._help,
+            "quit": lambda _text: LineResult(quit=True),
+        }
+
+    @property
+    def ws(self) -> Workspace:
+        """The session's workspace (built once, closed when the shell ends)."""
+        from vance_cli.cli import context
+
+        return context.workspace(self.ctx)
+
+    # --- entry points -------------------------------------------------------
+
+    def run_line(self, line: str, where: str = "") -> LineResult:
+        """Run one input line; errors become one stderr line and a non-zero code.
+
+        Args:
+            line: as typed.
+            where: prefix for error lines (``"line 3: "`` in a script).
+        """
+        parsed = parse_line(line)
+        if parsed.kind == "empty":
+            return LineResult()
+        if parsed.kind == "task":
+            return self.send_task(parsed.text, where=where)
+        as_json = parsed.name.lower() not in ("delegate", "wizard") and \
+            "--json" in parsed.text.split()
+        return self._guard(lambda: self._command(parsed), where, as_json)
+
+    def send_task(self, text: str, dry_run: bool = False, where: str = "") -> LineResult:
+        """Send a task to the selector exactly as ``vance delegate --task TEXT`` does.
+
+        Args:
+            text: the task (a typed line, or a wizard's edited prompt).
+            dry_run: decide only (also when the shell runs with ``--dry-run``).
+            where: prefix for error lines.
+        """
+        task = text.strip()
+        if not task:
+            output.info("the prompt is empty: nothing sent")
+            return LineResult()
+        return self._guard(lambda: self._send(task, dry_run or self.dry_run), where)
+
+    # --- commands -----------------------------------------------------------
+
+    def _command(self, parsed: ParsedLine) -> LineResult:
+        command = find_command(parsed.name)
+        if command is None:
+            raise unknown_command(parsed.name)
+        if command.group is not None:
+            return self._passthrough(command, split_arguments(parsed.text))
+        return self.handlers[command.name](parsed.text)
+
+    def _send(self, task: str, dry_run: bool) -> LineResult:
+        from vance_cli.cli.delegate import run_delegate
+        from vance_cli.delegate import DelegateRequest
+
+        run_delegate(self.ws, DelegateRequest(task=task, dry_run=dry_run))
+        return LineResult()
+
+    def _delegate(self, text: str) -> LineResult:
+        task, dry_run = parse_delegate_args(text)
+        return self._send(task, dry_run or self.dry_run)
+
+    def group(self, name: str) -> Any:
+        """Return the Click command behind ``vance NAME`` (a group or a single command)."""
+        root = self.ctx.find_root().command
+        return root.commands[name]  # type: ignore[attr-defined]
+
+    def _passthrough(self, command: SlashCommand, args: list[str]) -> LineResult:
+        assert command.group is not None
+        target = self.group(command.group)
+        subcommands = getattr(target, "commands", None)
+        if subcommands is not None:
+            if not args:
+                args = ["--help"]
+            elif not args[0].startswith("-") and args[0] not in subcommands:
+                raise _unknown_subcommand(command.name, args[0], subcommands)
+        return self._invoke(command.group, f"/{command.name}", args)
+
+    def _invoke(self, group: str, label: str, args: list[str]) -> LineResult:
+        """Run ``vance GROUP ARGS`` as ``LABEL ARGS``, sharing the shell's workspace."""
+        target = self.group(group)
+        with target.make_context(label, args, parent=self._base_context()) as sub:
+            target.invoke(sub)
+        return LineResult()
+
+    def _base_context(self) -> Any:
+        """A parent context without a name, so usage lines read ``/process show …``.
+
+        It shares the real root's ``meta`` (where the workspace is cached) and
+        ``obj`` (the global flags); the workspace is built first through the
+        real root, so it is closed with it.
+        """
+        from typer import _click as click
+
+        root = self.ctx.find_root()
+        _ = self.ws
+        base = click.Context(root.command, obj=root.obj,
+                             help_option_names=list(root.help_option_names))
+        base._meta = root.meta
+        return base
+
+    def _wizard(self, text: str) -> LineResult:
+        args = parse_wizard_args(split_arguments(text))
+        if args.name is None:
+            return self._invoke("wizard", "/wizard", ["list"])
+        prompt = self._fill_wizard(args)
+        if not self.interactive:
+            return self._send(prompt, args.dry_run or self.dry_run)
+        return LineResult(prefill=prompt, dry_run=args.dry_run)
+
+    def _fill_wizard(self, args: WizardArgs) -> str:
+        """Ask the form (on a terminal) and return the rendered prompt."""
+        from vance_cli.cli.args import parse_assignments
+        from vance_cli.documents import Kind
+        from vance_cli.wizards.form import fill_form, merge_prefill, require_complete
+        from vance_cli.wizards.loader import find_wizard
+        from vance_cli.wizards.prompt import RenderContext, build_prompt
+
+        assert args.name is not None
+        ws = self.ws
+        wizard = find_wizard(ws.cascade(Kind.WIZARDS), args.name)
+        prefill = merge_prefill(wizard.spec.fields, parse_assignments(list(args.sets), "--set"))
+        for key in prefill.unknown:
+            output.warn(f"'{key}' is not a field of wizard '{wizard.name}' (ignored)")
+        lang = ws.settings.lang
+        if self.interactive:
+            from vance_cli.cli.ask import TerminalAsker
+
+            asker = TerminalAsker(lang, input=self.term_input, output=self.term_output)
+            answers = fill_form(wizard.spec.fields, prefill.values, asker, lang)
+        else:
+            require_complete(wizard.spec.fields, prefill.values,
+                             "the shell reads a script (stdin is not a terminal)")
+            answers = dict(prefill.values)
+        return build_prompt(wizard, answers, RenderContext.of(ws)).text
+
+    def _help(self, text: str) -> LineResult:
+        words = split_arguments(text)
+        if words:
+            name = words[0].lstrip("/")
+            command = find_command(name)
+            if command is None:
+                raise unknown_command(name)
+            if command.group is not None:
+                return self._passthrough(command, [*words[1:], "--help"])
+            output.fields([("usage", command.usage), ("does", command.summary)])
+            return LineResult()
+        output.table(None, ("command", "what it does"),
+                     ((c.usage, c.summary) for c in COMMANDS),
+                     caption="Anything else is a task for the selector, as 'vance delegate'.")
+        return LineResult()
+
+    # --- errors -------------------------------------------------------------
+
+    def _guard(self, action: Callable[[], LineResult], where: str,  # noqa: PLR0911
+               as_json: bool = False) -> LineResult:
+        """Run ``action``; turn every failure into one stderr line and an exit code.
+
+        With ``as_json`` (a ``--json`` command) a VanceError is also printed as
+        its JSON document on stdout, as ``vance … --json`` does.
+        """
+        import typer
+        from typer import _click as click
+
+        try:
+            return action()
+        except Cancelled:
+            output.info("cancelled")
+            return LineResult(EXIT_INTERRUPTED)
+        except VanceError as exc:
+            if as_json:
+                output.emit_json(exc.to_json())
+            output.error(where + exc.message)
+            return LineResult(exc.exit_code)
+        except typer.Exit as exc:  # a command's own exit code; it has said why
+            return LineResult(exc.exit_code)
+        except click.exceptions.ClickException as exc:
+            output.error(where + _usage_message(exc))
+            return LineResult(exc.exit_code)
+        except (KeyboardInterrupt, EOFError, typer.Abort):
+            output.info("cancelled")
+            return LineResult(EXIT_INTERRUPTED)
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:
+                raise
+            return self._unexpected(exc, where)
+        except Exception as exc:  # one line, and the shell goes on
+            return self._unexpected(exc, where)
+
+    def _unexpected(self, exc: BaseException, where: str) -> LineResult:
+        if self.debug or os.environ.get("VANCE_DEBUG", "") not in ("", "0"):
+            import traceback
+
+            traceback.print_exception(exc)
+        output.error(f"{where}{type(exc).__name__}: {exc} (run with --debug for the traceback)")
+        return LineResult(EXIT_RUNTIME)
+
+
+def _usage_message(exc: Any) -> str:
+    message = str(exc.format_message())
+    ctx = getattr(exc, "ctx", None)
+    name = getattr(ctx, "command_path", None)
+    if name:
+        return f"{message} (try '{name} --help')"
+    return message
+
+
+def _unknown_subcommand(command: str, word: str, subcommands: Iterable[str]) -> InputError:
+    from vance_cli.documents import close_matches
+
+    names = sorted(subcommands)
+    close = close_matches(word, names, limit=3)
+    hint = f" — did you mean {' or '.join(close)}?" if close else ""
+    return InputError(f"/{command} has no subcommand '{word}'{hint} (it has {', '.join(names)})",
+                      command=command, close=close)
