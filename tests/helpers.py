@@ -52,3 +52,13 @@ def run_cli(args: Sequence[str], input: str | None = None,
         sys.stdout.flush()
         sys.stderr.flush()
         return CliResult(code, out.getvalue().decode(), err.getvalue().decode())
+
+
+def slart_recipe_reply(engine: str = "ford", name: str = "smart-home-control") -> str:
+    """A Slartibartfast reply as real models send it: <think>, prose, a fenced YAML recipe."""
+    return (f"<think>\nThe task is about devices. Maybe engine: marvin? No, one job.\n</think>\n"
+            f"Sure — here is a reusable recipe:\n\n```yaml\nname: {name}\n"
+            f"title: Control smart-home devices\nengine: {engine}\n"
+            f"description: >-\n  Switches smart-home devices such as lights, heating and\n"
+            f"  blinds through their home-automation interface.\n"
+            f"tags: [switch, control devices, schalten]\n```\n\nHope this helps!")

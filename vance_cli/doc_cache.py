@@ -5,13 +5,16 @@ else the offline ``vance delegate`` does; a JSON file of already-parsed
 documents costs a fraction of a millisecond to read.
 
 Invariants:
-- One JSON file (``<state>/cache/documents.json``) maps a document's
+- One JSON file (``<state>/cache/documents.json``; the wizard listing uses
+  ``wizards.json``) maps a document's
   absolute path to its parsed value, valid only while the file's
   modification time (ns), size and inode are unchanged; the file is
   stat-ed *before* it is read, so a change during parsing only makes the
   entry stale.
 - Values are plain JSON: a parser's result must survive a JSON round trip
-  to be cached (recipes do: see ``Recipe.to_cache``).
+  to be cached (recipes do: see ``Recipe.to_cache``). Raw YAML data is
+  stored through ``pack_yaml`` (numbers keep their written text), so the
+  wizard listing rebuilds a wizard from it without the YAML parser.
 - A cache of another format or vance version, or one that cannot be read,
   is ignored and rebuilt. It is written atomically (temporary file, then
   rename), so concurrent writers race harmlessly: the last whole file wins.
@@ -33,7 +36,11 @@ FORMAT = 1
 """Cache layout version; bump it when a cached parser's output changes."""
 
 FILE_NAME = "documents.json"
-"""The cache file inside ``Paths.cache_dir``."""
+"""The cache file inside ``Paths.cache_dir`` (recipes)."""
+
+WIZARDS_FILE_NAME = "wizards.json"
+"""The wizard listing's cache file: apart, so commands that read only recipes never
+load the (larger) wizard entries."""
 
 
 def _signature(path: Path) -> list[int] | None:
@@ -58,9 +65,9 @@ class DocumentCache:
         self._dirty = False
 
     @classmethod
-    def load(cls, cache_dir: Path) -> DocumentCache:
-        """Read the cache in ``cache_dir``; a missing, broken or foreign one is empty."""
-        path = cache_dir / FILE_NAME
+    def load(cls, cache_dir: Path, file_name: str = FILE_NAME) -> DocumentCache:
+        """Read ``cache_dir / file_name``; a missing, broken or foreign cache is empty."""
+        path = cache_dir / file_name
         try:
             data = json.loads(path.read_bytes())
         except (OSError, ValueError):
@@ -107,3 +114,60 @@ class DocumentCache:
                 tmp.unlink(missing_ok=True)
             except OSError:
                 pass
+
+
+def pack_yaml(data: Any) -> dict[str, Any] | None:
+    """Return raw YAML data (``yamlio`` output) in a JSON form, or None when it has none.
+
+    The form is ``{"data": <the data, numbers as JSON numbers>, "numbers":
+    [[<path of keys and indexes>, "int" | "float", <written text>], …]}``:
+    numbers keep the text they were written as (``3.10``, ``010``), so
+    ``unpack_yaml`` gives back values that compare, and read through
+    ``yamlio.as_text``, exactly as the parser's; everything else needs no
+    unpacking. Non-string mapping keys and explicit tags (``!!binary``,
+    ``!!set`` …) have no JSON form: None.
+    """
+    from vance_cli.yamlio import YamlFloat, YamlInt
+
+    numbers: list[list[Any]] = []
+
+    def pack(value: Any, path: list[str | int]) -> Any:
+        if value is None or isinstance(value, bool | str):
+            return value
+        if isinstance(value, YamlInt | YamlFloat):
+            kind = "int" if isinstance(value, YamlInt) else "float"
+            numbers.append([path, kind, value.source])
+            return int(value) if kind == "int" else float(value)
+        if isinstance(value, list):
+            return [pack(item, [*path, i]) for i, item in enumerate(value)]
+        if isinstance(value, dict) and all(type(key) is str for key in value):
+            return {key: pack(item, [*path, key]) for key, item in value.items()}
+        raise TypeError(type(value).__name__)
+
+    try:
+        return {"data": pack(data, []), "numbers": numbers}
+    except TypeError:
+        return None
+
+
+def unpack_yaml(packed: Any) -> Any:
+    """Return the raw YAML data that ``pack_yaml`` packed (numbers are restored in place).
+
+    Raises:
+        ValueError: ``packed`` is not something ``pack_yaml`` wrote.
+    """
+    from vance_cli.yamlio import YamlFloat, YamlInt
+
+    try:
+        data = packed["data"]
+        for path, kind, text in packed["numbers"]:
+            if not path:
+                return YamlInt(data, text) if kind == "int" else YamlFloat(data, text)
+            parent = data
+            for step in path[:-1]:
+                parent = parent[step]
+            value = parent[path[-1]]
+            parent[path[-1]] = YamlInt(value, text) if kind == "int" else YamlFloat(value, text)
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        raise ValueError(f"not packed YAML: {exc}") from None
+    return data

@@ -125,25 +125,33 @@ class DirectoryLayer:
         """Yield ``(name, path)`` for every file of ``kind`` below this layer, sorted by name.
 
         Files whose names are not valid document names are skipped (they could
-        never be looked up); hidden files and folders (``.`` prefix) too.
+        never be looked up); hidden files and folders (``.`` prefix) too. A
+        folder whose name is not a valid segment is not entered: nothing
+        below it has a valid name.
         """
         base = self.root / kind.value
         ext = EXTENSIONS[kind]
-        if not base.is_dir():
-            return
+        cut = len(ext)
         found: list[tuple[str, Path]] = []
+        # One Path per folder and one regex match per file segment: this is the
+        # inner loop of every listing (5,000 recipes list in a few milliseconds).
         for folder, dirs, files in os.walk(base):
-            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            dirs[:] = [d for d in dirs if not d.startswith(".") and _SEGMENT.fullmatch(d)]
             rel = os.path.relpath(folder, base)
             prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+            where = Path(folder)
             for filename in files:
                 if filename.startswith(".") or not filename.endswith(ext):
                     continue
-                name = prefix + filename[: -len(ext)]
-                if is_valid_name(name):
-                    found.append((name, Path(folder) / filename))
-        found.sort()
+                stem = filename[:-cut]
+                if stem and _SEGMENT.fullmatch(stem):
+                    found.append((prefix + stem, where / filename))
+        found.sort(key=_first)
         yield from found
+
+
+def _first(pair: tuple[str, Path]) -> str:
+    return pair[0]
 
 
 @dataclass(frozen=True, slots=True)

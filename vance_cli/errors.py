@@ -307,3 +307,17 @@ class Cancelled(VanceError):
     def __init__(self, message: str = "cancelled", partial: Mapping[str, Any] | None = None):
         super().__init__(message)
         self.partial = dict(partial or {})
+
+
+class TaskTemplateError(InputError):
+    """A batch task template that does not compile, or fails to render for one item.
+
+    A compile error stops the batch before any item runs (exit 2); a render
+    error is that item's error and the batch goes on (DESIGN.md §3, batch).
+
+    Args:
+        message: one line naming the item (when there is one) and the cause.
+        **details: ``item`` (1-based item number) and ``line`` (input line), when known.
+    """
+
+    code = "task_template_error"

@@ -106,6 +106,13 @@ class Workspace:
 
         return DocumentCache.load(self.settings.paths.cache_dir)
 
+    @cached_property
+    def wizard_cache(self) -> DocumentCache:
+        """The wizard listing's parsed-document cache in the state dir (read on first use)."""
+        from vance_cli.doc_cache import WIZARDS_FILE_NAME, DocumentCache
+
+        return DocumentCache.load(self.settings.paths.cache_dir, WIZARDS_FILE_NAME)
+
     def catalog(self) -> Catalog:
         """Return the active engine catalog (DESIGN.md §7), read fresh each call."""
         from vance_cli.catalog import active_catalog

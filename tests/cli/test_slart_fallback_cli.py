@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from helpers import run_cli
+from helpers import slart_recipe_reply as recipe
 from llm_server import ScriptedLLMServer
 
 RESULT_KEYS = ["decision", "recipe", "engine", "rationale", "reason", "process", "fallback"]
@@ -14,15 +15,6 @@ FALLBACK_KEYS = ["outcome", "slartProcessId", "recipeName", "recipePath", "ratio
 TASK = "Turn off the kitchen lights"
 NONE = ('```json\n{"decision": "NONE", "recipe": null, '
         '"rationale": "No recipe controls smart-home devices."}\n```')
-
-
-def recipe(engine: str = "ford", name: str = "smart-home-control") -> str:
-    return (f"<think>\nThe task is about devices. Maybe engine: marvin? No, one job.\n</think>\n"
-            f"Sure — here is a reusable recipe:\n\n```yaml\nname: {name}\n"
-            f"title: Control smart-home devices\nengine: {engine}\n"
-            f"description: >-\n  Switches smart-home devices such as lights, heating and\n"
-            f"  blinds through their home-automation interface.\n"
-            f"tags: [switch, control devices, schalten]\n```\n\nHope this helps!")
 
 
 def caller() -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from pathlib import Path
@@ -65,3 +66,42 @@ def test_ctrl_c_while_waiting_for_the_llm_exits_130(
     child.close()
     assert child.exitstatus == 130
     assert "Traceback" not in (child.before or "")
+
+
+def test_batch_shows_a_progress_bar_on_the_terminal_and_keeps_stdout_clean(
+        llm_server: ScriptedLLMServer, vance_home: Path, tmp_path: Path) -> None:
+    llm_server.reply('{"decision": "NONE", "recipe": null, "rationale": "vague"}')
+    for i in range(3):
+        llm_server.reply('{"decision": "MATCH", "recipe": "translate", "rationale": "fr"}',
+                         delay=0.5 if i == 0 else 0.0)
+    items, out = tmp_path / "items.txt", tmp_path / "out.jsonl"
+    items.write_text("alpha\nbeta\ngamma\n")
+    command = (f"{sys.executable} -m vance_cli delegate --task-template 'Handle {{{{ item }}}}'"
+               f" --items {items} > {out}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VANCE_", "OPENAI_"))}
+    env.update({"VANCE_HOME": str(vance_home), "TERM": "xterm-256color", "COLUMNS": "120",
+                **llm_server.env()})
+    child = pexpect.spawn("/bin/sh", ["-c", command], env=env, encoding="utf-8", timeout=30,
+                          dimensions=(40, 120))
+    child.expect("Delegating")  # the bar, on stderr (the terminal)
+    child.expect(r"batch: 3 items; 4 selector calls")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    lines = out.read_text().splitlines()
+    assert len(lines) == 3 and all(line.startswith('{"decision": "MATCH"') for line in lines)
+
+
+def test_batch_lines_on_a_terminal_stdout_show_no_bar(vance_home: Path, tmp_path: Path) -> None:
+    items = tmp_path / "items.txt"
+    items.write_text("tea\ncoffee\n")
+    child = _spawn(["delegate", "--task-template", "Write a short essay about {{ item }}",
+                    "--items", str(items), "--dry-run"], vance_home)
+    seen = io.StringIO()
+    child.logfile_read = seen
+    child.expect(r"batch: 2 items; 1 selector call")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert seen.getvalue().count('{"decision": "MATCH"') == 2
+    assert "Delegating" not in seen.getvalue()

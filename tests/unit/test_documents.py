@@ -94,3 +94,16 @@ def test_close_matches() -> None:
     assert close_matches("essay", names)[0] == "essay-pipeline"
     assert close_matches("codng", names)[0] == "coding"
     assert close_matches("zzz", names) == []
+
+
+def test_listing_skips_bad_folders_and_files_below_them(tmp_path: Path) -> None:
+    build_file_tree(tmp_path, {
+        "recipes/team-a/ok.yaml": "x: 1", "recipes/team-a/deep/er.yaml": "x: 1",
+        "recipes/bad dir/hidden-by-dir.yaml": "x: 1", "recipes/bad dir/sub/also.yaml": "x: 1",
+        "recipes/.git/inside.yaml": "x: 1", "recipes/team-a/not-yaml.txt": "x",
+        "recipes/team-a/sp ace.yaml": "x: 1", "recipes/top.yaml": "x: 1",
+    })
+    layer = DirectoryLayer(Layer.PROJECT, tmp_path)
+    found = list(layer.iter_documents(Kind.RECIPES))
+    assert [name for name, _path in found] == ["team-a/deep/er", "team-a/ok", "top"]
+    assert all(path.is_file() and path.is_absolute() for _name, path in found)

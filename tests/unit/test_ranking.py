@@ -116,3 +116,21 @@ def test_cap_keeps_the_most_relevant_when_over_the_limit() -> None:
 def test_single_term_score_grows_with_weight_and_inventory() -> None:
     assert single_term_score(17, 3.0) > single_term_score(17, 1.0) > 0
     assert single_term_score(100, 1.0) > single_term_score(17, 1.0)
+
+
+def test_varints_decode_fts5_docsize_blobs() -> None:
+    from vance_cli.ranking import _varints
+
+    assert _varints(bytes([0, 5, 0x7F])) == [0, 5, 127]
+    assert _varints(bytes([0x81, 0x00, 0x82, 0x80, 0x01, 3])) == [128, 2 * 16384 + 1, 3]
+
+
+def test_description_length_normalises_only_the_description() -> None:
+    short = _recipe("a-short", "summarize reports")
+    long = _recipe("b-long", "summarize reports " + " ".join(f"filler{i}" for i in range(40)))
+    other = _recipe("c-other", "translate letters")
+    hits = {h.recipe.name: h.score for h in rank([short, long, other], "summarize")}
+    assert hits["a-short"] > hits["b-long"] > 0 == hits["c-other"]
+    # the name field is not length-normalised: a long name scores as a short one
+    named = [_recipe("summarize", "a"), _recipe("summarize-" + "-".join("x" * 30), "a")]
+    assert len({h.score for h in rank(named, "summarize")}) == 1

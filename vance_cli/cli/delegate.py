@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from vance_cli.batch_input import ItemsFormat
 from vance_cli.cli import context, output
-from vance_cli.cli.fallback import SPINNER_TEXT as FALLBACK_SPINNER
-from vance_cli.cli.fallback import check_flags, fallback_pairs
+from vance_cli.cli.fallback import check_flags, fallback_pairs, make_runner
 
 if TYPE_CHECKING:
     from vance_cli.delegate import DelegateRequest, DelegateResult
@@ -73,12 +73,9 @@ def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False,
         VanceError: as ``vance_cli.delegate.delegate`` (the boundary maps it).
     """
     from vance_cli.delegate import delegate
-    from vance_cli.slart import Fallback
 
-    runner = Fallback(background, fallback_timeout,
-                      progress=lambda: output.status(FALLBACK_SPINNER)) if fallback else None
     result = delegate(ws, request, progress=lambda: output.status(SPINNER_TEXT),
-                      fallback=runner)
+                      fallback=make_runner(fallback, background, fallback_timeout))
     for warning in result.warnings:
         output.warn(warning)
     print_result(result, as_json)
@@ -87,8 +84,8 @@ def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False,
 
 def command(
     ctx: typer.Context,
-    task: Annotated[str, typer.Option(
-        "--task", "-t", help="The task in plain words, or '-' to read it from stdin.")],
+    task: Annotated[str | None, typer.Option(
+        "--task", "-t", help="The task in plain words, or '-' to read it from stdin.")] = None,
     name: Annotated[str | None, typer.Option(
         "--name", "-n", help="Process name (default: slug of the task + short suffix).")] = None,
     title: Annotated[str, typer.Option(help="Process title (default: the recipe's).")] = "",
@@ -117,13 +114,34 @@ def command(
         help="Stop Slartibartfast after S seconds (default: config fallback.timeout, 240).")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+    task_template: Annotated[str | None, typer.Option(
+        "--task-template", metavar="T", help="Batch: a Jinja2 task template over each item "
+        "({{ item }}, or a JSON item's keys); JSON lines out, one per item.")] = None,
+    items: Annotated[str | None, typer.Option(
+        "--items", metavar="FILE|-", help="Batch: the items, one a line (plain text or JSON "
+        "objects); '-' reads stdin.")] = None,
+    items_format: Annotated[ItemsFormat, typer.Option(
+        "--items-format", help="Batch: read items as plain lines or JSON lines (auto: JSON "
+        "when the first line starts with '{').")] = ItemsFormat.AUTO,
 ) -> None:
-    """Pick the recipe for a task (or NONE) and start a process for it."""
+    """Pick the recipe for a task (or NONE) and start a process for it; or one per item."""
     from vance_cli.cli.args import parse_assignments
     from vance_cli.delegate import DelegateRequest
     from vance_cli.errors import EXIT_NO_MATCH
 
     check_flags(no_fallback, async_fallback, fallback_timeout)
+    if task_template is not None or items is not None:
+        from vance_cli.cli import batch
+
+        raise typer.Exit(batch.command(
+            ctx, task=task, template=task_template, items=items, items_format=items_format,
+            name=name, title=title, steer=steer, params=parse_assignments(param, "--param"),
+            caller=caller, dry_run=dry_run, require_match=require_match, no_log=no_log,
+            fallback=make_runner(not no_fallback, async_fallback, fallback_timeout)))
+    if task is None:
+        raise typer.BadParameter("missing: give the task (or --task-template T --items FILE "
+                                 "for a batch)", param_hint="--task")
+
     request = DelegateRequest(
         task=read_task(task), name=name, title=title, steer=steer,
         params=parse_assignments(param, "--param"), caller=caller, dry_run=dry_run,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from vance_cli.delegate import DelegateResult
+    from vance_cli.slart import Fallback
 
 SPINNER_TEXT = "Slartibartfast is designing a new recipe…"
 """Shown on stderr (terminal only) while a sync fallback runs."""
@@ -35,6 +36,22 @@ def check_flags(no_fallback: bool, async_fallback: bool, timeout: float | None) 
         raise InputError("--no-fallback and --async-fallback exclude each other")
     if no_fallback and timeout is not None:
         raise InputError("--fallback-timeout has no effect with --no-fallback")
+
+
+def make_runner(enabled: bool, background: bool, timeout: float | None) -> Fallback | None:
+    """Build the Slartibartfast fallback runner the flags ask for (None when it is off).
+
+    Args:
+        enabled: False with ``--no-fallback``.
+        background: ``--async-fallback``: a detached worker instead of waiting.
+        timeout: the cutoff in seconds; None → config ``fallback.timeout``.
+    """
+    if not enabled:
+        return None
+    from vance_cli.cli import output
+    from vance_cli.slart import Fallback
+
+    return Fallback(background, timeout, progress=lambda: output.status(SPINNER_TEXT))
 
 
 def fallback_pairs(result: DelegateResult) -> list[tuple[str, Any]]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any, TextIO
@@ -153,3 +153,34 @@ def status(message: str) -> Iterator[None]:
         return
     with err_console().status(escape(message)):
         yield
+
+
+@contextmanager
+def progress(total: int, description: str) -> Iterator[Callable[[], None]]:
+    """Show a progress bar on stderr while the block runs (terminal only).
+
+    Shown only when stderr is a terminal and stdout is not: lines streamed to
+    a terminal stdout would tear through the bar (and show the progress
+    themselves). stdout is never redirected into the bar; writes to stderr
+    (warnings) are printed above it.
+
+    Yields:
+        A function that advances the bar by one step (a no-op without a bar).
+    """
+    if not sys.stderr.isatty() or sys.stdout.isatty() or total <= 0:
+        yield lambda: None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), console=err_console(), transient=True,
+                   redirect_stdout=False)
+    with bar:
+        task = bar.add_task(escape(description), total=total)
+        yield lambda: bar.advance(task)

@@ -99,7 +99,7 @@ class Sources:
             from vance_cli.wizards.loader import load_cascade
 
             ws = self.shell.ws
-            report = load_cascade(ws.cascade(Kind.WIZARDS))
+            report = load_cascade(ws.cascade(Kind.WIZARDS), ws.wizard_cache)
             self._wizards = [w for w in report.wizards
                              if is_available(w.spec.available_in, ws.availability_id)]
         return self._wizards

@@ -65,7 +65,7 @@ def list_(
 
     ws = _workspace(ctx)
     lang = ws.settings.lang
-    report = load_cascade(_wizards(ws))
+    report = load_cascade(_wizards(ws), ws.wizard_cache)
     _warn_problems(report)
     groups = group_wizards(report.wizards, ws.availability_id, lang, category)
     if as_json:

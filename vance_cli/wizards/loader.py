@@ -18,12 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from vance_cli import yamlio
+from vance_cli.doc_cache import pack_yaml, unpack_yaml
 from vance_cli.documents import Cascade, Layer, check_name, close_matches
 from vance_cli.errors import DocumentError, UnknownWizard, WizardBroken
 from vance_cli.wizards.model import FieldType, Wizard, WizardField
@@ -31,7 +33,12 @@ from vance_cli.wizards.model import FieldType, Wizard, WizardField
 if TYPE_CHECKING:
     from jinja2 import Template
 
+    from vance_cli.doc_cache import DocumentCache
     from vance_cli.wizards.followups import CompiledFollowUp
+
+CACHE_KIND = "wizard"
+"""Kind tag of wizard entries in the parsed-document cache: the raw YAML of a wizard
+that loaded completely (schema, defaults, templates), or a broken one's reason."""
 
 MAX_LISTED_ERRORS = 3
 """Schema errors named in one reason; more are counted ("and 2 more")."""
@@ -44,6 +51,15 @@ _KNOWN_KEYS = (
 )
 
 
+class _Compiled:
+    """The compiled templates of one wizard, filled on first use (a cached listing skips them)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: tuple[Template, tuple[CompiledFollowUp, ...]] | None = None):
+        self.value = value
+
+
 @dataclass(frozen=True, slots=True)
 class LoadedWizard:
     """A wizard that loaded: its schema, origin and compiled templates.
@@ -53,16 +69,35 @@ class LoadedWizard:
         layer: where it came from (None for a file linted by path).
         path: its file.
         spec: the parsed schema.
-        template: the compiled ``promptTemplate``.
-        followups: compiled ``suggestedFollowUps``.
+        compiled: its templates; compiled at load, or on first use when the
+            wizard came from the listing cache (which holds only wizards whose
+            templates compiled).
     """
 
     name: str
     layer: Layer | None
     path: Path
     spec: Wizard
-    template: Template
-    followups: tuple[CompiledFollowUp, ...]
+    compiled: _Compiled = dataclass_field(default_factory=_Compiled, compare=False, repr=False)
+
+    @property
+    def template(self) -> Template:
+        """The compiled ``promptTemplate``."""
+        return self._templates()[0]
+
+    @property
+    def followups(self) -> tuple[CompiledFollowUp, ...]:
+        """The compiled ``suggestedFollowUps``."""
+        return self._templates()[1]
+
+    def _templates(self) -> tuple[Template, tuple[CompiledFollowUp, ...]]:
+        if self.compiled.value is None:
+            try:
+                self.compiled.value = _compile(self.spec)
+            except ValueError as exc:  # the file changed meaning under a stale cache entry
+                raise WizardBroken(f"wizard '{self.name}' is broken: {exc}",
+                                   path=str(self.path), name=self.name) from None
+        return self.compiled.value
 
     def summary(self, lang: str) -> dict[str, Any]:
         """Return the listing entry: name, title, description, category, icon, layer, path."""
@@ -222,28 +257,70 @@ def parse_wizard(data: Any, name: str, layer: Layer | None, path: Path) -> Loade
         template, followups = _compile(spec)
     except ValueError as exc:
         raise DocumentError(str(exc), path=str(path)) from None
-    return LoadedWizard(name, layer, path, spec, template, followups)
+    return LoadedWizard(name, layer, path, spec, _Compiled((template, followups)))
 
 
-def load_outcome(name: str, layer: Layer | None, path: Path) -> LoadOutcome:
-    """Load one wizard file and return its outcome (never raises for a broken file)."""
+def load_outcome(name: str, layer: Layer | None, path: Path,
+                 cache: DocumentCache | None = None) -> LoadOutcome:
+    """Load one wizard file and return its outcome (never raises for a broken file).
+
+    Args:
+        name: document name.
+        layer: origin layer.
+        path: its file.
+        cache: parsed-document cache: a hit skips YAML, defaults and template
+            compilation (a broken file's reason is remembered too).
+    """
+    signature = cache.signature(path) if cache else None
+    if cache is not None:
+        hit = _from_cache(cache.get(path, CACHE_KIND, signature), name, layer, path)
+        if hit is not None:
+            return hit
+    data: Any = None
     try:
         data = yamlio.load_file(path)
-        return LoadOutcome(name, layer, path, wizard=parse_wizard(data, name, layer, path))
+        outcome = LoadOutcome(name, layer, path, wizard=parse_wizard(data, name, layer, path))
     except DocumentError as exc:
         reason = exc.reason
         if exc.line is not None:
             reason = f"line {exc.line}" + (f":{exc.column}" if exc.column else "") + f": {reason}"
-        return LoadOutcome(name, layer, path, reason=reason)
+        outcome = LoadOutcome(name, layer, path, reason=reason)
+    if cache is not None:
+        packed = pack_yaml(data) if outcome.ok else None
+        if outcome.reason is not None:
+            cache.put(path, CACHE_KIND, signature, {"problem": outcome.reason})
+        elif packed is not None:
+            cache.put(path, CACHE_KIND, signature, {"yaml": packed})
+    return outcome
 
 
-def load_cascade(cascade: Cascade) -> WizardLoadReport:
+def _from_cache(entry: Any, name: str, layer: Layer | None, path: Path) -> LoadOutcome | None:
+    """Rebuild an outcome from a cache entry; None when there is no usable one."""
+    if not isinstance(entry, dict):
+        return None
+    if isinstance(entry.get("problem"), str):
+        return LoadOutcome(name, layer, path, reason=entry["problem"])
+    try:
+        spec = Wizard.model_validate(unpack_yaml(entry.get("yaml")))
+    except ValueError:  # not an entry this version wrote (ValidationError too): parse again
+        return None
+    return LoadOutcome(name, layer, path, wizard=LoadedWizard(name, layer, path, spec))
+
+
+def load_cascade(cascade: Cascade, cache: DocumentCache | None = None) -> WizardLoadReport:
     """Load every wizard name of the cascade (first layer wins), broken ones reported.
+
+    Args:
+        cascade: the wizards cascade.
+        cache: parsed-document cache (``Workspace.wizard_cache``); saved at the end.
 
     Rule: DESIGN.md §8 "Load is fail-fast", §2 listing.
     """
-    return WizardLoadReport(tuple(load_outcome(ref.name, ref.layer, ref.path)
-                                  for ref in cascade.list()))
+    report = WizardLoadReport(tuple(load_outcome(ref.name, ref.layer, ref.path, cache)
+                                    for ref in cascade.list()))
+    if cache is not None:
+        cache.save()
+    return report
 
 
 def find_wizard(cascade: Cascade, name: str) -> LoadedWizard:
