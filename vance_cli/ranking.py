@@ -143,6 +143,7 @@ class _Index:
         self.by_key: dict[str, set[Term]] = defaultdict(set)
         self.longest = 2
         self.suffixes: dict[str, set[Term]] = defaultdict(set)
+        self.starts: set[str] = set()  # stem keys of the first words of phrase terms
         fields = [_field_terms(r) for r in recipes]
         for column, (name, weight, b) in enumerate(zip(FIELDS, FIELD_WEIGHTS, FIELD_B,
                                                        strict=True)):
@@ -158,6 +159,7 @@ class _Index:
         self.rows[term][row] += norm
         if isinstance(term, tuple):
             self.longest = max(self.longest, len(term))
+            self.starts.update(lexicon.word_keys(term[0]))
             keys = lexicon.phrase_keys(term)
         else:
             keys = lexicon.word_keys(term)
@@ -280,6 +282,8 @@ def _match_phrases(index: _Index, task: str, keep: slice, found: dict[int, _Evid
     """Score the task's runs of words that are a multi-word tag or keyword."""
     seen: set[str] = set()
     for start, gram in lexicon.ngrams(task, index.longest):
+        if index.starts.isdisjoint(lexicon.word_keys(gram[0])):
+            continue
         keys = lexicon.phrase_keys(gram)[keep]
         if keys[0] in seen or not any(k in index.by_key for k in keys):
             continue

@@ -21,12 +21,17 @@ Enough evidence is two things, neither fitted to any set of tasks:
    - two or more distinct content words of the task (``Hit.words``);
    - a matched multi-word tag or trigger keyword (``Hit.phrases``: several
      words in a row, chosen by the recipe's author, do not occur by chance);
-   - a cue (``Hit.cues``): a head word of a clause — the request's
-     predicate, "*Translate* …", "*Who* …", "… *zusammenfassen*?" — that is
-     an intent word (tag) of this recipe and occurs in no other recipe.
+   - a cue (``Hit.cues``): a head word of a clause (``vance_cli.lexicon``:
+     the request's predicate, "*Translate* …", "*Who* …", "…
+     *zusammenfassen*?", or its object after a light verb, "Write a
+     *persuasive essay*") that is a tag of this recipe and of no other.
      The same word in the middle of a clause modifies something else
      ("a cat *translating* a book", "our *debate* night") and is not enough
-     on its own.
+     on its own; nor is a tag that two recipes share ("*Design* a logo").
+
+The rest is the ranking's: stems (inflection only, so "water" is not
+"waterfall"), names that are no evidence ("answer MATCH coding"), negated
+words ("don't change anything") that are none either.
 """
 
 from __future__ import annotations
