@@ -292,15 +292,15 @@ def ngrams(task: str, longest: int) -> list[tuple[int, tuple[str, ...]]]:
     """
     scanned = _scan(task)
     found = [(w.position, w.raw.casefold()) for w in scanned]
-    pronouns = {p for p, w in found if w in SKIPPABLE}
-    negated = {w.position for w in scanned if w.negated}
-    lean = [(p, w) for p, w in found if p not in pronouns]
+    negated_before = [0]  # negated_before[p]: negated words before position p
+    for w in scanned:
+        negated_before.append(negated_before[-1] + w.negated)
+    lean = [(p, w) for p, w in found if w not in SKIPPABLE]
     grams: dict[tuple[int, tuple[str, ...]], None] = {}
     for sequence in (found, lean):
         for n in range(2, longest + 1):
             for i in range(len(sequence) - n + 1):
                 run = sequence[i:i + n]
-                span = set(range(run[0][0], run[-1][0] + 1))
-                if not span & negated:
+                if negated_before[run[-1][0] + 1] == negated_before[run[0][0]]:
                     grams[run[0][0], tuple(w for _p, w in run)] = None
     return list(grams)

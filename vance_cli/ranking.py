@@ -244,12 +244,14 @@ def _without_names(task: str, recipes: Sequence[Recipe]) -> str:
     web-research" must not make ``web`` and ``research`` evidence. A
     one-word name (``translate``) is also an ordinary word and stays.
     """
-    names = sorted((r.name for r in recipes if _NAME_SEPARATOR.search(r.name)), key=len,
-                   reverse=True)
-    if not names:
-        return task
-    pattern = "|".join(re.escape(n) for n in names)
-    return re.sub(rf"(?<![\w-])(?:{pattern})(?![\w-])", " ", task, flags=re.IGNORECASE)
+    names = [r.name for r in recipes if _NAME_SEPARATOR.search(r.name)]
+    return _names_pattern(names).sub(" ", task) if names else task
+
+
+def _names_pattern(names: Sequence[str]) -> re.Pattern[str]:
+    """Match any of ``names`` as a whole word (not inside a longer name), any case."""
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])", re.IGNORECASE)
 
 
 def _hit(recipe: Recipe, ev: _Evidence) -> Hit:
@@ -310,16 +312,20 @@ def cap_inventory(recipes: Sequence[Recipe], task: str,
 
     Returns:
         ``(recipes, capped)``: all of them when there are at most ``limit``;
-        else the ``limit`` most relevant to the task by ``rank`` (never an
-        arbitrary cut), then sorted by name.
+        else the ``limit`` most relevant to the task (never an arbitrary
+        cut), then sorted by name. Most relevant: first the recipes the task
+        names (the LLM may then weigh the person's explicit choice; showing a
+        recipe is not choosing it), then the best by ``rank``.
 
     Rule: DESIGN.md §5 step 4.
     """
     ordered = sorted(recipes, key=lambda r: r.name)
     if len(ordered) <= limit:
         return ordered, False
-    best = [h.recipe for h in rank(ordered, task)[:limit]]
-    return sorted(best, key=lambda r: r.name), True
+    named = {r.name for r in ordered if _names_pattern([r.name]).search(task)}
+    ranked = [h.recipe for h in rank(ordered, task)]
+    best = ([r for r in ranked if r.name in named] + [r for r in ranked if r.name not in named])
+    return sorted(best[:limit], key=lambda r: r.name), True
 
 
 def single_term_score(n_docs: int, weight: float) -> float:

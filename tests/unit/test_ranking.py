@@ -148,6 +148,14 @@ def test_cap_keeps_the_most_relevant_when_over_the_limit() -> None:
     assert names == sorted(names)
 
 
+def test_cap_keeps_a_recipe_the_task_names() -> None:
+    filler = [_recipe(f"a{i:03d}", tags=("summarize",)) for i in range(120)]
+    named = _recipe("zz-invoice-check", description="verify bills")
+    shown, capped = cap_inventory([*filler, named], "Summarize this with zz-invoice-check")
+    assert capped and "zz-invoice-check" in {r.name for r in shown}
+    assert len(shown) == INVENTORY_CAP
+
+
 def test_single_term_score_grows_with_weight_and_inventory() -> None:
     assert single_term_score(17, 3.0) > single_term_score(17, 1.0) > 0
     assert single_term_score(100, 1.0) > single_term_score(17, 1.0)
