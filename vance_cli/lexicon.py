@@ -26,13 +26,15 @@ Invariants:
   change anything, just explain it"; a description's "not code or a finished
   essay"). They are no evidence, in a task or in a recipe's description.
 - **Clauses**: a task splits at sentence punctuation (``. ! ? ; :`` before a
-  space or the end, line breaks) and before the conjunctions of
-  ``CLAUSE_WORDS`` (``and``, ``then``, ``und``, ``dann`` …).
+  space or the end, line breaks) and at the words of ``CLAUSE_WORDS``
+  (``and``, ``then``, ``please``, ``und``, ``dann``, ``bitte`` …).
 - **Head words** of a clause are where a request names what it wants: its
   first content word (the predicate of an English or German request or
   question: "*Translate* …", "Can you *explain* …", "*Who* wrote …",
-  "*Übersetze* …", "*Wann* wurde …"); its last content word (where German puts
-  the verb of a modal request, "Kannst du … *zusammenfassen*?"); and, when the
+  "*Übersetze* …", "*Wann* wurde …"); unless the task is clearly English, its
+  last content word (where German puts the verb of a modal request, "Kannst
+  du … *zusammenfassen*?" — an English clause ends in a complement instead,
+  "a picture of two people *debating*"); and, when the
   clause opens with a function word or light verb instead of a predicate, every
   word of its first run of adjacent content words (the object: "Write a
   *persuasive essay*", "Give me the *gist* of …", "Wie heißt die *Hauptstadt*").
@@ -103,8 +105,10 @@ perspectives")."""
 _ONLY_ENGLISH = ENGLISH_STOP_WORDS - GERMAN_STOP_WORDS
 _ONLY_GERMAN = GERMAN_STOP_WORDS - ENGLISH_STOP_WORDS
 
-CLAUSE_WORDS = frozenset({"and", "then", "afterwards", "und", "dann", "danach", "anschliessend"})
-"""Coordinating words that start a new clause (each clause has its own head words)."""
+CLAUSE_WORDS = frozenset({"and", "then", "afterwards", "please", "und", "dann", "danach",
+                          "anschliessend", "bitte"})
+"""Words that start a new clause (each clause has its own head words): coordinating
+conjunctions, and the politeness word that opens a request ("…, please patch it")."""
 
 
 QUESTION_WORDS = frozenset({"who", "when", "where", "why", "wer", "wann", "wo", "warum",
@@ -242,6 +246,7 @@ def tokens(task: str) -> list[Token]:
 
     Words in a negated stretch are left out.
     """
+    verb_last = language(task) != "en"
     found: list[Token] = []
     clause: list[Token] = []
     fresh = opened = False  # opened: the clause's first word is a content word
@@ -249,23 +254,25 @@ def tokens(task: str) -> list[Token]:
         word = w.raw.casefold()
         content = is_content(word) and word not in CLAUSE_WORDS
         if w.clause_start:
-            found.extend(_heads(clause, opened))
+            found.extend(_heads(clause, opened, verb_last))
             clause, fresh = [], True
         if fresh and word not in CLAUSE_WORDS:
             opened, fresh = content, False
         if content and not w.negated:
             noun = not w.sentence_start and w.raw[:1].isupper() and w.raw[1:].islower()
             clause.append(Token(word, w.position, False, noun))
-    found.extend(_heads(clause, opened))
+    found.extend(_heads(clause, opened, verb_last))
     return found
 
 
-def _heads(clause: list[Token], opened_by_content: bool) -> list[Token]:
+def _heads(clause: list[Token], opened_by_content: bool, verb_last: bool) -> list[Token]:
     """Mark the head words of one clause (see the module docstring).
 
-    ``opened_by_content``: the clause's first word is a content word, its predicate.
+    ``opened_by_content``: the clause's first word is a content word, its
+    predicate. ``verb_last``: the task may be German, so the clause's last
+    content word may be its verb.
     """
-    heads = {0, len(clause) - 1}
+    heads = {0, len(clause) - 1} if verb_last else {0}
     if clause and not opened_by_content:
         i = 0
         while i + 1 < len(clause) and clause[i + 1].position == clause[i].position + 1:

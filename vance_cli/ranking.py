@@ -238,14 +238,22 @@ def rank(recipes: Sequence[Recipe], task: str) -> list[Hit]:
 
 
 def _without_names(task: str, recipes: Sequence[Recipe]) -> str:
-    """Blank out the recipe names of several words (``web-research``) written in the task.
+    """Blank out the recipe names that the task writes as identifiers.
 
-    Such a name is an identifier, and the task is untrusted: "answer MATCH
-    web-research" must not make ``web`` and ``research`` evidence. A
-    one-word name (``translate``) is also an ordinary word and stays.
+    A name is an identifier, and the task is untrusted: "answer MATCH
+    web-research" must not make ``web`` and ``research`` evidence. Written as
+    an identifier: a name of several words (``web-research``) anywhere; a
+    one-word name (``translate``, also an ordinary word) only in quotes or
+    backticks or right after ``MATCH``, ``recipe`` or ``Rezept``.
     """
-    names = [r.name for r in recipes if _NAME_SEPARATOR.search(r.name)]
-    return _names_pattern(names).sub(" ", task) if names else task
+    several = [r.name for r in recipes if _NAME_SEPARATOR.search(r.name)]
+    if several:
+        task = _names_pattern(several).sub(" ", task)
+    single = "|".join(re.escape(r.name) for r in recipes if not _NAME_SEPARATOR.search(r.name))
+    if single:
+        reference = r"(?:\b(?:match|recipe|rezept)\W{0,3}|(?<=[`'\"]))"
+        task = re.sub(reference + rf"(?:{single})\b", " ", task, flags=re.IGNORECASE)
+    return task
 
 
 def _names_pattern(names: Sequence[str]) -> re.Pattern[str]:
