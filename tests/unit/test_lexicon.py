@@ -72,6 +72,9 @@ def _heads(task: str) -> list[str]:
     ("Start a rock playlist for our debate night", ["start"], ["debate"]),
     ("Fix the bug. Then explain the fix", ["fix", "explain"], []),
     ("I'm bored and just want to chat about books", ["chat"], []),           # "and" opens a clause
+    ("Our importer crashes on empty lines, please patch it", ["patch"], []),  # so does "please"
+    ("Paint a picture of two people debating", ["paint"], ["debating"]),    # English: not last
+    ("Lass uns über Ideen für den Ausflug plaudern", ["plaudern"], []),     # German: verb last
 ])
 def test_head_words(task: str, heads: list[str], not_heads: list[str]) -> None:
     found = _heads(task)
