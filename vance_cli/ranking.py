@@ -1,266 +1,215 @@
-"""Lexical ranking of recipes for a task: field-weighted BM25 over an in-memory SQLite FTS5 index.
+"""Lexical ranking of recipes for a task: field-weighted BM25 (BM25F) over stemmed words.
 
 Used twice (DESIGN.md §5): to cap the inventory shown to the LLM at the 50
-recipes most relevant to the task, and as the offline selector.
+recipes most relevant to the task, and by the offline selector, which also
+weighs each hit's evidence (``Hit.words``, ``Hit.phrases``, ``Hit.cues``).
 
-Why SQLite FTS5 and not ``bm25s``/``rank_bm25``: ``sqlite3`` is loaded
-anyway for the state database, so the ranking costs no import time (those
-libraries pull numpy, ≈ 145 ms), and FTS5 brings what they lack: a Porter
-stemmer, Unicode case and diacritic folding (``unicode61 remove_diacritics
-2``) and per-field postings. The score itself is computed here from FTS5's
-postings (``fts5vocab``), not by FTS5's ``bm25()``: that one uses the classic
-IDF ``log((N - n + 0.5) / (n + 0.5))``, which is zero or negative for a word
-in half the recipes or more — useless for a tenant with three recipes —
-and it counts every expansion of a task word as a separate term. Here the
-IDF is Lucene's ``log(1 + (N - n + 0.5) / (n + 0.5))`` (always positive) and
-all index terms a task word expands to count as that one word.
-
-Cost: the index is built once per call; only the postings of index terms
-related to a task word are read (candidates share the word's first
-``MIN_PREFIX`` characters), and field lengths come from FTS5's ``docsize``
-table, so a 5,000-recipe inventory ranks in about a tenth of a second.
+Why hand-written and not ``bm25s``/``rank_bm25``: those pull numpy (≈ 145 ms
+of import) to rank a few dozen short documents, and lack what matters here:
+the stemmers of two languages at once, phrase terms, per-field weights, and
+the evidence the offline selector needs. The index is a few dicts built per
+call (about a millisecond for the bundled recipes).
 
 Invariants:
-- Each recipe is one row with five fields: name (``-``, ``_`` and ``/``
-  split words), title, tags, trigger keywords, description; field weights
-  are ``FIELD_WEIGHTS``.
-- The task is reduced to its content words: Unicode words, stop words of
-  English and German removed, stemmed by the same tokenizer as the index.
-- A multi-word tag (``unit tests``, ``for and against``) is one phrase
-  term: it matches the same words in a row in the task, and its single
-  words are no tag evidence on their own (``root`` is not ``root cause``).
-- A task word also matches index terms that share a long common prefix
-  (``related``): German inflection and compounds (``übersetze`` /
-  ``übersetzen``, ``zusammenfassen`` / ``zusammenfassung``) and the
-  Porter stemmer's loose ends (``summar`` / ``summari``).
-- Score per recipe (BM25F): the sum over distinct task words of
-  ``idf * tf * (k1 + 1) / (tf + k1)``, where ``tf`` is the count of the
-  word's terms in the recipe, weighted per field (``FIELD_WEIGHTS``) and
-  length-normalised per field (``FIELD_B``: only the description). Higher
-  is better; ties and zero scores keep name order, so the ranking is
-  deterministic.
+- A recipe is indexed by four fields, ``FIELDS``: title, tags, trigger
+  keywords and description (its negated stretches and question words left
+  out, ``lexicon.prose_words``), weighted by ``FIELD_WEIGHTS``. Not by its
+  name: a name is an identifier (``marvin``, ``vogon``; ``python`` is a topic
+  word), and the task is untrusted — "answer MATCH coding" must not make the
+  word ``coding`` evidence for the recipe named ``coding``. For the same
+  reason a recipe name of several words written in the task
+  (``web-research``) is blanked out before ranking.
+- Words are compared as ``vance_cli.lexicon`` says: the same word when their
+  English or German Snowball stems are equal (inflection only; only the
+  task's language when it is clear). A German noun of the task that matches
+  nothing may match the tag its compound ends with (``COMPOUND_HEAD``).
+- A multi-word tag or trigger keyword (``unit tests``, ``for and against``,
+  ``into spanish``) is one phrase term: it matches the same words in a row
+  in the task (each compared as above); its single words are no tag evidence
+  on their own (``root`` is not ``root cause``).
+- Score (BM25F): the sum over the task's distinct content words and phrases
+  of ``idf * tf * (k1 + 1) / (tf + k1)``; ``tf`` is the word's count in the
+  recipe, weighted per field and length-normalised per field (``FIELD_B``:
+  only the description is running text). The IDF is Lucene's
+  ``log(1 + (N - n + 0.5) / (n + 0.5))``, always positive (the classic one is
+  zero or negative for a word in half the recipes — useless for a tenant
+  with three recipes). Higher is better; ties and zero scores keep name
+  order, so the ranking is deterministic.
+- Evidence per hit: ``words``, the task's distinct content words that
+  matched (a matched phrase adds its content words); ``phrases``, the
+  matched multi-word tags and keywords; ``cues``, the task's head words
+  (``lexicon``: where a request names what it wants) that are a single-word
+  tag or keyword of this recipe and of no other — an unambiguous intent word
+  in the predicate's or the object's place.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import sqlite3
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from vance_cli import lexicon
 
 if TYPE_CHECKING:
     from vance_cli.recipes import Recipe
 
-FIELDS = ("name", "title", "tags", "keywords", "description")
-"""Indexed fields of a recipe, in column order."""
+FIELDS = ("title", "tags", "keywords", "description")
+"""Indexed fields of a recipe."""
 
 TAG_WEIGHT = 3.0
-"""BM25 weight of the tags field: tags are the recipe author's chosen intent
-words (verbs and deliverables), so one tag word counts three times a word of
-running text."""
+"""BM25 weight of tags and trigger keywords: the recipe author's chosen intent
+words (verbs and deliverables), so one counts three times a word of running text."""
 
-FIELD_WEIGHTS = (1.0, 1.0, TAG_WEIGHT, 1.0, 1.0)
-"""BM25 weight per field of ``FIELDS``. Everything but the tags is ordinary
-text: names are often topic words (``python``), and a trigger keyword's
-strong signal is its whole phrase, which the trigger fast path already
-uses; its single words are ordinary evidence."""
+FIELD_WEIGHTS = (1.0, TAG_WEIGHT, TAG_WEIGHT, 1.0)
+"""BM25 weight per field of ``FIELDS``."""
 
-TOKENIZER = "porter unicode61 remove_diacritics 2 tokenchars '_'"
-"""FTS5 tokenizer: Porter stemming over Unicode words, case and accents folded;
-``_`` is a word character, so a multi-word tag indexed as ``unit_tests`` is one term."""
+INTENT_FIELDS = frozenset({"tags", "keywords"})
+"""Fields whose single words can be a cue (see the module docstring)."""
 
-_TOKENIZE = "\"" + TOKENIZER + "\""  # the fts5 option, quoted for SQL
-
-PHRASE_JOINER = "_"
-"""Joins the words of a multi-word tag (and of the task's word n-grams) into one term."""
-
-MAX_PHRASE = 4
-"""Longest multi-word tag matched as a phrase, in words."""
+FIELD_B = (0.0, 0.0, 0.0, 0.75)
+"""BM25F length normalisation per field of ``FIELDS``: only the description is
+running text (the usual ``b = 0.75``); titles, tag and keyword lists are short
+lists of alternatives, and a recipe with many synonyms must not be penalised
+for them."""
 
 BM25_K1 = 1.2
-"""BM25 term-frequency saturation (the usual value, also FTS5's)."""
+"""BM25 term-frequency saturation (the usual value)."""
 
-FIELD_B = (0.0, 0.0, 0.0, 0.0, 0.75)
-"""BM25F length normalisation per field of ``FIELDS``: only the description is
-running text (the usual ``b = 0.75``); names, titles, tag and keyword lists are
-short lists of alternatives, and a recipe with many synonyms must not be
-penalised for them."""
+COMPOUND_HEAD = 5
+"""Shortest German stem of a single-word tag, in letters, that the head of a compound
+matches: a German noun of the task (``lexicon.Token.noun``) that matches nothing
+directly counts as the tag it ends with (German compounds put their head last:
+an ``Erörterungsaufsatz`` is an ``Aufsatz``). Only written-as-a-noun words: the
+same suffix inside other words is chance (``vielversprechend`` is no
+``sprechen``, ``JavaScript`` no ``script``)."""
 
-MIN_PREFIX = 5
-"""Shortest term, in characters, that matches the longer terms it is a prefix of."""
-
-MIN_COMMON = 6
-"""Shortest common prefix, in characters, that relates two terms neither of which is a
-prefix of the other (``englisch`` / ``english``; not ``compani`` / ``compar``)."""
-
-COMMON_SHARE = 0.75
-"""Share of the shorter term that such a common prefix must cover."""
+COMPOUND_FIRST = 3
+"""Shortest first part of such a compound, in letters."""
 
 INVENTORY_CAP = 50
 """Most recipes shown to the LLM (DESIGN.md §5 step 4)."""
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-_COLUMN = {name: i for i, name in enumerate(FIELDS)}
+_NAME_SEPARATOR = re.compile(r"[-_/.]")
 
-STOP_WORDS = frozenset("""
-a about above after again against all also am an and any are as at be been before being
-below between both but by can could did do does doing done down during each either else
-ever every few for from further get gets got had has have having he her here hers him his
-how i if in into is it its itself just let lets like me might mine more most much must my
-myself need needs no nor not now of off on once one only or other our ours out over own
-please put same shall she should so some such than that the their them then there these
-they this those through to too under until up us very via want wants was we were what
-which while whom whose why will with within without would you your yours
-s t d ll m re ve
-aber alle allem allen aller alles als also am an ander andere anderen auch auf aus bei
-bin bis bitte bist da damit dann das dass dazu dein deine dem den der des dessen dich die
-dies diese diesem diesen dieser dieses dir doch dort du durch ein eine einem einen einer
-eines er es etwas euch euer für gegen habe haben hat hatte hier ich ihm ihn ihnen ihr ihre
-im in ins ist ja jede jedem jeden jeder jedes jetzt kann kannst kein keine können mal man
-manche mein meine meinem meinen meiner mich mir mit muss nach nicht noch nun nur ob oder
-ohne sehr sein seine sich sie sind so soll solche sollte über um und uns unser unsere
-unter vom von vor war waren was weil welche wenn werden wie wir wird wurde zu zum
-zur
-task tasks aufgabe
-""".split())
-"""English and German function words dropped from the task: they carry no intent.
-The question words who/when/where (wer/wann/wo) are kept: they ask for a fact.
-"task" itself is dropped too: every request is one, so it tells recipes apart no more
-than "the" does."""
+_ENGLISH = slice(0, 1)
+_LANGUAGE_KEYS = {"en": _ENGLISH, "de": slice(1, 2), None: slice(0, 2)}
+"""Which of a task word's stem keys (English, German) to look up, by the task's language."""
+
+Term = str | tuple[str, ...]
+"""An index term: one word, or the words of a multi-word tag or keyword."""
 
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """One ranked recipe.
+    """One ranked recipe and the evidence for it.
 
     Attributes:
         recipe: the recipe.
-        score: BM25 relevance (0 when nothing matched; higher is better).
-        terms: the task's words that matched, in task order.
+        score: BM25F relevance (0 when nothing matched; higher is better).
+        terms: the task's words and phrases that matched, in task order.
+        words: how many distinct content words of the task matched.
+        phrases: the matched multi-word tags and trigger keywords, in task order.
+        cues: the task's head words that are an intent word of this recipe only.
     """
 
     recipe: Recipe
     score: float
-    terms: tuple[str, ...]
+    terms: tuple[str, ...] = ()
+    words: int = 0
+    phrases: tuple[str, ...] = ()
+    cues: tuple[str, ...] = ()
 
 
-def content_words(task: str) -> list[str]:
-    """Return the task's words that carry meaning: lower-cased, stop words removed, in order."""
-    return [w for w in _WORD.findall(task.lower()) if w not in STOP_WORDS and not w.isdigit()]
-
-
-def phrases(task: str) -> list[str]:
-    """Return the task's runs of 2 to ``MAX_PHRASE`` words, each joined into one term.
-
-    Stop words stay in (``for_and_against``), as in the tags they are matched against.
-    """
-    words = _WORD.findall(task.lower())
-    return [PHRASE_JOINER.join(words[i:i + n]) for n in range(2, MAX_PHRASE + 1)
-            for i in range(len(words) - n + 1)]
-
-
-def tag_terms(tags: Iterable[str]) -> str:
-    """Return the tags as index text: a multi-word tag becomes one joined phrase term."""
-    return " ; ".join(PHRASE_JOINER.join(_WORD.findall(tag.lower())) for tag in tags)
-
-
-def related(query: str, term: str) -> bool:
-    """True when two stemmed terms count as the same word.
-
-    Equal; or one, of at least ``MIN_PREFIX`` characters, is a prefix of the
-    other (``ubersetz`` / ``ubersetzen``, ``zusammen`` / ``zusammenfassung``,
-    ``summar`` / ``summari``); or they share a prefix of at least
-    ``MIN_COMMON`` characters covering ``COMMON_SHARE`` of the shorter one
-    (``englisch`` / ``english``; not ``transfer`` / ``translat``).
-    """
-    if query == term:
-        return True
-    shorter = min(len(query), len(term))
-    if shorter < MIN_PREFIX:
-        return False
-    common = 0
-    for a, b in zip(query, term, strict=False):
-        if a != b:
-            break
-        common += 1
-    if common == shorter:
-        return True
-    return common >= MIN_COMMON and common >= COMMON_SHARE * shorter
-
-
-def _field_texts(recipe: Recipe) -> tuple[str, ...]:
-    name = re.sub(r"[-_/.]+", " ", recipe.name)
-    return (name, recipe.title, tag_terms(recipe.tags), " ; ".join(recipe.keywords),
-            recipe.description)
+@dataclass
+class _Evidence:
+    score: float = 0.0
+    terms: list[tuple[int, str]] = field(default_factory=list)
+    covered: set[str] = field(default_factory=set)
+    phrases: list[tuple[int, str]] = field(default_factory=list)
+    cues: list[str] = field(default_factory=list)
 
 
 class _Index:
-    """An in-memory FTS5 index of recipes plus a scratch table to stem the task."""
+    """Postings of the recipes' words and phrases, per index term."""
 
     def __init__(self, recipes: Sequence[Recipe]) -> None:
-        self.conn = sqlite3.connect(":memory:")
-        cols = ", ".join(FIELDS)
-        self.conn.execute(f"CREATE VIRTUAL TABLE doc USING fts5({cols}, tokenize={_TOKENIZE})")
-        self.conn.execute("CREATE VIRTUAL TABLE doc_terms USING fts5vocab(doc, 'instance')")
-        self.conn.execute("CREATE VIRTUAL TABLE doc_rows USING fts5vocab(doc, 'row')")
-        self.conn.execute(f"CREATE VIRTUAL TABLE task USING fts5(body, tokenize={_TOKENIZE})")
-        self.conn.execute("CREATE VIRTUAL TABLE task_terms USING fts5vocab(task, 'instance')")
-        self.conn.executemany(
-            f"INSERT INTO doc (rowid, {cols}) VALUES (?, ?, ?, ?, ?, ?)",
-            [(i, *_field_texts(r)) for i, r in enumerate(recipes)],
-        )
         self.size = len(recipes)
+        self.rows: dict[Term, dict[int, float]] = defaultdict(lambda: defaultdict(float))
+        self.intent: dict[Term, set[int]] = defaultdict(set)
+        self.by_key: dict[str, set[Term]] = defaultdict(set)
+        self.longest = 2
+        self.suffixes: dict[str, set[Term]] = defaultdict(set)
+        self.starts: set[str] = set()  # stem keys of the first words of phrase terms
+        fields = [_field_terms(r) for r in recipes]
+        for column, (name, weight, b) in enumerate(zip(FIELDS, FIELD_WEIGHTS, FIELD_B,
+                                                       strict=True)):
+            lengths = [len(f[column]) for f in fields]
+            average = sum(lengths) / max(1, len(lengths))
+            for row, terms in enumerate(f[column] for f in fields):
+                ratio = lengths[row] / average if average else 0.0
+                norm = weight / (1 - b + b * ratio)
+                for term in terms:
+                    self._add(term, row, norm, name in INTENT_FIELDS)
 
-    def stems(self, words: Sequence[str]) -> list[tuple[str, str]]:
-        """Return ``(word, stem)`` for each word, via the index's own tokenizer."""
-        self.conn.execute("DELETE FROM task")
-        self.conn.execute("INSERT INTO task (rowid, body) VALUES (1, ?)", (" ".join(words),))
-        rows = self.conn.execute("SELECT term, offset FROM task_terms ORDER BY offset").fetchall()
-        by_offset = {offset: term for term, offset in rows}
-        return [(w, by_offset[i]) for i, w in enumerate(words) if i in by_offset]
+    def _add(self, term: Term, row: int, norm: float, intent: bool) -> None:
+        self.rows[term][row] += norm
+        if isinstance(term, tuple):
+            self.longest = max(self.longest, len(term))
+            self.starts.update(lexicon.word_keys(term[0]))
+            keys = lexicon.phrase_keys(term)
+        else:
+            keys = lexicon.word_keys(term)
+            if intent:
+                self.intent[term].add(row)
+                if len(keys[1]) - 2 >= COMPOUND_HEAD:
+                    self.suffixes[keys[1][2:]].add(term)
+        for key in keys:
+            self.by_key[key].add(term)
 
-    def terms(self) -> list[str]:
-        """Return the index's distinct terms, sorted."""
-        return [term for (term,) in self.conn.execute("SELECT term FROM doc_rows")]
+    def lookup(self, keys: Sequence[str], noun: bool = False
+               ) -> tuple[dict[int, float], set[Term]]:
+        """Return row → summed pseudo-frequency of the terms matching ``keys``, and those terms.
 
-    def norms(self) -> list[tuple[float, ...]]:
-        """Return per row, per field, the BM25F factor ``w_c / (1 - b_c + b_c * len_c / avg_c)``.
-
-        Field lengths (in tokens) come from FTS5's ``docsize`` table: one
-        varint per column per row (SQLite's documented FTS5 file format).
+        A German noun (``noun``) that matches no term directly matches the
+        intent words it ends with (a compound's head, see ``COMPOUND_HEAD``).
         """
-        lengths = [_varints(blob) for _row, blob in
-                   self.conn.execute("SELECT id, sz FROM doc_docsize ORDER BY id")]
-        out: list[tuple[float, ...]] = []
-        averages = [sum(row[c] for row in lengths) / max(1, self.size)
-                    for c in range(len(FIELDS))]
-        for row in lengths:
-            out.append(tuple(
-                weight / (1 - b + b * (row[c] / averages[c] if averages[c] else 0.0))
-                for c, (weight, b) in enumerate(zip(FIELD_WEIGHTS, FIELD_B, strict=True))))
+        terms: set[Term] = set().union(*(self.by_key.get(k, set()) for k in keys))
+        if noun and not terms and keys[-1].startswith("g:"):
+            stem = keys[-1][2:]
+            for cut in range(COMPOUND_FIRST, len(stem) - COMPOUND_HEAD + 1):
+                terms |= self.suffixes.get(stem[cut:], set())
+        tf: dict[int, float] = defaultdict(float)
+        for term in terms:
+            for row, count in self.rows[term].items():
+                tf[row] += count
+        return tf, terms
+
+
+def _field_terms(recipe: Recipe) -> tuple[list[Term], ...]:
+    """Return the index terms of each field of ``FIELDS`` for one recipe."""
+    def listed(items: Sequence[str]) -> list[Term]:
+        out: list[Term] = []
+        for item in items:
+            found = lexicon.words(item)
+            if found:
+                out.append(found[0] if len(found) == 1 else tuple(found))
         return out
 
-    def postings(self, term: str, norms: Sequence[tuple[float, ...]]) -> dict[int, float]:
-        """Return rowid → BM25F pseudo-frequency of ``term``.
-
-        Each occurrence counts its field's factor (``norms``); they are summed per row.
-        """
-        freq: dict[int, float] = defaultdict(float)
-        for row, col in self.conn.execute(
-                "SELECT doc, col FROM doc_terms WHERE term = ?", (term,)):
-            freq[row] += norms[row][_COLUMN[col]]
-        return freq
-
-    def close(self) -> None:
-        self.conn.close()
+    return (list(lexicon.prose_words(recipe.title)), listed(recipe.tags),
+            listed(recipe.keywords), list(lexicon.prose_words(recipe.description)))
 
 
 def idf(n_docs: int, n_with: int) -> float:
     """Lucene's BM25 IDF: ``log(1 + (N - n + 0.5) / (n + 0.5))``, always positive."""
     return math.log(1 + (n_docs - n_with + 0.5) / (n_with + 0.5))
+
+
+def _saturate(freq: float) -> float:
+    return freq * (BM25_K1 + 1) / (freq + BM25_K1)
 
 
 def rank(recipes: Sequence[Recipe], task: str) -> list[Hit]:
@@ -276,66 +225,88 @@ def rank(recipes: Sequence[Recipe], task: str) -> list[Hit]:
     Rule: DESIGN.md §5 step 4 (the 50-entry cap) and the offline selector.
     """
     ordered = sorted(recipes, key=lambda r: r.name)
-    scores: dict[int, float] = {}
-    matched: dict[int, list[str]] = {}
-    words = content_words(task)
-    if ordered and words:
+    found: dict[int, _Evidence] = defaultdict(_Evidence)
+    task = _without_names(task, ordered)
+    if ordered and task.strip():
         index = _Index(ordered)
-        try:
-            scores = _score(index, words + phrases(task), matched)
-        finally:
-            index.close()
-    hits = [Hit(r, round(scores.get(i, 0.0), 4), tuple(matched.get(i, ())))
-            for i, r in enumerate(ordered)]
+        keep = _LANGUAGE_KEYS[lexicon.language(task)]
+        _match_words(index, task, keep, found)
+        _match_phrases(index, task, keep, found)
+    hits = [_hit(r, found[i]) if i in found else Hit(r, 0.0) for i, r in enumerate(ordered)]
     hits.sort(key=lambda h: -h.score)  # stable: equal scores stay in name order
     return hits
 
 
-def _score(index: _Index, words: Sequence[str], matched: dict[int, list[str]]) -> dict[int, float]:
-    """BM25 over the task's distinct words; notes the matched words per row in ``matched``.
+def _without_names(task: str, recipes: Sequence[Recipe]) -> str:
+    """Blank out the recipe names that the task writes as identifiers.
 
-    Only the postings of terms related to a task word are read, so the cost
-    grows with the task, not with the whole index.
+    A name is an identifier, and the task is untrusted: "answer MATCH
+    web-research" must not make ``web`` and ``research`` evidence. Written as
+    an identifier: a name of several words (``web-research``) anywhere; a
+    one-word name (``translate``, also an ordinary word) only in quotes or
+    backticks or right after ``MATCH``, ``recipe`` or ``Rezept``.
     """
-    norms = index.norms()
-    known = index.terms()
-    exact = set(known)
-    by_prefix: dict[str, list[str]] = defaultdict(list)  # sorted, as ``known``
-    for term in known:
-        if PHRASE_JOINER not in term and len(term) >= MIN_PREFIX:
-            by_prefix[term[:MIN_PREFIX]].append(term)
-    scores: dict[int, float] = defaultdict(float)
+    several = [r.name for r in recipes if _NAME_SEPARATOR.search(r.name)]
+    if several:
+        task = _names_pattern(several).sub(" ", task)
+    single = "|".join(re.escape(r.name) for r in recipes if not _NAME_SEPARATOR.search(r.name))
+    if single:
+        reference = r"(?:\b(?:match|recipe|rezept)\W{0,3}|(?<=[`'\"]))"
+        task = re.sub(reference + rf"(?:{single})\b", " ", task, flags=re.IGNORECASE)
+    return task
+
+
+def _names_pattern(names: Sequence[str]) -> re.Pattern[str]:
+    """Match any of ``names`` as a whole word (not inside a longer name), any case."""
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])", re.IGNORECASE)
+
+
+def _hit(recipe: Recipe, ev: _Evidence) -> Hit:
+    return Hit(recipe, round(ev.score, 4), tuple(t for _p, t in sorted(ev.terms)),
+               len(ev.covered), tuple(t for _p, t in sorted(ev.phrases)), tuple(ev.cues))
+
+
+def _match_words(index: _Index, task: str, keep: slice, found: dict[int, _Evidence]) -> None:
+    """Score the task's distinct content words; note words, cues per row in ``found``."""
     seen: set[str] = set()
-    for word, stem in index.stems(words):
-        if stem in seen:
+    for token in lexicon.tokens(task):
+        keys = lexicon.word_keys(token.word)
+        if keys[0] in seen:
             continue
-        seen.add(stem)
-        if PHRASE_JOINER in stem or len(stem) < MIN_PREFIX:
-            # a phrase matches only the same phrase; a short word only itself
-            found = [stem] if stem in exact else []
-        else:  # any related term shares the first MIN_PREFIX characters (see related())
-            found = [t for t in by_prefix.get(stem[:MIN_PREFIX], ()) if related(stem, t)]
-        tf: dict[int, float] = defaultdict(float)
-        for term in found:
-            for row, count in index.postings(term, norms).items():
-                tf[row] += count
+        seen.add(keys[0])
+        tf, terms = index.lookup(keys[keep], token.noun and keep != _ENGLISH)
         weight = idf(index.size, len(tf))
         for row, freq in tf.items():
-            scores[row] += weight * freq * (BM25_K1 + 1) / (freq + BM25_K1)
-            matched.setdefault(row, []).append(word.replace(PHRASE_JOINER, " "))
-    return scores
+            ev = found[row]
+            ev.score += weight * _saturate(freq)
+            ev.terms.append((token.position, token.word))
+            ev.covered.add(keys[0])
+        if token.head:
+            rows = set().union(*(index.intent.get(t, set()) for t in terms))
+            if len(rows) == 1:
+                found[rows.pop()].cues.append(token.word)
 
 
-def _varints(blob: bytes) -> list[int]:
-    """Decode SQLite's big-endian varints (7 bits a byte, high bit = more follows)."""
-    values: list[int] = []
-    value = 0
-    for byte in blob:
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            values.append(value)
-            value = 0
-    return values
+def _match_phrases(index: _Index, task: str, keep: slice, found: dict[int, _Evidence]) -> None:
+    """Score the task's runs of words that are a multi-word tag or keyword."""
+    seen: set[str] = set()
+    for start, gram in lexicon.ngrams(task, index.longest):
+        if index.starts.isdisjoint(lexicon.word_keys(gram[0])):
+            continue
+        keys = lexicon.phrase_keys(gram)[keep]
+        if keys[0] in seen or not any(k in index.by_key for k in keys):
+            continue
+        seen.add(keys[0])
+        tf, _terms = index.lookup(keys)
+        weight = idf(index.size, len(tf))
+        text = " ".join(gram)
+        for row, freq in tf.items():
+            ev = found[row]
+            ev.score += weight * _saturate(freq)
+            ev.terms.append((start, text))
+            ev.phrases.append((start, text))
+            ev.covered.update(lexicon.word_keys(w)[0] for w in gram if lexicon.is_content(w))
 
 
 def cap_inventory(recipes: Sequence[Recipe], task: str,
@@ -349,16 +320,20 @@ def cap_inventory(recipes: Sequence[Recipe], task: str,
 
     Returns:
         ``(recipes, capped)``: all of them when there are at most ``limit``;
-        else the ``limit`` most relevant to the task by ``rank`` (never an
-        arbitrary cut), then sorted by name.
+        else the ``limit`` most relevant to the task (never an arbitrary
+        cut), then sorted by name. Most relevant: first the recipes the task
+        names (the LLM may then weigh the person's explicit choice; showing a
+        recipe is not choosing it), then the best by ``rank``.
 
     Rule: DESIGN.md §5 step 4.
     """
     ordered = sorted(recipes, key=lambda r: r.name)
     if len(ordered) <= limit:
         return ordered, False
-    best = [h.recipe for h in rank(ordered, task)[:limit]]
-    return sorted(best, key=lambda r: r.name), True
+    named = {r.name for r in ordered if _names_pattern([r.name]).search(task)}
+    ranked = [h.recipe for h in rank(ordered, task)]
+    best = ([r for r in ranked if r.name in named] + [r for r in ranked if r.name not in named])
+    return sorted(best[:limit], key=lambda r: r.name), True
 
 
 def single_term_score(n_docs: int, weight: float) -> float:
@@ -373,4 +348,4 @@ def single_term_score(n_docs: int, weight: float) -> float:
         n_docs: number of recipes ranked.
         weight: the field weight.
     """
-    return idf(n_docs, 1) * weight * (BM25_K1 + 1) / (weight + BM25_K1)
+    return idf(n_docs, 1) * _saturate(weight)

@@ -1,20 +1,37 @@
-"""The offline selector: lexical ranking with a relevance threshold (no LLM configured).
+"""The offline selector: lexical ranking with an evidence rule (no LLM configured).
 
 Rule (DESIGN.md §5, last paragraph): with no ``llm.base_url`` and no key the
 selector ranks the inventory by lexical relevance (``vance_cli.ranking``:
-BM25 over names, titles, tags, trigger keywords and descriptions) and
-answers ``MATCH`` for the best recipe only when its score reaches the
-threshold; below it, ``NONE`` with reason ``offline_no_match``. Every
-rationale says it ran offline.
+BM25F over titles, tags, trigger keywords and descriptions) and answers
+``MATCH`` for the best recipe only when its evidence is enough; else
+``NONE`` with reason ``offline_no_match``. Every rationale says it ran
+offline.
 
-The threshold is not fitted to any set of tasks. It is the midpoint between
-two evidence units of the ranking (``ranking.single_term_score``): one
-distinctive word in a recipe's running text (weight 1) and one distinctive
-tag word (``ranking.TAG_WEIGHT``). So a single word of description is never
-enough — "Python" in "a mind map about Python" does not pick ``python`` —
-while one tag word that only one recipe has (an intent such as
-``summarize`` or ``übersetzen``) is, and so are two description words.
-Expressed in these units it adapts to the size of the inventory.
+Enough evidence is two things, neither fitted to any set of tasks:
+
+1. **Score**: at least the threshold, the midpoint between two evidence
+   units of the ranking (``ranking.single_term_score``): one distinctive
+   word of a recipe's running text (weight 1) and one distinctive tag word
+   (``ranking.TAG_WEIGHT``). Expressed in these units it adapts to the size
+   of the inventory.
+2. **More than one weak word**: one common word is no evidence of intent
+   ("Order a *large* pizza", "Design a logo", "a playlist for my *coding*
+   sessions"). The best recipe needs one of:
+
+   - two or more distinct content words of the task (``Hit.words``);
+   - a matched multi-word tag or trigger keyword (``Hit.phrases``: several
+     words in a row, chosen by the recipe's author, do not occur by chance);
+   - a cue (``Hit.cues``): a head word of a clause (``vance_cli.lexicon``:
+     the request's predicate, "*Translate* …", "*Who* …", "…
+     *zusammenfassen*?", or its object after a light verb, "Write a
+     *persuasive essay*") that is a tag of this recipe and of no other.
+     The same word in the middle of a clause modifies something else
+     ("a cat *translating* a book", "our *debate* night") and is not enough
+     on its own; nor is a tag that two recipes share ("*Design* a logo").
+
+The rest is the ranking's: stems (inflection only, so "water" is not
+"waterfall"), names that are no evidence ("answer MATCH coding"), negated
+words ("don't change anything") that are none either.
 """
 
 from __future__ import annotations
@@ -31,6 +48,9 @@ if TYPE_CHECKING:
 OFFLINE = "offline selector (no LLM configured)"
 """How every offline rationale starts."""
 
+MIN_WORDS = 2
+"""Distinct matched content words that are enough without a phrase or a cue."""
+
 
 def threshold(n_recipes: int) -> float:
     """Return the minimum score for an offline MATCH among ``n_recipes`` recipes.
@@ -43,8 +63,28 @@ def threshold(n_recipes: int) -> float:
     return (text_word + tag_word) / 2
 
 
+def evidence(hit: ranking.Hit) -> str | None:
+    """Return what makes ``hit``'s evidence more than one weak word, or None.
+
+    Args:
+        hit: a ranked recipe.
+
+    Returns:
+        A short phrase for the rationale (``"phrase 'bullet points'"``,
+        ``"cue 'translate'"``, ``"3 words"``), or None when the hit rests on
+        a single word that is neither a phrase nor a cue.
+    """
+    if hit.phrases:
+        return f"phrase '{hit.phrases[0]}'"
+    if hit.cues:
+        return f"cue '{hit.cues[0]}'"
+    if hit.words >= MIN_WORDS:
+        return f"{hit.words} words"
+    return None
+
+
 def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
-    """Pick the best recipe by lexical relevance, or NONE under the threshold.
+    """Pick the best recipe by lexical relevance, or NONE without enough evidence.
 
     Args:
         task: the task text (non-empty).
@@ -58,15 +98,20 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
     hits = ranking.rank(inventory, task)
     limit = threshold(len(inventory))
     best = hits[0] if hits else None
-    if best is not None and best.score >= limit:
-        return match(best.recipe, f"{OFFLINE}: '{best.recipe.name}' matched "
-                     f"{_words(best.terms)} (score {best.score:.1f} ≥ threshold {limit:.1f})",
-                     Mode.OFFLINE)
     if best is None or best.score <= 0:
-        detail = "no recipe shares a meaningful word with the task"
-    else:
+        return none(NoneReason.OFFLINE_NO_MATCH,
+                    f"{OFFLINE}: no recipe shares a meaningful word with the task", Mode.OFFLINE)
+    why = evidence(best)
+    if best.score >= limit and why is not None:
+        return match(best.recipe, f"{OFFLINE}: '{best.recipe.name}' matched "
+                     f"{_words(best.terms)} ({why}; score {best.score:.1f} ≥ threshold "
+                     f"{limit:.1f})", Mode.OFFLINE)
+    if best.score < limit:
         detail = (f"no recipe reached the threshold (best '{best.recipe.name}' "
                   f"{best.score:.1f} < {limit:.1f}, matched {_words(best.terms)})")
+    else:
+        detail = (f"one word is not enough (best '{best.recipe.name}' matched only "
+                  f"{_words(best.terms)}: no second word, phrase or cue)")
     return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: {detail}", Mode.OFFLINE)
 
 

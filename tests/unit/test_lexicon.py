@@ -1,0 +1,109 @@
+"""lexicon: same word (stems), stop words, negation, clauses and head words, phrases."""
+
+from __future__ import annotations
+
+import pytest
+
+from vance_cli.lexicon import (
+    is_content,
+    language,
+    ngrams,
+    prose_words,
+    tokens,
+    word_keys,
+)
+
+
+def _same(a: str, b: str) -> bool:
+    return bool(set(word_keys(a)) & set(word_keys(b)))
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    ("translate", "translating", True),        # English inflection
+    ("summarize", "summarizes", True),
+    ("übersetze", "übersetzen", True),         # German imperative / infinitive
+    ("übersetzung", "übersetz", True),
+    ("englische", "englisch", True),
+    ("Zusammenfassung", "zusammenfassen", True),
+    ("water", "waterfall", False),             # a longer word is not an inflection
+    ("compose", "composition", False),         # derivation is not inflection
+    ("personen", "personas", False),
+    ("code", "codebase", False),
+    ("reuse", "reusable", False),
+])
+def test_same_word_is_inflection_only(a: str, b: str, expected: bool) -> None:
+    assert _same(a, b) is expected
+    assert _same(b, a) is expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Please summarize the report", "en"),
+    ("Fasse bitte das Protokoll zusammen", "de"),
+    ("TL;DR", None),
+    ("Feature X", None),
+])
+def test_language_from_function_words(text: str, expected: str | None) -> None:
+    assert language(text) == expected
+
+
+@pytest.mark.parametrize("word", ["the", "please", "give", "make", "create", "write", "three",
+                                  "2024", "bitte", "mach", "erstelle", "drei", "task"])
+def test_function_words_light_verbs_and_numbers_carry_no_intent(word: str) -> None:
+    assert not is_content(word)
+
+
+@pytest.mark.parametrize("word", ["who", "when", "why", "wann", "warum", "summarize"])
+def test_question_words_are_content(word: str) -> None:
+    assert is_content(word)
+
+
+def _heads(task: str) -> list[str]:
+    return [t.word for t in tokens(task) if t.head]
+
+
+@pytest.mark.parametrize(("task", "heads", "not_heads"), [
+    ("Translate the text for me", ["translate"], []),
+    ("Can you explain this module to me?", ["explain"], []),
+    ("Kannst du den Artikel über Steuern kurz zusammenfassen?", ["zusammenfassen"], ["steuern"]),
+    ("Write a persuasive essay on transit", ["persuasive", "essay"], []),  # object of "write"
+    ("Wie heißt die Hauptstadt von Kanada?", ["hauptstadt"], []),
+    ("Generate a picture of a cat translating a book", ["picture"], ["translating"]),
+    ("Post the summary on Slack", ["post"], ["summary"]),                    # a content predicate
+    ("Start a rock playlist for our debate night", ["start"], ["debate"]),
+    ("Fix the bug. Then explain the fix", ["fix", "explain"], []),
+    ("I'm bored and just want to chat about books", ["chat"], []),           # "and" opens a clause
+    ("Our importer crashes on empty lines, please patch it", ["patch"], []),  # so does "please"
+    ("Paint a picture of two people debating", ["paint"], ["debating"]),    # English: not last
+    ("Lass uns über Ideen für den Ausflug plaudern", ["plaudern"], []),     # German: verb last
+])
+def test_head_words(task: str, heads: list[str], not_heads: list[str]) -> None:
+    found = _heads(task)
+    assert set(heads) <= set(found), found
+    assert not set(not_heads) & set(found), found
+
+
+def test_negated_stretches_are_left_out_of_a_task() -> None:
+    words = [t.word for t in tokens("Don't change anything, just explain it. No code, but tests")]
+    assert words == ["explain", "tests"]
+
+
+def test_negated_stretches_and_question_words_are_left_out_of_prose() -> None:
+    kept = prose_words("Delivers a written analysis, not code or a finished essay. "
+                       "Use it only when it fits; it doesn't change the code.")
+    assert "analysis" in kept and "fits" in kept
+    assert not {"code", "essay", "finished", "when", "change"} & set(kept)
+
+
+def test_german_nouns_are_marked() -> None:
+    marked = {t.word: t.noun for t in tokens("Schreib einen Erörterungsaufsatz über JavaScript")}
+    assert marked["erörterungsaufsatz"] is True
+    assert marked["javascript"] is False        # an inner capital: not a German noun
+    assert {t.word: t.noun for t in tokens("Analyse this")}["analyse"] is False  # sentence start
+
+
+def test_phrases_may_leave_out_pronouns_and_determiners_but_not_negated_words() -> None:
+    grams = {g for _p, g in ngrams("Walk me through it and bounce some ideas", 3)}
+    assert ("walk", "through") in grams and ("bounce", "ideas") in grams
+    assert ("walk", "me", "through") in grams
+    negated = {g for _p, g in ngrams("Skip this, no bullet points", 2)}
+    assert ("bullet", "points") not in negated

@@ -1,0 +1,313 @@
+r"""Words of a task or a recipe as the lexical ranking compares them: stems, stop words, heads.
+
+The offline selector has no model of meaning, so this module encodes the few
+facts about English and German requests that let word matching tell intent
+from topic. Each is a rule of the languages, not of any set of tasks.
+
+Invariants:
+- A word is a run of Unicode word characters (``\w+``), case-folded.
+- **Same word**: two words are the same word when the Snowball stemmer of
+  English, or the one of German, reduces them to the same stem (``word_keys``;
+  accents folded after stemming): ``translate`` / ``translating``,
+  ``übersetze`` / ``übersetzen`` / ``übersetzung``, ``englische`` /
+  ``englisch``. That is inflection, no more: ``water`` is not ``waterfall``,
+  ``compose`` is not ``composition``, ``personen`` is not ``personas``. A
+  recipe that wants a derived word (``reuse`` beside ``reusable``) lists it.
+  A task whose function words are clearly English (or German) is stemmed in
+  that language only (``language``): the German stemmer would make the
+  English ``short`` the same word as ``shorten``. Stemmers: PyStemmer, the C
+  build of the Snowball algorithms (≈ 2 ms to import).
+- **Content words** are the words left after dropping ``STOP_WORDS`` and
+  numbers: function words, light verbs that go with any request ("give me",
+  "make", "create", "write", "mach mir", "erstelle") and number words. After a
+  light verb the object names the deliverable ("Write *an essay*").
+- **Negation**: from a word of ``NEGATIONS`` to the next comma, sentence end,
+  clause word or contrast word, the words say what is *not* wanted ("Don't
+  change anything, just explain it"; a description's "not code or a finished
+  essay"). They are no evidence, in a task or in a recipe's description.
+- **Clauses**: a task splits at sentence punctuation (``. ! ? ; :`` before a
+  space or the end, line breaks) and at the words of ``CLAUSE_WORDS``
+  (``and``, ``then``, ``please``, ``und``, ``dann``, ``bitte`` …).
+- **Head words** of a clause are where a request names what it wants: its
+  first content word (the predicate of an English or German request or
+  question: "*Translate* …", "Can you *explain* …", "*Who* wrote …",
+  "*Übersetze* …", "*Wann* wurde …"); unless the task is clearly English, its
+  last content word (where German puts the verb of a modal request, "Kannst
+  du … *zusammenfassen*?" — an English clause ends in a complement instead,
+  "a picture of two people *debating*"); and, when the
+  clause opens with a function word or light verb instead of a predicate, every
+  word of its first run of adjacent content words (the object: "Write a
+  *persuasive essay*", "Give me the *gist* of …", "Wie heißt die *Hauptstadt*").
+  A word in the middle of a clause mostly modifies something else ("a cat
+  *translating* a book", "our *debate* night", "Post the *summary* on Slack").
+- **German nouns** (capitalised words not opening a sentence) may be
+  compounds, whose head comes last (``Token.noun``; used by the ranking).
+- **Phrases** are runs of 2 or more words, stop words included; a run may
+  also leave out pronouns and determiners (``SKIPPABLE``: "walk *me*
+  through", "bounce *some* ideas") but never holds a negated word.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+import Stemmer
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_PIECE = re.compile(r"\w+|[.!?;:]+(?=\s|$)|[\n\r]+|,", re.UNICODE)
+_CONTRACTION = re.compile(r"n['\u2019]t\b", re.IGNORECASE)
+
+ENGLISH_STOP_WORDS = frozenset("""
+a about above after again against all also am an and any are as at be been before being
+below between both but by can could did do does doing done down during each either else
+ever every few for from further get gets got had has have having he her here hers him his
+how i if in into is it its itself just let lets like me might mine more most much must my
+myself need needs never no none nor not now of off on once only or other our ours out over
+own please put same shall she should so some such than that the their them then there these
+they this those through to too under until up us very via want wants was we were what
+which while whom whose will with within without would you your yours
+s t d ll m re ve
+give gives gave given make makes made take takes took go goes went tell show help keep
+create creates write writes produce prepare compose generate love wish
+one two three four five six seven eight nine ten eleven twelve
+task tasks
+""".split())
+"""English words dropped from a task: function words; light verbs that go with
+any request ("give me", "make", "create", "write"), so the object names the
+deliverable; number words ("in three sentences"). The question words
+who/when/where/why are kept. "task" is dropped too: every request is one."""
+
+GERMAN_STOP_WORDS = frozenset("""
+aber alle allem allen aller alles als also am an ander andere anderen auch auf aus bei
+bin bis bitte bist da damit dann das dass dazu dein deine dem den der des dessen dich die
+dies diese diesem diesen dieser dieses dir doch dort du durch ein eine einem einen einer
+eines er es etwas euch euer für gegen habe haben hat hatte hier ich ihm ihn ihnen ihr ihre
+im in ins ist ja jede jedem jeden jeder jedes jetzt kann kannst kein keine keinen können
+könntest mal man manche mein meine meinem meinen meiner mich mir mit muss nach nicht nichts
+nie niemals noch nun nur ob oder ohne sehr sein seine sich sie sind so soll solche sollte
+über um und uns unser unsere unter vom von vor war waren was weil welche wenn werden wie
+wir wird wurde würde würdest zu zum zur
+gib geben gebe mach mache machen lass lasst zeig zeige hilf erstelle erstellen erstell
+schreib schreibe schreiben heißt heißen lautet möchte möchten hätte gern gerne
+eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf
+aufgabe
+""".casefold().split())
+"""German words dropped from a task, as ``ENGLISH_STOP_WORDS`` (wer/wann/wo/warum kept)."""
+
+STOP_WORDS = ENGLISH_STOP_WORDS | GERMAN_STOP_WORDS
+"""Words that carry no intent in either language. Multi-word tags and triggers
+are matched on all words, stop words included ("for and against", "three
+perspectives")."""
+
+_ONLY_ENGLISH = ENGLISH_STOP_WORDS - GERMAN_STOP_WORDS
+_ONLY_GERMAN = GERMAN_STOP_WORDS - ENGLISH_STOP_WORDS
+
+CLAUSE_WORDS = frozenset({"and", "then", "afterwards", "please", "und", "dann", "danach",
+                          "anschliessend", "bitte"})
+"""Words that start a new clause (each clause has its own head words): coordinating
+conjunctions, and the politeness word that opens a request ("…, please patch it")."""
+
+
+QUESTION_WORDS = frozenset({"who", "when", "where", "why", "wer", "wann", "wo", "warum",
+                            "wieso", "weshalb"})
+"""Question words: content words of a task (who/when/where ask for a fact, why
+for causes), but in a recipe's running text (title, description) they are
+conjunctions ("use it only when …") and no evidence."""
+
+NEGATIONS = frozenset({"not", "no", "never", "none", "nor", "without", "nicht", "nichts", "kein",
+                       "keine", "keinen", "nie", "niemals", "ohne"})
+"""Words that open a negated stretch: what follows, up to the next comma, sentence
+end, clause word or contrast word, is what is *not* wanted — in a task ("Don't
+change anything, just explain it") and in a recipe's description ("Delivers a
+written analysis, not code or a finished essay"). It is no evidence."""
+
+CONTRASTS = frozenset({"but", "instead", "aber", "sondern", "stattdessen"})
+"""Words that end a negated stretch ("not X but Y")."""
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One content word of a task.
+
+    Attributes:
+        word: the word, case-folded.
+        position: its index among all words of the task (stop words included).
+        head: True when it is a head word of its clause (see the module docstring).
+        noun: True when it is written like a German noun: capitalised (and only the
+            first letter), not the first word of its sentence.
+    """
+
+    word: str
+    position: int
+    head: bool
+    noun: bool = False
+
+
+def fold(text: str) -> str:
+    """Return ``text`` case-folded with accents removed (``Übersetzung`` → ``ubersetzung``)."""
+    if text.isascii():
+        return text.lower()
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+@lru_cache(maxsize=1)
+def _stemmers() -> tuple[Stemmer.Stemmer, Stemmer.Stemmer]:
+    return Stemmer.Stemmer("english"), Stemmer.Stemmer("german")
+
+
+@lru_cache(maxsize=8192)
+def word_keys(word: str) -> tuple[str, str]:
+    """Return the word's English and German stem keys (``"e:…"``, ``"g:…"``).
+
+    Two words are the same word when either key is equal.
+    """
+    lower = word.casefold()
+    english, german = _stemmers()
+    return "e:" + fold(english.stemWord(fold(lower))), "g:" + fold(german.stemWord(lower))
+
+
+def phrase_keys(words: tuple[str, ...]) -> tuple[str, str]:
+    """Return the English and German keys of a run of words (each word stemmed)."""
+    keys = [word_keys(w) for w in words]
+    return ("e:" + " ".join(k[0][2:] for k in keys), "g:" + " ".join(k[1][2:] for k in keys))
+
+
+def words(text: str) -> list[str]:
+    """Return every word of ``text``, case-folded, in order."""
+    return _WORD.findall(text.casefold())
+
+
+@dataclass(frozen=True, slots=True)
+class _Word:
+    raw: str
+    position: int
+    sentence_start: bool
+    clause_start: bool
+    negated: bool
+
+
+def _scan(text: str) -> list[_Word]:
+    """Split text into words, noting sentence and clause starts and negated stretches."""
+    found: list[_Word] = []
+    sentence = clause = True
+    negated = False
+    for piece in _PIECE.findall(_CONTRACTION.sub(" not", text)):
+        if not piece[0].isalnum() and piece[0] != "_":
+            if piece != ",":
+                sentence = clause = True
+            negated = False
+            continue
+        word = piece.casefold()
+        if word in CLAUSE_WORDS or word in CONTRASTS:
+            clause = clause or word in CLAUSE_WORDS
+            negated = False
+        elif word in NEGATIONS:
+            negated = True
+        found.append(_Word(piece, len(found), sentence, clause, negated))
+        sentence = clause = False
+    return found
+
+
+def language(text: str) -> str | None:
+    """Return ``"en"`` or ``"de"`` when the text's function words say so, else None.
+
+    Counts the words that are stop words of one language only (``the``,
+    ``please`` / ``der``, ``bitte``); a tie (no such word, or a mixed text)
+    is None.
+    """
+    found = words(text)
+    english = sum(w in _ONLY_ENGLISH for w in found)
+    german = sum(w in _ONLY_GERMAN for w in found)
+    if english == german:
+        return None
+    return "en" if english > german else "de"
+
+
+def prose_words(text: str) -> list[str]:
+    """Return the words of running text that are evidence for what it describes.
+
+    Drops negated stretches (``NEGATIONS``) and ``QUESTION_WORDS``.
+    """
+    return [w.raw.casefold() for w in _scan(text)
+            if not w.negated and w.raw.casefold() not in QUESTION_WORDS]
+
+
+def is_content(word: str) -> bool:
+    """True for a word that carries meaning: not a stop word, not a number."""
+    return word not in STOP_WORDS and not word.isdigit()
+
+
+def tokens(task: str) -> list[Token]:
+    """Return the task's content words with their position and whether they are a head word.
+
+    Words in a negated stretch are left out.
+    """
+    verb_last = language(task) != "en"
+    found: list[Token] = []
+    clause: list[Token] = []
+    fresh = opened = False  # opened: the clause's first word is a content word
+    for w in _scan(task):
+        word = w.raw.casefold()
+        content = is_content(word) and word not in CLAUSE_WORDS
+        if w.clause_start:
+            found.extend(_heads(clause, opened, verb_last))
+            clause, fresh = [], True
+        if fresh and word not in CLAUSE_WORDS:
+            opened, fresh = content, False
+        if content and not w.negated:
+            noun = not w.sentence_start and w.raw[:1].isupper() and w.raw[1:].islower()
+            clause.append(Token(word, w.position, False, noun))
+    found.extend(_heads(clause, opened, verb_last))
+    return found
+
+
+def _heads(clause: list[Token], opened_by_content: bool, verb_last: bool) -> list[Token]:
+    """Mark the head words of one clause (see the module docstring).
+
+    ``opened_by_content``: the clause's first word is a content word, its
+    predicate. ``verb_last``: the task may be German, so the clause's last
+    content word may be its verb.
+    """
+    heads = {0, len(clause) - 1} if verb_last else {0}
+    if clause and not opened_by_content:
+        i = 0
+        while i + 1 < len(clause) and clause[i + 1].position == clause[i].position + 1:
+            i += 1
+            heads.add(i)
+    return [replace(t, head=i in heads) for i, t in enumerate(clause)]
+
+
+SKIPPABLE = frozenset("""
+me us him her them it this that these those a an the some any my our your his their
+mir uns ihm ihnen es ein eine einen einem einer der die das den dem des mein meine meinen
+unser unsere unseren
+""".split())
+"""Pronouns and determiners a phrase may have inside it in the task and not in the
+tag: "walk *me* through" is "walk through", "bounce *some* ideas" is "bounce ideas"."""
+
+
+def ngrams(task: str, longest: int) -> list[tuple[int, tuple[str, ...]]]:
+    """Return ``(start position, words)`` for every run of 2 to ``longest`` words.
+
+    Stop words stay in (``for and against``), as in the tags they are matched
+    against; runs are also taken with ``SKIPPABLE`` words left out. No run
+    holds or skips a negated word.
+    """
+    scanned = _scan(task)
+    found = [(w.position, w.raw.casefold()) for w in scanned]
+    negated_before = [0]  # negated_before[p]: negated words before position p
+    for w in scanned:
+        negated_before.append(negated_before[-1] + w.negated)
+    lean = [(p, w) for p, w in found if w not in SKIPPABLE]
+    grams: dict[tuple[int, tuple[str, ...]], None] = {}
+    for sequence in (found, lean):
+        for n in range(2, longest + 1):
+            for i in range(len(sequence) - n + 1):
+                run = sequence[i:i + n]
+                if negated_before[run[-1][0] + 1] == negated_before[run[0][0]]:
+                    grams[run[0][0], tuple(w for _p, w in run)] = None
+    return list(grams)
