@@ -5,13 +5,13 @@ from __future__ import annotations
 import stat
 import sys
 from collections.abc import Iterator
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import pytest
 from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
+from terminal import Key
 
 from vance_cli.cli import ask
 from vance_cli.cli.ask import TerminalAsker
@@ -19,19 +19,6 @@ from vance_cli.documents import Layer
 from vance_cli.errors import Cancelled
 from vance_cli.wizards.form import fill_form
 from vance_cli.wizards.loader import LoadedWizard, parse_wizard
-
-
-class Key(StrEnum):
-    """Keystrokes as a terminal sends them."""
-
-    ENTER = "\r"
-    ESC_ENTER = "\x1b\r"
-    DOWN = "\x1b[B"
-    UP = "\x1b[A"
-    SPACE = " "
-    BACKSPACE = "\x7f"
-    CTRL_C = "\x03"
-    CTRL_D = "\x04"
 
 
 def _wizard(*fields: dict[str, Any]) -> LoadedWizard:

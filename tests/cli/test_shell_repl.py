@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
-from enum import StrEnum
 from pathlib import Path
 
 import pytest
@@ -12,22 +11,12 @@ import typer
 from helpers import build_file_tree, run_cli
 from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output.plain_text import PlainTextOutput
+from terminal import Key
 
 from vance_cli.cli import output
 from vance_cli.cli.app import app
 from vance_cli.cli.shell import run_interactive
 from vance_cli.cli.shell_dispatch import Shell
-
-
-class Key(StrEnum):
-    """Keystrokes as a terminal sends them."""
-
-    ENTER = "\r"
-    ESC_ENTER = "\x1b\r"
-    UP = "\x1b[A"
-    CTRL_C = "\x03"
-    CTRL_D = "\x04"
-    END_OF_BUFFER = "\x1b>"
 
 
 class Run:

@@ -10,22 +10,17 @@ from pathlib import Path
 import pexpect
 import pytest
 from llm_server import ScriptedLLMServer
+from terminal import ANSI, spawn_vance
 
 pytestmark = pytest.mark.e2e
-
-ANSI = r"(?:\x1b\[[0-9;]*m)*"  # Rich styles the labels (bold) on a terminal
-
 
 def _field(label: str, value: str) -> str:
     return f"{label}:{ANSI} {value}"
 
 
 def _spawn(args: list[str], home: Path, extra: dict[str, str] | None = None) -> pexpect.spawn:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("VANCE_", "OPENAI_"))}
-    env.update({"VANCE_HOME": str(home), "TERM": "xterm-256color", "COLUMNS": "120",
-                **(extra or {})})
-    return pexpect.spawn(sys.executable, ["-m", "vance_cli", *args], env=env,
-                         encoding="utf-8", timeout=30, dimensions=(40, 120))
+    return spawn_vance(args, env={"VANCE_HOME": str(home), "TERM": "xterm-256color",
+                                  **(extra or {})}, dimensions=(40, 120))
 
 
 def test_spinner_shows_on_the_terminal_while_the_llm_answers(

@@ -3,69 +3,31 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 import time
 from collections.abc import Mapping
-from enum import StrEnum
 from pathlib import Path
 
 import pexpect
 import pytest
 from helpers import build_file_tree
 from llm_server import ScriptedLLMServer
+from terminal import ANSI, TIMEOUT, Key, finish, spawn_vance
 
 pytestmark = pytest.mark.e2e
-
-TIMEOUT = 30
-"""Seconds one expectation may wait (a cold Python start plus imports on a slow machine)."""
 
 PROMPT = "vance>"
 """The shell's prompt as it appears on the screen (styles may follow it)."""
 
-ANSI = r"(?:\x1b\[[0-9;]*m)*"
 BUNDLED_CATALOG = Path(__file__).resolve().parents[2] / "catalog" / "engines.yaml"
 
 
-class Key(StrEnum):
-    """Keystrokes as a terminal sends them."""
-
-    ENTER = "\r"
-    TAB = "\t"
-    ESC_ENTER = "\x1b\r"
-    UP = "\x1b[A"
-    CTRL_C = "\x03"
-    CTRL_D = "\x04"
-    CTRL_E = "\x05"
-    CTRL_X = "\x18"
-    END_OF_BUFFER = "\x1b>"  # Esc > (emacs): move to the end of the buffer
-
-
-def _default_sigint() -> None:
-    # A test run started in the background of a non-interactive shell (`pytest &`) inherits
-    # SIGINT ignored, and Python keeps an ignored SIGINT: Ctrl-C would then do nothing.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def _spawn(tmp_path: Path, *args: str, env: Mapping[str, str] | None = None) -> pexpect.spawn:
-    full_env = {**os.environ, **(env or {}), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1",
-                "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
-    child = pexpect.spawn(sys.executable, ["-m", "vance_cli", *args, "shell"], env=full_env,
-                          cwd=str(tmp_path), encoding="utf-8", timeout=TIMEOUT,
-                          dimensions=(50, 200), preexec_fn=_default_sigint)
-    child.logfile_read = open(tmp_path / "pty.log", "a", encoding="utf-8")
+    child = spawn_vance([*args, "shell"], env={**(env or {}), "NO_COLOR": "1"}, cwd=tmp_path,
+                        log=tmp_path / "pty.log")
     child.expect(PROMPT)
     return child
-
-
-def _finish(child: pexpect.spawn) -> tuple[int, str]:
-    child.expect(pexpect.EOF)
-    child.close()
-    log = Path(child.logfile_read.name)
-    child.logfile_read.close()
-    return child.exitstatus, log.read_text(encoding="utf-8")
 
 
 def _vance(*args: str) -> subprocess.CompletedProcess[str]:
@@ -103,7 +65,7 @@ def test_wizard_completion_form_buffer_edit_and_send(tmp_path: Path) -> None:
     child.expect(_field("process", r"\S+ \(\S+, IDLE\)"))
     child.expect(PROMPT)
     child.send("/quit" + Key.ENTER)
-    status, log = _finish(child)
+    status, log = finish(child)
     assert status == 0, log
     assert "Traceback" not in log
 
@@ -126,7 +88,7 @@ def test_ctrl_c_clears_the_line_and_ctrl_d_exits_0(tmp_path: Path) -> None:
     child.expect(_field("decision", "NONE"))
     child.expect(PROMPT)
     child.send(Key.CTRL_D)
-    status, log = _finish(child)
+    status, log = finish(child)
     assert status == 0, log
     assert "Traceback" not in log and "/wizard [NAME]" not in log
     (entry,) = json.loads(_vance("log", "--json").stdout)
@@ -145,7 +107,7 @@ def test_errors_inside_commands_do_not_end_the_shell(tmp_path: Path) -> None:
     child.expect("/wizard \\[NAME\\]")
     child.expect(PROMPT)
     child.send(Key.CTRL_D)
-    status, log = _finish(child)
+    status, log = finish(child)
     assert status == 0 and "Traceback" not in log
 
 
@@ -154,7 +116,7 @@ def test_history_persists_across_two_runs(tmp_path: Path, vance_home: Path) -> N
     child.send("/recipe show translate" + Key.ENTER)
     child.expect(_field("engine", r"\w+"))
     child.send("/quit" + Key.ENTER)
-    assert _finish(child)[0] == 0
+    assert finish(child)[0] == 0
 
     child = _spawn(tmp_path)
     child.send(Key.UP)  # /quit
@@ -164,7 +126,7 @@ def test_history_persists_across_two_runs(tmp_path: Path, vance_home: Path) -> N
     child.expect(_field("engine", r"\w+"))
     child.expect(PROMPT)
     child.send(Key.CTRL_D)
-    status, log = _finish(child)
+    status, log = finish(child)
     assert status == 0, log
     assert log.count("description") >= 2  # `recipe show` ran in both runs
     history = (vance_home / "state" / "shell-history").read_text(encoding="utf-8")
@@ -187,7 +149,7 @@ def test_catalog_reload_of_a_bad_file_keeps_the_previous_catalog(tmp_path: Path)
     child.expect(_field("decision", "MATCH"))
     child.expect(PROMPT)
     child.send("/quit" + Key.ENTER)
-    status, log = _finish(child)
+    status, log = finish(child)
     assert status == 0 and "Traceback" not in log
     shown = json.loads(_vance("catalog", "show", "--json").stdout)
     assert shown["source"] == str(tmp_path / "good.yaml")
@@ -213,7 +175,7 @@ def test_ctrl_c_while_the_llm_answers_cancels_only_that_task(
     child.expect(_field("recipe", "translate"))
     child.expect(PROMPT)
     child.send("/quit" + Key.ENTER)
-    status, log = _finish(child)
+    status, log = finish(child)
     assert status == 0, log
     assert "Traceback" not in log
     first, second = (r.json["messages"][-1]["content"] for r in llm_server.chat_requests)
@@ -228,7 +190,7 @@ def test_ctrl_c_in_the_wizard_form_returns_to_the_prompt(tmp_path: Path) -> None
     child.expect("cancelled")
     child.expect(PROMPT)
     child.send("/quit" + Key.ENTER)
-    status, log = _finish(child)
+    status, log = finish(child)
     assert status == 0 and "Traceback" not in log
     assert json.loads(_vance("log", "--json").stdout) == []
 
@@ -244,7 +206,7 @@ def test_an_event_from_another_process_is_shown_at_the_next_prompt(tmp_path: Pat
     child.expect(f"child_closed: kid \\({kid}\\) closed STOPPED — for {boss}")
     child.expect(PROMPT)
     child.send(Key.CTRL_D)
-    status, log = _finish(child)
+    status, log = finish(child)
     assert status == 0 and "Traceback" not in log
     (event,) = json.loads(_vance("process", "events", "--json").stdout)
     assert event["consumedAt"] is None  # shown, still pending for its recipient
@@ -268,7 +230,7 @@ def test_ctrl_x_ctrl_e_edits_the_wizard_prompt_in_the_editor_and_sends_it(
     child.expect(_field("decision", "MATCH"))
     child.expect(PROMPT)
     child.send(Key.CTRL_D)
-    status, log = _finish(child)
+    status, log = finish(child)
     assert status == 0, log
     (entry,) = json.loads(_vance("log", "--json").stdout)
     assert entry["task"].startswith('Write an essay with the essay recipe "plain"')

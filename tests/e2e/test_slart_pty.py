@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,24 +10,18 @@ from pathlib import Path
 import pexpect
 import pytest
 from llm_server import ScriptedLLMServer
+from terminal import ANSI, spawn_vance
 
 pytestmark = pytest.mark.e2e
 
-ANSI = r"(?:\x1b\[[0-9;]*m)*"
 NONE = '{"decision": "NONE", "recipe": null, "rationale": "No recipe controls devices."}'
 RECIPE = ("```yaml\nname: smart-home-control\ntitle: Smart home\nengine: ford\n"
           "description: Switches smart-home devices.\n```")
 
 
-def _env(home: Path, extra: dict[str, str]) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("VANCE_", "OPENAI_"))}
-    env.update({"VANCE_HOME": str(home), "TERM": "xterm-256color", "COLUMNS": "200", **extra})
-    return env
-
-
 def _spawn(args: list[str], home: Path, extra: dict[str, str]) -> pexpect.spawn:
-    return pexpect.spawn(sys.executable, ["-m", "vance_cli", *args], env=_env(home, extra),
-                         encoding="utf-8", timeout=30, dimensions=(40, 200))
+    return spawn_vance(args, env={"VANCE_HOME": str(home), "TERM": "xterm-256color", **extra},
+                       dimensions=(40, 200))
 
 
 def test_spinner_then_generated(llm_server: ScriptedLLMServer, vance_home: Path) -> None:
@@ -57,7 +50,7 @@ def test_ctrl_c_stops_slart_and_exits_130(llm_server: ScriptedLLMServer,
     assert child.exitstatus == 130
     assert "Traceback" not in (child.before or "")
     listed = subprocess.run([sys.executable, "-m", "vance_cli", "process", "list", "--json"],
-                            env=_env(vance_home, {}), capture_output=True, text=True,
+                            capture_output=True, text=True,
                             check=True)
     [slart] = json.loads(listed.stdout)
     assert (slart["recipe"], slart["status"], slart["closeReason"]) == \

@@ -8,28 +8,13 @@ import stat
 import subprocess
 import sys
 from collections.abc import Mapping
-from enum import StrEnum
 from pathlib import Path
 
 import pexpect
 import pytest
+from terminal import TIMEOUT, Key, finish, spawn_vance
 
 pytestmark = pytest.mark.e2e
-
-TIMEOUT = 30
-"""Seconds one expectation may wait (a cold Python start plus imports on a slow machine)."""
-
-
-class Key(StrEnum):
-    """Keystrokes as a terminal sends them."""
-
-    ENTER = "\r"
-    ESC_ENTER = "\x1b\r"
-    DOWN = "\x1b[B"
-    CTRL_C = "\x03"
-    CTRL_D = "\x04"
-    END_OF_BUFFER = "\x1b>"  # Esc > (emacs): move to the end of the buffer
-
 
 PURPOSE = "Advise the team on the product roadmap.\\nWeigh cost against user value.\\n"
 
@@ -47,13 +32,8 @@ def _editor(tmp_path: Path) -> Path:
 
 
 def _spawn(args: list[str], env: Mapping[str, str], tmp_path: Path) -> pexpect.spawn:
-    full_env = {**os.environ, **env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1",
-                "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
-    child = pexpect.spawn(sys.executable, ["-m", "vance_cli", *args], env=full_env,
-                          cwd=str(tmp_path), encoding="utf-8", timeout=TIMEOUT,
-                          dimensions=(50, 200))
-    child.logfile_read = open(tmp_path / "pty.log", "w", encoding="utf-8")
-    return child
+    return spawn_vance(args, env={**env, "NO_COLOR": "1"}, cwd=tmp_path,
+                       log=tmp_path / "pty.log")
 
 
 def _answer_gremium(child: pexpect.spawn) -> None:
@@ -81,14 +61,6 @@ def _answer_gremium(child: pexpect.spawn) -> None:
     child.send(Key.ESC_ENTER)
 
 
-def _finish(child: pexpect.spawn) -> tuple[int, str]:
-    child.expect(pexpect.EOF)
-    child.close()
-    log = Path(child.logfile_read.name)
-    child.logfile_read.close()
-    return child.exitstatus, log.read_text(encoding="utf-8")
-
-
 def _vance(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "vance_cli", *args], input=stdin,
                           capture_output=True, text=True, timeout=TIMEOUT, check=False)
@@ -104,7 +76,7 @@ def test_run_gremium_sends_the_edited_prompt_to_the_selector(tmp_path: Path,
     child.expect(r"decision:\S* (MATCH|NONE)")  # Rich may bold the label
     decision = child.match.group(1)
     child.expect(r"rationale:\S* offline selector")  # no LLM configured: the offline selector
-    status, log = _finish(child)
+    status, log = finish(child)
     assert status == 0, log
     assert "Traceback" not in log
     args = (tmp_path / "editor-args.log").read_text().split()
@@ -155,7 +127,7 @@ def test_cancel_exits_130_without_traceback_and_writes_nothing(tmp_path: Path, k
     child.expect("Council name")
     child.send("half typed")
     child.send(key)
-    status, log = _finish(child)
+    status, log = finish(child)
     assert status == 130
     assert "Traceback" not in log and "cancelled" in log
     assert "Set up a reusable advisory council" not in log
@@ -166,5 +138,5 @@ def test_cancel_in_the_final_buffer_exits_130(tmp_path: Path) -> None:
                     "--set", "audience=a", "--print"], {}, tmp_path)
     child.expect("Esc Enter")
     child.send(Key.CTRL_C)
-    status, log = _finish(child)
+    status, log = finish(child)
     assert status == 130 and "Traceback" not in log
