@@ -67,6 +67,11 @@ def test_trigger_needs_exactly_one_recipe() -> None:
     assert trigger_match("Translate this now", recipes) is None  # b and c both fire
     assert trigger_match("Write an essay and translate this", recipes) is None
     assert trigger_match("nothing here", recipes) is None
+    assert trigger_match("Let's rewrite an essays list", recipes) is None  # not whole words
+    hit = trigger_match("Übersetze diese E-Mail", recipes)
+    assert hit is not None and hit[0].name == "c"
+    assert trigger_match("Kauf das Buch 'Übersetzen als Kunst'", recipes) is None
+    assert trigger_match("Please mistranslate this", recipes) is None
 
 
 def test_two_triggers_go_to_the_llm(online: ScriptedLLMServer) -> None:

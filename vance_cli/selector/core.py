@@ -14,6 +14,8 @@ Steps, first that decides wins:
 
 from __future__ import annotations
 
+import functools
+import re
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -42,7 +44,9 @@ def trigger_match(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] 
     """Return ``(recipe, keyword)`` when exactly one recipe's trigger keyword occurs in the task.
 
     The task is lower-cased and its white space collapsed; a keyword occurs
-    when it is a substring of that text.
+    when it stands in that text as whole words: ``übersetze`` fires in
+    "Übersetze diese E-Mail" but not inside the book title "Übersetzen als
+    Kunst", and ``translate this`` not inside "mistranslate this".
 
     Rule: DESIGN.md §5 step 3.
     """
@@ -51,10 +55,16 @@ def trigger_match(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] 
     for recipe in inventory:
         for keyword in recipe.keywords:
             phrase = " ".join(keyword.split())
-            if phrase and phrase in text:
+            if phrase and _whole_words(phrase).search(text):
                 found.setdefault(recipe.name, (recipe, phrase))
                 break
     return next(iter(found.values())) if len(found) == 1 else None
+
+
+@functools.cache
+def _whole_words(phrase: str) -> re.Pattern[str]:
+    """Match ``phrase`` where it is not part of a longer word on either side."""
+    return re.compile(rf"(?<!\w){re.escape(phrase)}(?!\w)")
 
 
 def select(ws: Workspace, task: str, *, model: str | None = None,
