@@ -8,6 +8,9 @@ every term, no analysis cache) and guards that speed work changes no score,
 order or evidence. It changes only when the suite runs with
 ``VANCE_UPDATE_GOLDEN=1`` (then the file is rewritten and the diff is
 reviewed in git) — which a change of the ranking's rules needs.
+
+Also here: ranking with analyses read from the parsed-document cache answers
+exactly as ranking with analyses worked out afresh.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from vance_cli import recipe_terms
 from vance_cli.config import load_settings
 from vance_cli.ranking import rank
 from vance_cli.recipes import Recipe, load_recipes
@@ -120,3 +124,38 @@ def test_golden_file_has_evidence_to_guard(part: str) -> None:
     assert len(golden) >= 60 and len(hits) >= len(golden)
     assert any(hit[4] for hit in hits) and any(hit[5] for hit in hits)  # phrases and cues
     assert sum(not task_hits for task_hits in golden.values()) < len(golden) / 5
+
+
+def _everything(recipes: list[Recipe], task: str) -> list[tuple[Any, ...]]:
+    return [(h.recipe.name, h.score, h.terms, h.words, h.phrases, h.cues)
+            for h in rank(recipes, task)]
+
+
+def test_cached_analyses_rank_exactly_as_fresh_ones(project_dir: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    bundled = load_recipes(Workspace(load_settings())).inventory()
+    tasks = routing_tasks()
+    for recipe in generated(bundled, tasks, GENERATED):
+        path = project_dir / "recipes" / f"{recipe.name}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({  # JSON is YAML
+            "engine": "ford", "title": recipe.title, "description": recipe.description,
+            "tags": list(recipe.tags), "triggers": {"keywords": list(recipe.keywords)}},
+            ensure_ascii=False), encoding="utf-8")
+    load_recipes(Workspace(load_settings()))  # parses, analyses and caches every file
+    recipe_terms._memo.clear()
+    analyse = recipe_terms._analyse
+
+    def no_analysis(recipe: Recipe) -> recipe_terms.Analysis:
+        raise AssertionError(f"{recipe.name} analysed again")
+
+    monkeypatch.setattr(recipe_terms, "_analyse", no_analysis)
+    inventory = load_recipes(Workspace(load_settings())).inventory()
+    assert len(inventory) == len(bundled) + GENERATED
+    chosen = tasks[::5]
+    cached = {task: _everything(inventory, task) for task in chosen}
+    monkeypatch.setattr(recipe_terms, "_analyse", analyse)
+    recipe_terms._memo.clear()
+    fresh = {task: _everything(inventory, task) for task in chosen}
+    assert cached == fresh
+    assert sum(bool(hits[0][1]) for hits in fresh.values()) > len(chosen) / 2
