@@ -13,12 +13,16 @@ Invariants:
   (``ranking.FIELDS``: title, tags, trigger keywords, description), in text
   order, repeats kept (BM25 counts them). A term is one word, or — for a tag
   or keyword of several words — its words joined by single spaces (a
-  *phrase*; a word never holds a space). All of it is plain JSON.
+  *phrase*; a word never holds white space, as no word character case-folds
+  to any). Title and description terms are single words.
 - In memory, analyses are kept by the recipe's indexed text (title, tags,
   keywords, description), not by the recipe object: a recipe built anywhere
   (a test, a generated recipe) is analysed once, and a changed text is a new
   entry.
-- On disk, an analysis is stored with ``VERSION``; ``remember`` takes it only
+- On disk (``to_cache``), title and description terms are one string each,
+  words joined by spaces: a warm run parses a few thousand of them far faster
+  than lists of words, and turns one into a list only when the recipe is
+  ranked. A stored analysis carries ``VERSION``; ``remember`` takes it only
   under the current one, so bumping ``VERSION`` when the rules change
   invalidates every stored analysis.
 """
@@ -41,15 +45,22 @@ Analysis = tuple[list[str], ...]
 """Index terms per field of ``ranking.FIELDS`` (four lists)."""
 
 MEMO_LIMIT = 50_000
-"""Most analyses kept in memory; the memo starts over when it is full."""
+"""Most analyses kept in memory (each of the two tables); a full table starts over."""
 
 _Text = tuple[str, tuple[str, ...], tuple[str, ...], str]
 
 _memo: dict[_Text, Analysis] = {}
+_stored: dict[_Text, dict[str, Any]] = {}  # read from the cache, not yet used
 
 
 def _text(recipe: Recipe) -> _Text:
     return recipe.title, tuple(recipe.tags), tuple(recipe.keywords), recipe.description
+
+
+def _put(table: dict[_Text, Any], key: _Text, value: Any) -> None:
+    if len(table) >= MEMO_LIMIT:
+        table.clear()
+    table[key] = value
 
 
 def analyse(recipe: Recipe) -> Analysis:
@@ -64,8 +75,11 @@ def analyse(recipe: Recipe) -> Analysis:
     key = _text(recipe)
     found = _memo.get(key)
     if found is None:
-        found = _analyse(recipe)
-        _keep(key, found)
+        stored = _stored.pop(key, None)
+        found = _from_cache(stored) if stored is not None else None
+        if found is None:
+            found = _analyse(recipe)
+        _put(_memo, key, found)
     return found
 
 
@@ -79,27 +93,35 @@ def _analyse(recipe: Recipe) -> Analysis:
             lexicon.prose_words(recipe.description))
 
 
-def _keep(key: _Text, analysis: Analysis) -> None:
-    if len(_memo) >= MEMO_LIMIT:
-        _memo.clear()
-    _memo[key] = analysis
-
-
 def to_cache(analysis: Analysis) -> dict[str, Any]:
-    """Return ``analysis`` as the parsed-document cache stores it: ``{"version", "fields"}``."""
-    return {"version": VERSION, "fields": list(analysis)}
+    """Return ``analysis`` as the parsed-document cache stores it.
+
+    Returns:
+        ``{"version", "title": "<words>", "tags": [terms], "keywords": [terms],
+        "description": "<words>"}`` (see the module docstring).
+    """
+    title, tags, keywords, description = analysis
+    return {"version": VERSION, "title": " ".join(title), "tags": tags, "keywords": keywords,
+            "description": " ".join(description)}
+
+
+def _from_cache(stored: dict[str, Any]) -> Analysis | None:
+    """Return the analysis ``to_cache`` stored, or None when ``stored`` has another shape."""
+    title, tags = stored.get("title"), stored.get("tags")
+    keywords, description = stored.get("keywords"), stored.get("description")
+    if not (isinstance(title, str) and isinstance(description, str)
+            and isinstance(tags, list) and isinstance(keywords, list)):
+        return None
+    return title.split(), tags, keywords, description.split()
 
 
 def remember(recipe: Recipe, cached: Any) -> None:
-    """Keep a stored analysis of ``recipe`` (``to_cache`` output) in memory.
+    """Keep a stored analysis of ``recipe`` (``to_cache`` output) for when it is ranked.
 
     Args:
-        recipe: the recipe it was worked out for (its text is the memo key).
+        recipe: the recipe it was worked out for (its text is the key).
         cached: what the cache held; ignored unless it is ``to_cache``
             output of the current ``VERSION``.
     """
-    if not isinstance(cached, dict) or cached.get("version") != VERSION:
-        return
-    fields = cached.get("fields")
-    if isinstance(fields, list) and len(fields) == 4 and all(isinstance(f, list) for f in fields):
-        _keep(_text(recipe), tuple(fields))
+    if isinstance(cached, dict) and cached.get("version") == VERSION:
+        _put(_stored, _text(recipe), cached)

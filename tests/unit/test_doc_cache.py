@@ -86,8 +86,9 @@ def test_a_warm_run_reuses_the_ranking_analysis(vance_home: Path, project_dir: P
         load_recipes(_ws()).inventory(), task)]
     entries = json.loads(_cache_file(vance_home).read_text())["entries"]
     mine = entries[str(project_dir / "recipes" / "mine.yaml")]["value"]["analysis"]
-    assert mine == {"version": recipe_terms.VERSION, "fields": [
-        [], ["sort invoices", "bookkeeping"], [], ["sort", "the", "invoices"]]}
+    assert mine == {"version": recipe_terms.VERSION, "title": "",
+                    "tags": ["sort invoices", "bookkeeping"], "keywords": [],
+                    "description": "sort the invoices"}
     assert "analysis" not in entries[str(project_dir / "recipes" / "_hidden.yaml")]["value"]
 
     recipe_terms._memo.clear()
@@ -103,7 +104,8 @@ def test_an_analysis_of_other_rules_is_not_reused(vance_home: Path, project_dir:
     load_recipes(_ws())
     data = json.loads(_cache_file(vance_home).read_text())
     entry = data["entries"][str(project_dir / "recipes" / "mine.yaml")]["value"]
-    entry["analysis"] = {"version": recipe_terms.VERSION - 1, "fields": [[], [], [], ["stale"]]}
+    entry["analysis"] = {**entry["analysis"], "version": recipe_terms.VERSION - 1,
+                         "description": "stale"}
     _cache_file(vance_home).write_text(json.dumps(data))
     recipe_terms._memo.clear()
     assert rank(load_recipes(_ws()).inventory(), "stale")[0].score == 0

@@ -66,19 +66,28 @@ def test_the_memo_starts_over_when_full(monkeypatch: pytest.MonkeyPatch) -> None
 def test_a_stored_analysis_round_trips_through_json() -> None:
     recipe = _recipe("Translate the letter, not the envelope", tags=("into spanish",))
     stored = json.loads(json.dumps(to_cache(analyse(recipe))))
-    assert stored == {"version": VERSION,
-                      "fields": [[], ["into spanish"], [], ["translate", "the", "letter"]]}
+    assert stored == {"version": VERSION, "title": "", "tags": ["into spanish"], "keywords": [],
+                      "description": "translate the letter"}
     recipe_terms._memo.clear()
-    remember(recipe, {**stored, "fields": [[], [], [], ["marker"]]})
-    assert analyse(recipe) == ([], [], [], ["marker"])  # taken as stored, not worked out again
+    remember(recipe, stored)
+    assert analyse(recipe) == ([], ["into spanish"], [], ["translate", "the", "letter"])
+    recipe_terms._memo.clear()
+    remember(recipe, {**stored, "description": "marker"})
+    assert analyse(recipe)[3] == ["marker"]  # taken as stored, not worked out again
+
+
+def test_the_sample_round_trips_through_the_stored_form() -> None:
+    recipe_terms._memo.clear()
+    remember(SAMPLE, json.loads(json.dumps(to_cache(PINNED[VERSION]))))
+    assert analyse(SAMPLE) == PINNED[VERSION]
+
+
+VALID = {"version": VERSION, "title": "", "tags": [], "keywords": [], "description": "x"}
 
 
 @pytest.mark.parametrize("stored", [
-    None, [], {"fields": [[], [], [], ["x"]]},
-    {"version": VERSION + 1, "fields": [[], [], [], ["x"]]},
-    {"version": VERSION, "fields": [[], [], ["x"]]},
-    {"version": VERSION, "fields": "x"},
-    {"version": VERSION, "fields": [[], [], [], "x"]},
+    None, [], "x", {**VALID, "version": None}, {**VALID, "version": VERSION + 1},
+    {**VALID, "tags": None}, {**VALID, "description": ["x"]}, {"version": VERSION},
 ])
 def test_a_foreign_or_broken_stored_analysis_is_ignored(stored: object) -> None:
     recipe = _recipe("Plan the trip")
