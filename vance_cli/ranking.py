@@ -7,8 +7,16 @@ weighs each hit's evidence (``Hit.words``, ``Hit.phrases``, ``Hit.cues``).
 Why hand-written and not ``bm25s``/``rank_bm25``: those pull numpy (≈ 145 ms
 of import) to rank a few dozen short documents, and lack what matters here:
 the stemmers of two languages at once, phrase terms, per-field weights, and
-the evidence the offline selector needs. The index is a few dicts built per
-call (about a millisecond for the bundled recipes).
+the evidence the offline selector needs.
+
+Speed (tens of milliseconds for 5,000 recipes): reading a recipe's words is
+done once per text and kept (``recipe_terms``: in memory, and in the
+parsed-document cache for a warm run). The index built per call holds only
+the terms that can match the task: the stem keys the task can ask for (its
+words, its runs of words that start like a phrase term of the inventory, the
+compound heads of its German nouns) are worked out first, and only the
+inventory's terms with one of those keys get postings. Field lengths count
+every term, so every score is the one a full index gives.
 
 Invariants:
 - A recipe is indexed by four fields, ``FIELDS``: title, tags, trigger
