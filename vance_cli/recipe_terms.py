@@ -25,6 +25,8 @@ Invariants:
   ranked. A stored analysis carries ``VERSION``; ``remember`` takes it only
   under the current one, so bumping ``VERSION`` when the rules change
   invalidates every stored analysis.
+- ``lexicon`` (and its stemmers) is imported only to work an analysis out:
+  a warm ``load_recipes`` never imports it.
 """
 
 from __future__ import annotations

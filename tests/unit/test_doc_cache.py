@@ -143,3 +143,17 @@ def test_warm_offline_delegate_imports_no_yaml(vance_home: Path) -> None:
                               text=True, timeout=60, check=False).stderr for _ in range(2)]
     assert outputs[0].endswith("YAML=True")   # cold: parsed and cached
     assert outputs[1].endswith("YAML=False")  # warm: from the cache
+
+
+def test_a_warm_listing_imports_neither_yaml_nor_the_lexicon(vance_home: Path) -> None:
+    env = {**os.environ, "VANCE_HOME": str(vance_home)}
+    code = ("import sys\nfrom vance_cli.config import load_settings\n"
+            "from vance_cli.recipes import load_recipes\n"
+            "from vance_cli.workspace import Workspace\n"
+            "load_recipes(Workspace(load_settings()))\n"
+            "print(sorted(m for m in ('yaml', 'vance_cli.lexicon', 'Stemmer')\n"
+            "             if m in sys.modules))\n")
+    outputs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, timeout=60, check=True).stdout for _ in range(2)]
+    assert outputs[0].strip() == "['Stemmer', 'vance_cli.lexicon', 'yaml']"  # cold: analysed
+    assert outputs[1].strip() == "[]"  # warm: parsed recipes and analyses from the cache
