@@ -105,10 +105,12 @@ def answers() -> dict[str, dict[str, list[list[Any]]]]:
 
 def test_golden_top5() -> None:
     found = answers()
-    if UPDATE:
+    if UPDATE:  # one line per task, so a review sees which tasks changed
         GOLDEN.parent.mkdir(parents=True, exist_ok=True)
-        GOLDEN.write_text(json.dumps(found, ensure_ascii=False, indent=1) + "\n",
-                          encoding="utf-8")
+        parts = [f" {json.dumps(part)}: {{\n" + ",\n".join(
+            f"  {json.dumps(task, ensure_ascii=False)}: {json.dumps(hits, ensure_ascii=False)}"
+            for task, hits in found[part].items()) + "\n }" for part in found]
+        GOLDEN.write_text("{\n" + ",\n".join(parts) + "\n}\n", encoding="utf-8")
     assert GOLDEN.is_file(), f"missing {GOLDEN}; run with VANCE_UPDATE_GOLDEN=1"
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
     for part in ("bundled", "generated"):
