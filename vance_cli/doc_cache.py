@@ -12,7 +12,8 @@ Invariants:
   stat-ed *before* it is read, so a change during parsing only makes the
   entry stale.
 - Values are plain JSON: a parser's result must survive a JSON round trip
-  to be cached (recipes do: see ``Recipe.to_cache``). Raw YAML data is
+  to be cached (recipes do: see ``Recipe.to_cache``; a visible recipe's
+  entry also holds the ranking's analysis of its text, ``recipe_terms``). Raw YAML data is
   stored through ``pack_yaml`` (numbers keep their written text), so the
   wizard listing rebuilds a wizard from it without the YAML parser.
 - A cache of another format or vance version, or one that cannot be read,
@@ -32,8 +33,9 @@ from typing import Any
 
 from vance_cli import __version__
 
-FORMAT = 1
-"""Cache layout version; bump it when a cached parser's output changes."""
+FORMAT = 2
+"""Cache layout version; bump it when a cached parser's output changes (2: recipe
+entries hold the ranking's analysis)."""
 
 FILE_NAME = "documents.json"
 """The cache file inside ``Paths.cache_dir`` (recipes)."""

@@ -51,8 +51,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import NamedTuple
 
 import Stemmer
 
@@ -181,18 +183,23 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.casefold())
 
 
-@dataclass(frozen=True, slots=True)
-class _Word:
+class _Word(NamedTuple):
+    """One word of a scanned text."""
+
     raw: str
+    word: str  # raw, case-folded
     position: int
     sentence_start: bool
     clause_start: bool
     negated: bool
 
 
-def _scan(text: str) -> list[_Word]:
-    """Split text into words, noting sentence and clause starts and negated stretches."""
-    found: list[_Word] = []
+def _walk(text: str) -> Iterator[tuple[str, str, bool, bool, bool]]:
+    """Yield each word of ``text`` as (raw, case-folded, sentence start, clause start, negated).
+
+    A generator of plain tuples: recipe descriptions of thousands of words
+    go through here (``prose_words``).
+    """
     sentence = clause = True
     negated = False
     for piece in _PIECE.findall(_CONTRACTION.sub(" not", text)):
@@ -207,9 +214,14 @@ def _scan(text: str) -> list[_Word]:
             negated = False
         elif word in NEGATIONS:
             negated = True
-        found.append(_Word(piece, len(found), sentence, clause, negated))
+        yield piece, word, sentence, clause, negated
         sentence = clause = False
-    return found
+
+
+def _scan(text: str) -> list[_Word]:
+    """Split text into words, noting sentence and clause starts and negated stretches."""
+    return [_Word(raw, word, position, sentence, clause, negated)
+            for position, (raw, word, sentence, clause, negated) in enumerate(_walk(text))]
 
 
 def language(text: str) -> str | None:
@@ -232,8 +244,8 @@ def prose_words(text: str) -> list[str]:
 
     Drops negated stretches (``NEGATIONS``) and ``QUESTION_WORDS``.
     """
-    return [w.raw.casefold() for w in _scan(text)
-            if not w.negated and w.raw.casefold() not in QUESTION_WORDS]
+    return [word for _raw, word, _sentence, _clause, negated in _walk(text)
+            if not negated and word not in QUESTION_WORDS]
 
 
 def is_content(word: str) -> bool:
@@ -251,7 +263,7 @@ def tokens(task: str) -> list[Token]:
     clause: list[Token] = []
     fresh = opened = False  # opened: the clause's first word is a content word
     for w in _scan(task):
-        word = w.raw.casefold()
+        word = w.word
         content = is_content(word) and word not in CLAUSE_WORDS
         if w.clause_start:
             found.extend(_heads(clause, opened, verb_last))
@@ -298,7 +310,7 @@ def ngrams(task: str, longest: int) -> list[tuple[int, tuple[str, ...]]]:
     holds or skips a negated word.
     """
     scanned = _scan(task)
-    found = [(w.position, w.raw.casefold()) for w in scanned]
+    found = [(w.position, w.word) for w in scanned]
     negated_before = [0]  # negated_before[p]: negated words before position p
     for w in scanned:
         negated_before.append(negated_before[-1] + w.negated)

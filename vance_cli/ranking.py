@@ -7,8 +7,16 @@ weighs each hit's evidence (``Hit.words``, ``Hit.phrases``, ``Hit.cues``).
 Why hand-written and not ``bm25s``/``rank_bm25``: those pull numpy (≈ 145 ms
 of import) to rank a few dozen short documents, and lack what matters here:
 the stemmers of two languages at once, phrase terms, per-field weights, and
-the evidence the offline selector needs. The index is a few dicts built per
-call (about a millisecond for the bundled recipes).
+the evidence the offline selector needs.
+
+Speed (tens of milliseconds for 5,000 recipes): reading a recipe's words is
+done once per text and kept (``recipe_terms``: in memory, and in the
+parsed-document cache for a warm run). The index built per call holds only
+the terms that can match the task: the stem keys the task can ask for (its
+words, its runs of words that start like a phrase term of the inventory, the
+compound heads of its German nouns) are worked out first, and only the
+inventory's terms with one of those keys get postings. Field lengths count
+every term, so every score is the one a full index gives.
 
 Invariants:
 - A recipe is indexed by four fields, ``FIELDS``: title, tags, trigger
@@ -48,13 +56,14 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from vance_cli import lexicon
+from vance_cli import lexicon, recipe_terms
 
 if TYPE_CHECKING:
+    from vance_cli.recipe_terms import Analysis
     from vance_cli.recipes import Recipe
 
 FIELDS = ("title", "tags", "keywords", "description")
@@ -95,12 +104,23 @@ INVENTORY_CAP = 50
 
 _NAME_SEPARATOR = re.compile(r"[-_/.]")
 
+_RE_CASE = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+"""The characters that ``re`` (IGNORECASE) takes for an ASCII letter of a name and
+``str.lower`` does not lower to it: capital I with dot and dotless i (i), long s (s),
+the Kelvin sign (k). ``test_ranking`` checks this against ``re`` over all of Unicode."""
+
 _ENGLISH = slice(0, 1)
 _LANGUAGE_KEYS = {"en": _ENGLISH, "de": slice(1, 2), None: slice(0, 2)}
 """Which of a task word's stem keys (English, German) to look up, by the task's language."""
 
-Term = str | tuple[str, ...]
-"""An index term: one word, or the words of a multi-word tag or keyword."""
+Term = str
+"""An index term: one word, or the words of a multi-word tag or keyword joined by
+spaces (``recipe_terms``)."""
+
+KEYS_LIMIT = 200_000
+"""Most index terms whose stem keys are kept in memory (``_term_keys``)."""
+
+_keys_of: dict[Term, tuple[str, str]] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,40 +153,95 @@ class _Evidence:
     cues: list[str] = field(default_factory=list)
 
 
-class _Index:
-    """Postings of the recipes' words and phrases, per index term."""
+@dataclass(frozen=True, slots=True)
+class _Query:
+    """What of one task the index is searched for.
 
-    def __init__(self, recipes: Sequence[Recipe]) -> None:
-        self.size = len(recipes)
+    Attributes:
+        keep: which stem keys of a task word count (``_LANGUAGE_KEYS``).
+        tokens: the task's content words (``lexicon.tokens``).
+        grams: the task's runs of words that start like a phrase term of the
+            inventory (``lexicon.ngrams``, up to its longest phrase), in order.
+        keys: every stem key a lookup of these words and runs can ask for,
+            compound heads (``COMPOUND_HEAD``) included.
+    """
+
+    keep: slice
+    tokens: list[lexicon.Token]
+    grams: list[tuple[int, tuple[str, ...]]]
+    keys: set[str]
+
+
+def _query(task: str, vocabulary: set[Term]) -> _Query:
+    """Read the task against the inventory's distinct index terms ``vocabulary``."""
+    keep = _LANGUAGE_KEYS[lexicon.language(task)]
+    tokens = lexicon.tokens(task)
+    keys: set[str] = set()
+    for token in tokens:
+        token_keys = lexicon.word_keys(token.word)[keep]
+        keys.update(token_keys)
+        if token.noun and keep != _ENGLISH:  # the compound heads _Index.lookup may try
+            stem = token_keys[-1][2:]
+            keys.update("g:" + stem[cut:]
+                        for cut in range(COMPOUND_FIRST, len(stem) - COMPOUND_HEAD + 1))
+    phrases = [term.split(" ") for term in vocabulary if " " in term]
+    longest = max([2, *map(len, phrases)])
+    starts = {key for words in phrases for key in lexicon.word_keys(words[0])}
+    grams = [(start, gram) for start, gram in lexicon.ngrams(task, longest)
+             if not starts.isdisjoint(lexicon.word_keys(gram[0]))]
+    for _start, gram in grams:
+        keys.update(lexicon.phrase_keys(gram)[keep])
+    return _Query(keep, tokens, grams, keys)
+
+
+def _term_keys(term: Term) -> tuple[str, str]:
+    """Return the English and German stem keys of an index term (memoised per term)."""
+    keys = _keys_of.get(term)
+    if keys is None:
+        keys = (lexicon.phrase_keys(tuple(term.split(" "))) if " " in term
+                else lexicon.word_keys(term))
+        if len(_keys_of) >= KEYS_LIMIT:
+            _keys_of.clear()
+        _keys_of[term] = keys
+    return keys
+
+
+class _Index:
+    """Postings of the recipes' index terms that can match one task.
+
+    Only the terms of ``wanted`` get postings: a lookup asks for stem keys,
+    and every term with a key asked for is in ``wanted``, so each lookup
+    finds what a full index would. Field lengths (BM25 normalisation) count
+    every term.
+    """
+
+    def __init__(self, analyses: Sequence[Analysis], wanted: set[Term]) -> None:
+        self.size = len(analyses)
         self.rows: dict[Term, dict[int, float]] = defaultdict(lambda: defaultdict(float))
         self.intent: dict[Term, set[int]] = defaultdict(set)
         self.by_key: dict[str, set[Term]] = defaultdict(set)
-        self.longest = 2
         self.suffixes: dict[str, set[Term]] = defaultdict(set)
-        self.starts: set[str] = set()  # stem keys of the first words of phrase terms
-        fields = [_field_terms(r) for r in recipes]
         for column, (name, weight, b) in enumerate(zip(FIELDS, FIELD_WEIGHTS, FIELD_B,
                                                        strict=True)):
-            lengths = [len(f[column]) for f in fields]
+            fields = [analysis[column] for analysis in analyses]
+            lengths = [len(terms) for terms in fields]
             average = sum(lengths) / max(1, len(lengths))
-            for row, terms in enumerate(f[column] for f in fields):
+            for row, terms in enumerate(fields):
+                if wanted.isdisjoint(terms):
+                    continue
                 ratio = lengths[row] / average if average else 0.0
                 norm = weight / (1 - b + b * ratio)
                 for term in terms:
-                    self._add(term, row, norm, name in INTENT_FIELDS)
+                    if term in wanted:
+                        self._add(term, row, norm, name in INTENT_FIELDS)
 
     def _add(self, term: Term, row: int, norm: float, intent: bool) -> None:
         self.rows[term][row] += norm
-        if isinstance(term, tuple):
-            self.longest = max(self.longest, len(term))
-            self.starts.update(lexicon.word_keys(term[0]))
-            keys = lexicon.phrase_keys(term)
-        else:
-            keys = lexicon.word_keys(term)
-            if intent:
-                self.intent[term].add(row)
-                if len(keys[1]) - 2 >= COMPOUND_HEAD:
-                    self.suffixes[keys[1][2:]].add(term)
+        keys = _term_keys(term)
+        if intent and " " not in term:
+            self.intent[term].add(row)
+            if len(keys[1]) - 2 >= COMPOUND_HEAD:
+                self.suffixes[keys[1][2:]].add(term)
         for key in keys:
             self.by_key[key].add(term)
 
@@ -187,20 +262,6 @@ class _Index:
             for row, count in self.rows[term].items():
                 tf[row] += count
         return tf, terms
-
-
-def _field_terms(recipe: Recipe) -> tuple[list[Term], ...]:
-    """Return the index terms of each field of ``FIELDS`` for one recipe."""
-    def listed(items: Sequence[str]) -> list[Term]:
-        out: list[Term] = []
-        for item in items:
-            found = lexicon.words(item)
-            if found:
-                out.append(found[0] if len(found) == 1 else tuple(found))
-        return out
-
-    return (list(lexicon.prose_words(recipe.title)), listed(recipe.tags),
-            listed(recipe.keywords), list(lexicon.prose_words(recipe.description)))
 
 
 def idf(n_docs: int, n_with: int) -> float:
@@ -228,10 +289,13 @@ def rank(recipes: Sequence[Recipe], task: str) -> list[Hit]:
     found: dict[int, _Evidence] = defaultdict(_Evidence)
     task = _without_names(task, ordered)
     if ordered and task.strip():
-        index = _Index(ordered)
-        keep = _LANGUAGE_KEYS[lexicon.language(task)]
-        _match_words(index, task, keep, found)
-        _match_phrases(index, task, keep, found)
+        analyses = [recipe_terms.analyse(r) for r in ordered]
+        vocabulary: set[Term] = set().union(*(terms for a in analyses for terms in a))
+        query = _query(task, vocabulary)
+        wanted = {t for t in vocabulary if not query.keys.isdisjoint(_term_keys(t))}
+        index = _Index(analyses, wanted)
+        _match_words(index, query, found)
+        _match_phrases(index, query, found)
     hits = [_hit(r, found[i]) if i in found else Hit(r, 0.0) for i, r in enumerate(ordered)]
     hits.sort(key=lambda h: -h.score)  # stable: equal scores stay in name order
     return hits
@@ -246,14 +310,27 @@ def _without_names(task: str, recipes: Sequence[Recipe]) -> str:
     one-word name (``translate``, also an ordinary word) only in quotes or
     backticks or right after ``MATCH``, ``recipe`` or ``Rezept``.
     """
-    several = [r.name for r in recipes if _NAME_SEPARATOR.search(r.name)]
+    names = _written([r.name for r in recipes], task)
+    several = [name for name in names if _NAME_SEPARATOR.search(name)]
     if several:
         task = _names_pattern(several).sub(" ", task)
-    single = "|".join(re.escape(r.name) for r in recipes if not _NAME_SEPARATOR.search(r.name))
+    single = "|".join(re.escape(name) for name in _written(names, task)
+                      if not _NAME_SEPARATOR.search(name))
     if single:
         reference = r"(?:\b(?:match|recipe|rezept)\W{0,3}|(?<=[`'\"]))"
         task = re.sub(reference + rf"(?:{single})\b", " ", task, flags=re.IGNORECASE)
     return task
+
+
+def _written(names: Iterable[str], task: str) -> list[str]:
+    """Return those of ``names`` that the task may hold in any case, in their order.
+
+    A sieve before matching names with ``re`` (compiling a pattern of
+    thousands of names costs more than ranking them): it keeps every name
+    that the task holds as ``re`` compares with IGNORECASE, and some more.
+    """
+    text = task.translate(_RE_CASE).lower()
+    return [name for name in names if name.lower() in text]
 
 
 def _names_pattern(names: Sequence[str]) -> re.Pattern[str]:
@@ -267,15 +344,15 @@ def _hit(recipe: Recipe, ev: _Evidence) -> Hit:
                len(ev.covered), tuple(t for _p, t in sorted(ev.phrases)), tuple(ev.cues))
 
 
-def _match_words(index: _Index, task: str, keep: slice, found: dict[int, _Evidence]) -> None:
+def _match_words(index: _Index, query: _Query, found: dict[int, _Evidence]) -> None:
     """Score the task's distinct content words; note words, cues per row in ``found``."""
     seen: set[str] = set()
-    for token in lexicon.tokens(task):
+    for token in query.tokens:
         keys = lexicon.word_keys(token.word)
         if keys[0] in seen:
             continue
         seen.add(keys[0])
-        tf, terms = index.lookup(keys[keep], token.noun and keep != _ENGLISH)
+        tf, terms = index.lookup(keys[query.keep], token.noun and query.keep != _ENGLISH)
         weight = idf(index.size, len(tf))
         for row, freq in tf.items():
             ev = found[row]
@@ -288,13 +365,11 @@ def _match_words(index: _Index, task: str, keep: slice, found: dict[int, _Eviden
                 found[rows.pop()].cues.append(token.word)
 
 
-def _match_phrases(index: _Index, task: str, keep: slice, found: dict[int, _Evidence]) -> None:
+def _match_phrases(index: _Index, query: _Query, found: dict[int, _Evidence]) -> None:
     """Score the task's runs of words that are a multi-word tag or keyword."""
     seen: set[str] = set()
-    for start, gram in lexicon.ngrams(task, index.longest):
-        if index.starts.isdisjoint(lexicon.word_keys(gram[0])):
-            continue
-        keys = lexicon.phrase_keys(gram)[keep]
+    for start, gram in query.grams:
+        keys = lexicon.phrase_keys(gram)[query.keep]
         if keys[0] in seen or not any(k in index.by_key for k in keys):
             continue
         seen.add(keys[0])
@@ -330,7 +405,8 @@ def cap_inventory(recipes: Sequence[Recipe], task: str,
     ordered = sorted(recipes, key=lambda r: r.name)
     if len(ordered) <= limit:
         return ordered, False
-    named = {r.name for r in ordered if _names_pattern([r.name]).search(task)}
+    named = {name for name in _written([r.name for r in ordered], task)
+             if _names_pattern([name]).search(task)}
     ranked = [h.recipe for h in rank(ordered, task)]
     best = ([r for r in ranked if r.name in named] + [r for r in ranked if r.name not in named])
     return sorted(best[:limit], key=lambda r: r.name), True

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vance_cli import recipe_terms
 from vance_cli.documents import DocumentRef, Kind, Layer, close_matches
 from vance_cli.errors import DocumentError, UnknownRecipe
 
@@ -214,8 +215,9 @@ def load_recipe_file(ref: DocumentRef, cache: DocumentCache | None = None) -> Re
 
     Args:
         ref: the document.
-        cache: parsed-document cache; a hit skips the YAML parser (and a
-            broken file's problem is remembered as well).
+        cache: parsed-document cache; a hit skips the YAML parser and the
+            ranking's analysis of the text (``recipe_terms``; kept for visible
+            recipes), and a broken file's problem is remembered as well.
 
     Raises:
         DocumentError: unreadable, invalid YAML (with position) or invalid recipe.
@@ -227,7 +229,9 @@ def load_recipe_file(ref: DocumentRef, cache: DocumentCache | None = None) -> Re
         if isinstance(problem, dict):
             raise DocumentError(problem["reason"], path=problem["path"], line=problem["line"],
                                 column=problem["column"])
-        return Recipe.from_cache(cached, ref)
+        recipe = Recipe.from_cache(cached, ref)
+        recipe_terms.remember(recipe, cached.get("analysis"))
+        return recipe
     from vance_cli import yamlio
 
     try:
@@ -237,8 +241,11 @@ def load_recipe_file(ref: DocumentRef, cache: DocumentCache | None = None) -> Re
             cache.put(ref.path, CACHE_KIND, signature, {"problem": {
                 "reason": exc.reason, "path": exc.path, "line": exc.line, "column": exc.column}})
         raise
-    if cache and _json_safe(recipe.to_cache()):
-        cache.put(ref.path, CACHE_KIND, signature, recipe.to_cache())
+    value = recipe.to_cache()
+    if cache and _json_safe(value):
+        if not recipe.hidden:  # the selector never ranks a hidden recipe
+            value["analysis"] = recipe_terms.to_cache(recipe_terms.analyse(recipe))
+        cache.put(ref.path, CACHE_KIND, signature, value)
     return recipe
 
 

@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 from helpers import build_file_tree
 
+from vance_cli import recipe_terms
 from vance_cli.config import load_settings
-from vance_cli.doc_cache import FILE_NAME, DocumentCache
+from vance_cli.doc_cache import FILE_NAME, FORMAT, DocumentCache
+from vance_cli.ranking import rank
 from vance_cli.recipes import find_recipe, load_recipes
 from vance_cli.workspace import Workspace
 
@@ -66,7 +68,48 @@ def test_foreign_or_broken_cache_is_ignored(vance_home: Path, content: str) -> N
     _cache_file(vance_home).parent.mkdir(parents=True)
     _cache_file(vance_home).write_text(content)
     assert "essay-pipeline" in load_recipes(_ws()).recipes
-    assert json.loads(_cache_file(vance_home).read_text())["format"] == 1
+    assert json.loads(_cache_file(vance_home).read_text())["format"] == FORMAT
+
+
+def _no_analysis(*_a: object) -> None:
+    raise AssertionError("analysed again")
+
+
+def test_a_warm_run_reuses_the_ranking_analysis(vance_home: Path, project_dir: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    build_file_tree(project_dir, {
+        "recipes/mine.yaml": "engine: ford\ndescription: Sort the invoices, not the receipts\n"
+                             "tags: [sort invoices, bookkeeping]\n",
+        "recipes/_hidden.yaml": "engine: ford\ndescription: internal\n"})
+    task = "Please sort invoices for the bookkeeping, then the receipts"
+    fresh = [(h.recipe.name, h.score, h.terms, h.phrases) for h in rank(
+        load_recipes(_ws()).inventory(), task)]
+    entries = json.loads(_cache_file(vance_home).read_text())["entries"]
+    mine = entries[str(project_dir / "recipes" / "mine.yaml")]["value"]["analysis"]
+    assert mine == {"version": recipe_terms.VERSION, "title": "",
+                    "tags": ["sort invoices", "bookkeeping"], "keywords": [],
+                    "description": "sort the invoices"}
+    assert "analysis" not in entries[str(project_dir / "recipes" / "_hidden.yaml")]["value"]
+
+    recipe_terms._memo.clear()
+    monkeypatch.setattr(recipe_terms, "_analyse", _no_analysis)
+    warm = [(h.recipe.name, h.score, h.terms, h.phrases) for h in rank(
+        load_recipes(_ws()).inventory(), task)]
+    assert warm == fresh and warm[0][0] == "mine" and warm[0][3] == ("sort invoices",)
+
+
+def test_an_analysis_of_other_rules_is_not_reused(vance_home: Path, project_dir: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    build_file_tree(project_dir, {"recipes/mine.yaml": "engine: ford\ndescription: Sort\n"})
+    load_recipes(_ws())
+    data = json.loads(_cache_file(vance_home).read_text())
+    entry = data["entries"][str(project_dir / "recipes" / "mine.yaml")]["value"]
+    entry["analysis"] = {**entry["analysis"], "version": recipe_terms.VERSION - 1,
+                         "description": "stale"}
+    _cache_file(vance_home).write_text(json.dumps(data))
+    recipe_terms._memo.clear()
+    assert rank(load_recipes(_ws()).inventory(), "stale")[0].score == 0
+    assert rank(load_recipes(_ws()).inventory(), "sort")[0].recipe.name == "mine"
 
 
 def test_entries_of_deleted_files_are_dropped(tmp_path: Path) -> None:
@@ -100,3 +143,17 @@ def test_warm_offline_delegate_imports_no_yaml(vance_home: Path) -> None:
                               text=True, timeout=60, check=False).stderr for _ in range(2)]
     assert outputs[0].endswith("YAML=True")   # cold: parsed and cached
     assert outputs[1].endswith("YAML=False")  # warm: from the cache
+
+
+def test_a_warm_listing_imports_neither_yaml_nor_the_lexicon(vance_home: Path) -> None:
+    env = {**os.environ, "VANCE_HOME": str(vance_home)}
+    code = ("import sys\nfrom vance_cli.config import load_settings\n"
+            "from vance_cli.recipes import load_recipes\n"
+            "from vance_cli.workspace import Workspace\n"
+            "load_recipes(Workspace(load_settings()))\n"
+            "print(sorted(m for m in ('yaml', 'vance_cli.lexicon', 'Stemmer')\n"
+            "             if m in sys.modules))\n")
+    outputs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, timeout=60, check=True).stdout for _ in range(2)]
+    assert outputs[0].strip() == "['Stemmer', 'vance_cli.lexicon', 'yaml']"  # cold: analysed
+    assert outputs[1].strip() == "[]"  # warm: parsed recipes and analyses from the cache

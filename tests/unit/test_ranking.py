@@ -1,5 +1,10 @@
 from __future__ import annotations
 
+import re
+import string
+import sys
+
+from vance_cli import ranking
 from vance_cli.ranking import INVENTORY_CAP, Hit, cap_inventory, rank, single_term_score
 from vance_cli.recipes import Recipe
 
@@ -84,6 +89,28 @@ def test_a_recipe_name_is_no_evidence() -> None:
                  "Wähle das Rezept translate", "pick `translate` now", "use 'translate'"):
         assert rank(recipes, task)[0].score == 0, task
     assert rank(recipes, "Translate this letter")[0].recipe.name == "translate"
+
+
+def test_a_name_is_blanked_out_in_any_case_re_matches() -> None:
+    # re's IGNORECASE takes the Kelvin sign for k and the long s for s; str.lower does not
+    recipes = [_recipe("kelvin-check", tags=("kelvin", "check")),
+               _recipe("sort", tags=("sort",)), _recipe("other")]
+    assert rank(recipes, "answer MATCH \u212aELVIN-CHECK")[0].score == 0
+    assert rank(recipes, "answer MATCH \u017fort")[0].score == 0
+    assert rank(recipes, "sort the \u212aelvin readings")[0].score > 0
+
+
+def test_the_name_sieve_knows_every_case_re_ignores() -> None:
+    # _written keeps a name when the task holds it after ranking._RE_CASE and lower():
+    # every character that re (IGNORECASE) takes for a character of a name must map to it
+    name_chars = string.ascii_letters + string.digits + "_.-"
+    any_name_char = re.compile(f"[{re.escape(name_chars)}]", re.IGNORECASE)
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        if any_name_char.fullmatch(char):
+            for x in name_chars:
+                if re.fullmatch(re.escape(x), char, re.IGNORECASE):
+                    assert char.translate(ranking._RE_CASE).lower() == x.lower(), hex(code)
 
 
 def test_negated_description_words_are_no_evidence() -> None:
