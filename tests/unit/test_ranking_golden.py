@@ -35,7 +35,7 @@ GOLDEN = ROOT / "tests" / "golden" / "ranking" / "top5.json"
 UPDATE = os.environ.get("VANCE_UPDATE_GOLDEN", "") == "1"  # read before the fixture clears VANCE_*
 CASE_FILES = [ROOT / "tests" / "data" / "routing" / "cases.jsonl",
               *(ROOT / "bench" / "data" / f"{name}_cases.jsonl"
-                for name in ("dev", "dev2", "dev3", "dev4"))]
+                for name in ("dev2", "dev3", "dev4", "dev"))]
 """A fixed list: a new data file must not change what this golden file pins."""
 EDGE_TASKS = [
     "Schreib einen Erörterungsaufsatz über Windkraft",
