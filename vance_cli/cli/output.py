@@ -6,12 +6,19 @@ Rules (DESIGN.md §3):
 - Human output goes through Rich on stdout; Rich honours ``NO_COLOR``.
 - Warnings and errors go to stderr as plain lines; spinners and progress go to
   stderr and only when stderr is a terminal.
+- Untrusted text (tasks, LLM rationales, names, file content) may hold
+  terminal control characters. Every human-output path here — ``fields``,
+  ``table``, ``say``, ``info``/``warn``/``error``, spinners — shows C0/C1
+  control characters as visible placeholders (``visible``: ESC → ``␛``),
+  keeping only newline and tab where the layout needs them. ``--json`` and
+  ``emit_text`` (a rendered prompt, which must stay exact) are untouched.
 - Rich is imported on first human output, never for ``--json``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -20,6 +27,37 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""C0 controls but tab and newline, DEL, and C1 controls: never written raw to a terminal."""
+_CONTROL_ALL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+"""Every C0/C1 control and DEL, for text that must stay on one line (spinners)."""
+
+
+def _picture(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)  # Unicode control pictures: ESC → ␛, NUL → ␀
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    return f"\\x{code:02x}"  # C1 controls have no picture
+
+
+def visible(text: str, keep_layout: bool = True) -> str:
+    r"""Return ``text`` with terminal control characters replaced by visible placeholders.
+
+    Args:
+        text: untrusted text about to be shown on a terminal.
+        keep_layout: keep newline and tab (multi-line values); False replaces them too.
+
+    Returns:
+        The text; C0 controls show as Unicode control pictures (ESC → ``␛``),
+        DEL as ``␡``, C1 controls as ``\x9b``.
+
+    Rule: DESIGN.md §3 (human output).
+    """
+    return (_CONTROL if keep_layout else _CONTROL_ALL).sub(_picture, text)
 
 
 def emit_json(data: Any) -> None:
@@ -77,21 +115,27 @@ def escape(text: str) -> str:
 
 
 def warn(message: str) -> None:
-    """Write ``vance: warning: <message>`` to stderr."""
-    sys.stderr.write(f"vance: warning: {message}\n")
+    """Write ``vance: warning: <message>`` to stderr (control characters made visible)."""
+    sys.stderr.write(f"vance: warning: {visible(message)}\n")
     sys.stderr.flush()
 
 
 def error(message: str) -> None:
-    """Write ``vance: error: <message>`` to stderr."""
-    sys.stderr.write(f"vance: error: {message}\n")
+    """Write ``vance: error: <message>`` to stderr (control characters made visible)."""
+    sys.stderr.write(f"vance: error: {visible(message)}\n")
     sys.stderr.flush()
 
 
 def info(message: str) -> None:
     """Write a plain informational line to stderr (kept off stdout so pipes stay clean)."""
-    sys.stderr.write(message + "\n")
+    sys.stderr.write(visible(message) + "\n")
     sys.stderr.flush()
+
+
+def say(message: str) -> None:
+    """Write a human line to stdout (control characters made visible; no Rich markup)."""
+    sys.stdout.write(visible(message) + "\n")
+    sys.stdout.flush()
 
 
 def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]],
@@ -113,7 +157,7 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any
     cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
     if not sys.stdout.isatty():
         for row in cells:
-            sys.stdout.write("\t".join(" ".join(cell.split()) for cell in row) + "\n")
+            sys.stdout.write("\t".join(visible(" ".join(cell.split())) for cell in row) + "\n")
         sys.stdout.flush()
         for note in (title, caption):
             if note:
@@ -131,18 +175,18 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any
         else:
             grid.add_column(column, overflow="fold")
     for row in cells:
-        grid.add_row(*(escape(cell) for cell in row))
+        grid.add_row(*(escape(visible(cell)) for cell in row))
     console().print(grid)
 
 
 def fields(pairs: Iterable[tuple[str, Any]], title: str | None = None) -> None:
-    """Print ``label: value`` lines (labels bold, values escaped) to stdout."""
+    """Print ``label: value`` lines (labels bold, values escaped and made visible) to stdout."""
     out = console()
     if title:
-        out.print(f"[bold]{escape(title)}[/bold]")
+        out.print(f"[bold]{escape(visible(title))}[/bold]")
     for label, value in pairs:
         shown = "" if value is None else str(value)
-        out.print(f"[bold]{escape(label)}:[/bold] {escape(shown)}")
+        out.print(f"[bold]{escape(visible(label))}:[/bold] {escape(visible(shown))}")
 
 
 @contextmanager
@@ -151,7 +195,7 @@ def status(message: str) -> Iterator[None]:
     if not sys.stderr.isatty():
         yield
         return
-    with err_console().status(escape(message)):
+    with err_console().status(escape(visible(message, keep_layout=False))):
         yield
 
 
@@ -182,5 +226,5 @@ def progress(total: int, description: str) -> Iterator[Callable[[], None]]:
                    TimeElapsedColumn(), console=err_console(), transient=True,
                    redirect_stdout=False)
     with bar:
-        task = bar.add_task(escape(description), total=total)
+        task = bar.add_task(escape(visible(description, keep_layout=False)), total=total)
         yield lambda: bar.advance(task)

@@ -162,9 +162,9 @@ def print_event(event: Event) -> None:
         about = f"from {event.source or '-'} for {event.recipient}"
         detail = data
     state = "" if event.consumed_at is None else f" [consumed {event.consumed_at}]"
-    output.emit_text(f"#{event.id} {event.created_at} {event.kind}: {about}{state}")
+    output.say(f"#{event.id} {event.created_at} {event.kind}: {about}{state}")
     if detail:
-        output.emit_text("    " + json.dumps(detail, ensure_ascii=False))
+        output.say("    " + json.dumps(detail, ensure_ascii=False))
 
 
 @app.command("events")
