@@ -50,6 +50,7 @@ from vance_cli.errors import (
     DuplicateProcessName,
     VanceError,
 )
+from vance_cli.wording import counted
 
 if TYPE_CHECKING:
     from vance_cli.delegate import FallbackRunner
@@ -172,7 +173,7 @@ class BatchSummary:
 
     def line(self) -> str:
         """Return the one-line summary, e.g. ``batch: 100 items; 1 selector call …``."""
-        calls = f"{self.selector_calls} selector call{'s' if self.selector_calls != 1 else ''}"
+        calls = counted(self.selector_calls, "selector call")
         if self.template is None:
             how = "template not asked: it says nothing without an item; one per item"
         elif self.template.recipe is not None:
@@ -180,7 +181,7 @@ class BatchSummary:
         else:
             reason = self.template.reason.value if self.template.reason else "none"
             how = f"template: NONE ({reason}), then one per item"
-        return (f"batch: {self.items} items; {calls} ({how}); {self.matched} matched, "
+        return (f"batch: {counted(self.items, 'item')}; {calls} ({how}); {self.matched} matched, "
                 f"{self.none} none, {self.failed} failed")
 
 

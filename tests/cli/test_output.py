@@ -27,15 +27,13 @@ def _fresh_consoles() -> Iterator[None]:
     output.err_console.cache_clear()
 
 
-def terminal(monkeypatch: pytest.MonkeyPatch, columns: int = 80,
-             stderr: bool = True) -> tuple[_Tty, io.StringIO]:
-    """Make stdout (and stderr) a terminal of ``columns`` without colours (TERM=dumb).
+def terminal(monkeypatch: pytest.MonkeyPatch) -> tuple[_Tty, _Tty]:
+    """Make stdout (and stderr) a terminal without colours (TERM=dumb: Rich uses 80 columns).
 
     Called inside the test: pytest puts its own capture back between setup and call.
     """
-    out, err = _Tty(), (_Tty() if stderr else io.StringIO())
+    out, err = _Tty(), _Tty()
     monkeypatch.setenv("TERM", "dumb")
-    monkeypatch.setenv("COLUMNS", str(columns))
     monkeypatch.setattr(sys, "stdout", out)
     monkeypatch.setattr(sys, "stderr", err)
     return out, err
@@ -103,3 +101,82 @@ def test_json_output_stays_exact(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert '"task": "\\u001b[31mred\\u001b[0m"' in out
     assert out.endswith(f"prompt {RED}\n")
+
+
+# --- values, tables and captions for people -------------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    (None, ""), (True, "true"), (False, "false"), (0, "0"), ("text", "text"),
+    ({"confirm": True, "n": None}, '{"confirm": true, "n": null}'), ([1, "a"], '[1, "a"]'),
+    ((), "[]"), ({}, "{}"),
+])
+def test_display_shows_values_for_people(value: object, shown: str) -> None:
+    assert output.display(value) == shown
+
+
+def test_fields_and_tables_use_one_formatter(monkeypatch: pytest.MonkeyPatch) -> None:
+    out, _ = terminal(monkeypatch)
+    output.fields([("internal", False), ("params", {"confirm": True}), ("none", None)])
+    output.table(None, ("key", "value"), [("log.tasks", True), ("x", None)])
+    text = out.getvalue()
+    assert "internal: false\nparams: {\"confirm\": true}\nnone: \n" in text
+    assert "log.tasks │ true" in text
+    assert "False" not in text and "True" not in text and "None" not in text
+
+
+def test_identifier_columns_do_not_wrap_free_text_takes_the_rest(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    out, _ = terminal(monkeypatch)
+    long_text = "a description long enough to need several lines in an eighty column table " * 2
+    output.table(None, ("name", "engine", "layer", "description"),
+                 [("council-three-perspectives", "slartibartfast", "RESOURCE", long_text)],
+                 text=("description",))
+    lines = out.getvalue().splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert any("council-three-perspectives" in line and "slartibartfast" in line
+               for line in lines)
+
+
+def test_identifiers_are_cut_with_an_ellipsis_only_when_the_terminal_is_too_narrow(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    out, _ = terminal(monkeypatch)  # TERM=dumb: Rich renders 80 columns
+    name, engine = "council-three-perspectives-" * 2, "slartibartfast-" * 3
+    output.table(None, ("name", "engine"), [(name, engine)])
+    text = out.getvalue()
+    assert "…" in text and name not in text
+    assert all(len(line) <= 80 for line in text.splitlines())
+    assert len([line for line in text.splitlines() if line.startswith("│")]) == 1  # no wrap
+
+
+def test_a_one_line_column_shows_line_breaks_as_a_symbol(monkeypatch: pytest.MonkeyPatch) -> None:
+    out, _ = terminal(monkeypatch)
+    output.table(None, ("id", "task"), [("1", "first line\r\nsecond\n\n  third")],
+                 one_line=("task",))
+    rows = [line for line in out.getvalue().splitlines() if line.startswith("│")]
+    assert len(rows) == 1 and "first line ⏎ second ⏎ third" in rows[0]
+
+
+def test_grouped_column_is_blank_below_its_first_row_on_a_terminal_only(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [("Team", "gremium"), ("Team", "vogon-strategie"), ("Texts", "essay-recipe")]
+    output.table(None, ("category", "name"), rows, group=("category",))
+    piped = capsys.readouterr().out
+    assert [line.split("\t")[0] for line in piped.splitlines()] == ["Team", "Team", "Texts"]
+    out, _ = terminal(monkeypatch)
+    output.table(None, ("category", "name"), rows, group=("category",))
+    body = [line for line in out.getvalue().splitlines() if "│" in line and "name" not in line]
+    assert [line.split("│")[1].strip() for line in body] == ["Team", "", "Texts"]
+
+
+@pytest.mark.parametrize("stderr_is_terminal", [True, False])
+def test_piped_caption_goes_to_stderr_only_when_it_is_a_terminal(
+        monkeypatch: pytest.MonkeyPatch, stderr_is_terminal: bool) -> None:
+    out, err = io.StringIO(), (_Tty() if stderr_is_terminal else io.StringIO())
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    output.table("Title", ("a",), [("x",)], caption="1 recipe")
+    output.warn("still shown")
+    assert out.getvalue() == "x\n"
+    shown = "Title\n1 recipe\n" if stderr_is_terminal else ""
+    assert err.getvalue() == shown + "vance: warning: still shown\n"

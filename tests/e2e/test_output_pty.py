@@ -44,3 +44,23 @@ def test_delegate_shows_an_llm_rationale_with_escape_sequences_visibly(
                    tmp_path, env=llm_server.env())
     assert "\x1b[31mtranslates" not in text and "\x9b" not in text
     assert "It ␛[31mtranslates␛[0m \\x9b2J." in text
+
+
+def test_log_shows_a_multi_line_task_on_one_line(vance_home: Path, tmp_path: Path) -> None:
+    task = "Translate this\ninto French\n\nand German\n" + "more lines\n" * 15
+    assert run_cli(["delegate", "--task", task, "--dry-run"]).exit_code == 0
+    text = STYLE.sub("", _screen(["log"], vance_home, tmp_path, columns=120))
+    rows = [line for line in text.splitlines() if line.startswith("│")]
+    assert len(rows) == 1, text
+    assert "Translate this ⏎ into French ⏎ and German ⏎ more" in rows[0]
+    assert rows[0].rstrip().endswith("… │")
+
+
+def test_recipe_list_keeps_identifiers_whole_at_80_columns(vance_home: Path,
+                                                            tmp_path: Path) -> None:
+    text = STYLE.sub("", _screen(["recipe", "list"], vance_home, tmp_path, columns=80))
+    assert "council-three-perspectives " in text
+    assert all(len(line) <= 80 for line in text.splitlines())
+    rows = [line for line in text.splitlines() if line.startswith("│")]
+    assert len(rows) == len(run_cli(["recipe", "list", "--json"]).json())  # one line each
+    assert re.search(r"\b\d+ recipes\b", text)  # the caption, on the terminal

@@ -251,7 +251,8 @@ class Shell:
             return LineResult()
         output.table(None, ("command", "what it does"),
                      ((c.usage, c.summary) for c in COMMANDS),
-                     caption="Anything else is a task for the selector, as 'vance delegate'.")
+                     caption="Anything else is a task for the selector, as 'vance delegate'.",
+                     text=("command", "what it does"))
         return LineResult()
 
     # --- errors -------------------------------------------------------------

@@ -74,11 +74,11 @@ def list_(
     if not groups:
         output.info(f"no wizards available in project '{ws.availability_id}'")
         return
-    rows = [(group.category if index == 0 else "", w.spec.title_in(lang), w.name,
+    rows = [(group.category, w.spec.title_in(lang), w.name,
              w.layer.value if w.layer else "", w.spec.description_in(lang))
-            for group in groups for index, w in enumerate(group.wizards)]
+            for group in groups for w in group.wizards]
     output.table(None, ("category", "title", "name", "layer", "description"), rows,
-                 one_line=("description",))
+                 one_line=("description",), text=("title",), group=("category",))
 
 
 @app.command("show")
@@ -97,7 +97,7 @@ def show(ctx: typer.Context, name: NameArg, as_json: JsonFlag = False) -> None:
                                              "layer", "path")]
                   + [("availableIn", ", ".join(details["availableIn"]) or "everywhere")])
     output.table(None, ("field", "type", "label", "required", "default", "details"),
-                 field_rows(wizard, ws.settings.lang))
+                 field_rows(wizard, ws.settings.lang), text=("label", "default", "details"))
 
 
 def _read_values_option(values: str | None) -> dict[str, Any]:
@@ -253,6 +253,7 @@ def lint(
 ) -> None:
     """Check wizard files: each one OK or the reason it fails to load (exit 1 if any fails)."""
     from vance_cli.wizards.loader import lint_cascade, lint_paths
+    from vance_cli.wording import counted
 
     report = lint_paths(paths) if paths else lint_cascade(_wizards(_workspace(ctx)))
     if as_json:
@@ -261,6 +262,7 @@ def lint(
         output.table(None, ("wizard", "layer", "result"),
                      ((o.name, o.layer.value if o.layer else str(o.path),
                        "OK" if o.ok else f"BROKEN: {o.reason}") for o in report.outcomes),
-                     caption=f"{len(report.outcomes)} wizards, {len(report.problems)} broken")
+                     caption=f"{counted(len(report.outcomes), 'wizard')},"
+                             f" {len(report.problems)} broken", text=("result",))
     if not report.ok:
         raise typer.Exit(LINT_FAILED)
