@@ -34,7 +34,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from vance_cli.batch_input import Item, TaskTemplate
+from vance_cli.batch_input import (
+    NO_ITEMS,
+    STEER_LABEL,
+    TITLE_LABEL,
+    Item,
+    TaskTemplate,
+    item_label,
+)
 from vance_cli.delegate import (
     NAME_ATTEMPTS,
     SUFFIX_BYTES,
@@ -50,6 +57,7 @@ from vance_cli.errors import (
     DuplicateProcessName,
     VanceError,
 )
+from vance_cli.wording import counted
 
 if TYPE_CHECKING:
     from vance_cli.delegate import FallbackRunner
@@ -149,6 +157,8 @@ class BatchSummary:
         none: items whose decision is NONE.
         failed: items that failed.
         template: the decision on the template's shape; None when it was not asked.
+        not_asked: why the template was not asked (``batch_input.NO_ITEMS``,
+            ``SAYS_NOTHING``, ``NEEDS_AN_ITEM``); "" when it was.
     """
 
     items: int
@@ -157,6 +167,7 @@ class BatchSummary:
     none: int
     failed: int
     template: Decision | None
+    not_asked: str = ""
 
     def exit_code(self, require_match: bool = False) -> int:
         """Return the batch's exit code.
@@ -172,15 +183,18 @@ class BatchSummary:
 
     def line(self) -> str:
         """Return the one-line summary, e.g. ``batch: 100 items; 1 selector call …``."""
-        calls = f"{self.selector_calls} selector call{'s' if self.selector_calls != 1 else ''}"
-        if self.template is None:
-            how = "template not asked: it says nothing without an item; one per item"
+        calls = counted(self.selector_calls, "selector call")
+        if self.template is None and self.not_asked == NO_ITEMS:
+            how = NO_ITEMS
+        elif self.template is None:
+            why = self.not_asked or "it says nothing without an item"
+            how = f"template not asked: {why}; one per item"
         elif self.template.recipe is not None:
             how = f"template: MATCH '{self.template.recipe.name}'"
         else:
             reason = self.template.reason.value if self.template.reason else "none"
             how = f"template: NONE ({reason}), then one per item"
-        return (f"batch: {self.items} items; {calls} ({how}); {self.matched} matched, "
+        return (f"batch: {counted(self.items, 'item')}; {calls} ({how}); {self.matched} matched, "
                 f"{self.none} none, {self.failed} failed")
 
 
@@ -189,7 +203,7 @@ class BatchRun:
 
     def __init__(self, ws: Workspace, request: BatchRequest, templates: _Templates,
                  caller: Process | None, decision: Decision | None, log_id: int | None,
-                 warnings: tuple[str, ...]) -> None:
+                 warnings: tuple[str, ...], not_asked: str = "") -> None:
         self.ws = ws
         self.request = request
         self.templates = templates
@@ -197,6 +211,7 @@ class BatchRun:
         self.decision = decision
         self.log_id = log_id
         self.warnings = warnings
+        self.not_asked = not_asked
         self.suffix = secrets.token_hex(SUFFIX_BYTES)
         self._calls = 0 if decision is None else 1
         self._done: list[ItemResult] = []
@@ -212,7 +227,8 @@ class BatchRun:
         failed = sum(r.failed for r in self._done)
         matched = sum(r.matched for r in self._done if not r.failed)
         return BatchSummary(len(self._done), self._calls, matched,
-                            len(self._done) - failed - matched, failed, self.decision)
+                            len(self._done) - failed - matched, failed, self.decision,
+                            self.not_asked)
 
     def results(self, fallback: FallbackRunner | None = None) -> Iterator[ItemResult]:
         """Run the items in order, yielding each result as soon as it is known.
@@ -244,7 +260,7 @@ class BatchRun:
             return ItemResult(item, task, None, exc)
         except Exception as exc:  # one bad item never stops the batch
             return ItemResult(item, task, None, VanceError(
-                f"item {item.number}: unexpected {type(exc).__name__}: {exc}"))
+                f"{item_label(item)}: unexpected {type(exc).__name__}: {exc}"))
 
     def _delegate(self, item: Item, task: str, title: str, steer: str | None,
                   fallback: FallbackRunner | None) -> DelegateResult:
@@ -323,7 +339,8 @@ def start_batch(ws: Workspace, request: BatchRequest, *,
         The BatchRun; iterate ``results()`` to run the items.
 
     Raises:
-        TaskTemplateError: the task, title or steer template does not compile.
+        TaskTemplateError: the task, title or steer template does not compile, or
+            uses include/import/extends (checked before the selector is asked).
         InputError: the name prefix is not a valid process name.
         ProcessNotFound: ``caller`` names no process.
         StateError: the state database cannot be used.
@@ -336,23 +353,25 @@ def start_batch(ws: Workspace, request: BatchRequest, *,
     from vance_cli.state import decision_log
 
     templates = _Templates(TaskTemplate(request.template),
-                           TaskTemplate(request.title) if request.title else None,
-                           TaskTemplate(request.steer) if request.steer else None)
+                           TaskTemplate(request.title, TITLE_LABEL) if request.title else None,
+                           TaskTemplate(request.steer, STEER_LABEL) if request.steer else None)
     if request.name_prefix is not None:
         request = replace(request, name_prefix=check_process_name(request.name_prefix))
         check_process_name(f"{request.name_prefix}-{len(request.items)}")
     caller = get_process(ws, request.caller) if request.caller else None
     recipes = load_recipes(ws) if recipes is None else recipes
     warnings = tuple(f"recipe '{p.name}' left out: {p.reason}" for p in recipes.problems)
-    shape = templates.task.shape()
+    shape, not_asked = templates.task.shape_or_why()
+    if not request.items:
+        shape, not_asked = None, NO_ITEMS
     decision, log_id = None, None
-    if shape is not None and request.items:
+    if shape is not None:
         model = caller_model(ws, caller) if caller else None
         decision = select(ws, shape, model=model, recipes=recipes, progress=progress)
         log_id = decision_log.record(
             ws.db, ws.settings.tenant, ws.settings.session, shape, decision,
             keep_task=request.log_task and ws.settings.log_tasks, dry_run=request.dry_run)
-    return BatchRun(ws, request, templates, caller, decision, log_id, warnings)
+    return BatchRun(ws, request, templates, caller, decision, log_id, warnings, not_asked)
 
 
 def run_batch(ws: Workspace, request: BatchRequest, *,

@@ -10,7 +10,12 @@ Rules (DESIGN.md §3, ``vance delegate --task-template T --items FILE|-``):
   line starts with ``{``, plain lines otherwise; ``--items-format`` forces
   one. In JSON lines a line that is not a JSON object is a bad item — it is
   reported in its place and the batch goes on.
-- The template is Jinja2 in a sandbox, as the selector prompt. Variables:
+- The template is Jinja2 in a sandbox, as the selector prompt, and is
+  checked whole when the batch starts: a syntax error, or a tag that would
+  read another file (``include``, ``import``, ``extends``), stops the batch
+  before any item runs (exit 2). Messages name the template's option
+  (``--task-template``, ``--title``, ``--steer``) and an item as
+  ``item N (line L)``. Variables:
   ``item`` (the trimmed line, or the object), ``index`` (the item's number)
   and, for an object, each of its keys (``item`` and ``index`` win over
   keys of those names). An undefined variable is an error for that item,
@@ -114,15 +119,19 @@ def parse_items(text: str, fmt: ItemsFormat = ItemsFormat.AUTO) -> list[Item]:
         try:
             value = json.loads(line)
         except ValueError as exc:
-            items.append(Item(number, line_no, None, f"line {line_no}: invalid JSON: {exc}"))
+            items.append(Item(number, line_no, None, f"invalid JSON: {exc}"))
             continue
         if not isinstance(value, dict):
             items.append(Item(number, line_no, None,
-                              f"line {line_no}: expected a JSON object, got "
-                              f"{type(value).__name__}"))
+                              f"expected a JSON object, got {type(value).__name__}"))
             continue
         items.append(Item(number, line_no, value))
     return items
+
+
+def item_label(item: Item) -> str:
+    """Return how messages name an item: ``item 3 (line 4)``."""
+    return f"item {item.number} (line {item.line})"
 
 
 def item_context(item: Item) -> dict[str, Any]:
@@ -131,26 +140,46 @@ def item_context(item: Item) -> dict[str, Any]:
     return {**keys, "item": item.value, "index": item.number}
 
 
+TASK_LABEL = "task template (--task-template)"
+"""How messages name the task template."""
+TITLE_LABEL = "title template (--title)"
+"""How messages name the ``--title`` template."""
+STEER_LABEL = "steer template (--steer)"
+"""How messages name the ``--steer`` template."""
+
+NO_ITEMS = "no items: nothing to decide"
+"""Why the template's shape was not asked: the batch has no items."""
+SAYS_NOTHING = "it says nothing without an item"
+"""Why the template's shape was not asked: it holds no word besides its variables."""
+NEEDS_AN_ITEM = "it renders only with a real item"
+"""Why the template's shape was not asked: rendering it without an item fails."""
+
+
 class TaskTemplate:
     """A compiled task template: renders one task per item, and the template's shape.
 
     Args:
-        source: the template text (``--task-template``).
+        source: the template text (``--task-template``, ``--title`` or ``--steer``).
+        label: how messages name it (``TASK_LABEL``, ``TITLE_LABEL``, ``STEER_LABEL``).
 
     Raises:
-        TaskTemplateError: the template does not compile (exit 2 before any item runs).
+        TaskTemplateError: the template does not compile, or uses ``include``,
+            ``import`` or ``extends`` (exit 2 before any item runs).
     """
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, label: str = TASK_LABEL) -> None:
         from jinja2 import TemplateSyntaxError
 
         self.source = source
+        self.label = label
         try:
-            self._strict = _environment(_strict_class()).from_string(source)
+            strict = _environment(_strict_class())
+            _check_tags(strict.parse(source), label)
+            self._strict = strict.from_string(source)
             self._shape = _environment(_placeholder_class()).from_string(source)
         except TemplateSyntaxError as exc:
-            raise TaskTemplateError(f"task template does not compile: {exc.message} "
-                                    f"(line {exc.lineno})") from None
+            raise TaskTemplateError(f"{label} does not compile: {exc.message} "
+                                    f"(line {exc.lineno})", line=exc.lineno) from None
 
     def render(self, item: Item) -> str:
         """Return the task for ``item``, trimmed.
@@ -162,13 +191,14 @@ class TaskTemplate:
                 the task is longer than ``MAX_TASK_CHARS``.
         """
         if item.problem is not None:
-            raise InputError(f"item {item.number}: {item.problem}", field="items",
+            raise InputError(f"{item_label(item)}: {item.problem}", field="items",
                              item=item.number, line=item.line)
+        context = item_context(item)
         try:
-            return _render(self._strict, item_context(item))
+            return _render(self._strict, context)
         except Exception as exc:  # every render failure is this item's error (STYLE.md §7)
-            raise TaskTemplateError(f"item {item.number} (line {item.line}): task template: "
-                                    f"{_describe(exc)}", item=item.number,
+            raise TaskTemplateError(f"{item_label(item)}: {self.label}: "
+                                    f"{_describe(exc, context)}", item=item.number,
                                     line=item.line) from None
 
     def shape(self) -> str | None:
@@ -178,11 +208,17 @@ class TaskTemplate:
         rendered without a real item, or holds no word besides placeholders
         (``{{ item }}``) — so only the items themselves can be decided.
         """
+        return self.shape_or_why()[0]
+
+    def shape_or_why(self) -> tuple[str | None, str]:
+        """Return ``(shape, "")``, or ``(None, why)`` (``SAYS_NOTHING`` or ``NEEDS_AN_ITEM``)."""
         try:
             text = _render(self._shape, {})
         except Exception:  # e.g. arithmetic on an item: only real items render
-            return None
-        return text if _WORD.search(text.replace(PLACEHOLDER, "")) else None
+            return None, NEEDS_AN_ITEM
+        if _WORD.search(text.replace(PLACEHOLDER, "")):
+            return text, ""
+        return None, SAYS_NOTHING
 
 
 def _render(template: Template, context: Mapping[str, Any]) -> str:
@@ -196,8 +232,23 @@ def _render(template: Template, context: Mapping[str, Any]) -> str:
     return "".join(parts).strip()
 
 
-def _describe(exc: BaseException) -> str:
+def _check_tags(tree: Any, label: str) -> None:
+    """Reject tags that read other files (the sandbox has no loader: each item would fail)."""
+    from vance_cli.wizards.render import FORBIDDEN_TAGS
+
+    for node_type, tag in FORBIDDEN_TAGS.items():
+        for node in tree.find_all(node_type):
+            raise TaskTemplateError(
+                f"{label} uses {{% {tag} %}} (line {node.lineno}): a template cannot read"
+                " other files; include, import and extends are not allowed", line=node.lineno)
+
+
+def _describe(exc: BaseException, context: Mapping[str, Any]) -> str:
+    from jinja2 import UndefinedError
+
     text = " ".join(str(exc).split())
+    if isinstance(exc, UndefinedError):
+        return f"{text} (this item has: {', '.join(sorted(context))})"
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 

@@ -1,20 +1,26 @@
 """The engine catalog: which engines exist and what each is for.
 
 Invariants (DESIGN.md §1, §7):
-- A catalog file is a YAML mapping ``engines:`` of engine name → ``purpose``,
-  ``when_to_use``, ``not_for`` (non-empty strings). Engine names match
-  ``ENGINE_NAME``. Validation collects every problem with its line.
+- A catalog file is a YAML mapping with one key, ``engines:``, of engine
+  name → ``purpose``, ``when_to_use``, ``not_for`` (non-empty text; a YAML
+  number such as ``3.10`` is read as the text written). Engine names match
+  ``ENGINE_NAME``. Any other key, at the top or in an engine, is an error.
+  Validation collects every problem with its line.
 - The bundled ``catalog/engines.yaml`` is active until an operator activates
   another file. The active catalog is recorded as one JSON document in the
   state dir (source file, activation time, engines), written atomically, so a
   reader always sees one whole catalog.
 - A ``Catalog`` is a frozen value; a reload (``catalog_admin``) builds a new
   one and swaps the record in; on any error the previous one stays active.
-- A damaged record (not valid JSON, or not a valid catalog — only outside
-  interference does that, since it is written atomically) must not brick
-  every command: ``load_active`` falls back to the bundled catalog and says
-  why in ``ActiveCatalog.warning``; ``vance catalog show`` prints it, and the
-  next successful reload replaces the record.
+- The record carries ``recordDigest``, the SHA-256 of its own content
+  (``record_digest``), checked on every read. A damaged record — not valid
+  JSON, not a valid catalog, or edited by hand so the digest no longer
+  matches (only outside interference does that, since it is written
+  atomically) — must not brick every command, nor be used silently:
+  ``load_active`` falls back to the bundled catalog and says why in
+  ``ActiveCatalog.warning``; ``vance catalog show`` prints it, and the next
+  successful reload replaces the record. A record without a digest counts
+  as damaged too (removing the digest must not be a way around it).
 """
 
 from __future__ import annotations
@@ -37,6 +43,12 @@ ENGINE_FIELDS = ("purpose", "when_to_use", "not_for")
 
 BUNDLED_SOURCE = "bundled"
 """``Catalog.source`` of the catalog shipped with the package."""
+
+TOP_LEVEL_KEYS = ("engines",)
+"""The keys a catalog file may have at its top level."""
+
+DIGEST_KEY = "recordDigest"
+"""Key of the active-catalog record's integrity digest (SHA-256 of the rest, hex)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,10 +185,15 @@ def parse_catalog(text: str, source: str) -> Catalog:
     raw = data.get("engines") if isinstance(data, dict) else None
     if not isinstance(data, dict):
         found.append(((), "top level must be a mapping with an 'engines:' key"))
-    elif not isinstance(raw, dict) or not raw:
+    else:
+        for key in data:
+            if key not in TOP_LEVEL_KEYS:
+                found.append(((str(key),), f"unknown top-level key '{key}' (a catalog file has"
+                                           " only 'engines:')"))
+    if isinstance(data, dict) and (not isinstance(raw, dict) or not raw):
         found.append((("engines",),
                       "'engines:' must be a non-empty mapping of engine name to its description"))
-    else:
+    elif isinstance(data, dict) and isinstance(raw, dict):
         for name, entry in raw.items():
             engine = _check_engine(name, entry, found)
             if engine is not None:
@@ -210,6 +227,10 @@ def _check_engine(name: Any, entry: Any,
     values: dict[str, str] = {}
     for key in ENGINE_FIELDS:
         value = entry.get(key)
+        if value is not None and not isinstance(value, str):
+            from vance_cli.yamlio import as_text  # imports PyYAML: only for non-text values
+
+            value = as_text(value)
         if not isinstance(value, str) or not value.strip():
             found.append(((*where, key), f"engines.{name}.{key}: required, a non-empty string"))
         else:
@@ -256,34 +277,70 @@ def bundled_catalog() -> Catalog:
     return Catalog(engines=catalog.engines, source=BUNDLED_SOURCE, sha256=catalog.sha256)
 
 
+def record_digest(content: Mapping[str, Any]) -> str:
+    """Return the SHA-256 (hex) of a record's content, without its ``recordDigest``.
+
+    The content is serialized canonically (sorted keys, no spaces), so the
+    digest does not depend on how the file is indented.
+    """
+    import hashlib
+
+    body = {k: v for k, v in content.items() if k != DIGEST_KEY}
+    canonical = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
 def catalog_to_record(catalog: Catalog) -> str:
-    """Serialize a catalog as the active-catalog record (JSON text)."""
-    return json.dumps(catalog.to_json(), ensure_ascii=False, indent=2) + "\n"
+    """Serialize a catalog as the active-catalog record (JSON text, with its digest)."""
+    content = catalog.to_json()
+    content[DIGEST_KEY] = record_digest(content)
+    return json.dumps(content, ensure_ascii=False, indent=2) + "\n"
 
 
 def catalog_from_record(text: str) -> Catalog:
     """Rebuild a catalog from its active-catalog record.
 
     Raises:
-        CatalogError: the record is not a whole, valid record (bad JSON, a
-            missing key, or an engine that fails the catalog's own checks).
+        CatalogError: the record is not a whole, valid record: bad JSON, no
+            digest or one that does not match (edited by hand), a missing key
+            (the message names the engine and field), or an engine that fails
+            the catalog's own checks.
     """
     try:
         data = json.loads(text)
-        found: list[tuple[tuple[str, ...], str]] = []
-        engines: dict[str, Engine] = {}
-        for entry in data["engines"]:
-            fields = {k: entry[k] for k in ENGINE_FIELDS}
-            engine = _check_engine(entry["name"], fields, found)
-            if engine is not None:
-                engines[engine.name] = engine
-        source = data["source"]
-        if found or not engines or not isinstance(source, str):
-            raise ValueError(found[0][1] if found else "no engines or no source")
-        return Catalog(engines=engines, source=source,
-                       activated_at=data.get("activatedAt"), sha256=data.get("sha256", ""))
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise CatalogError(f"active catalog record is damaged: {exc}") from None
+    except ValueError as exc:
+        raise _damaged(f"not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise _damaged("not a JSON object")
+    if DIGEST_KEY not in data:
+        raise _damaged(f"it has no '{DIGEST_KEY}' (written by hand or by an older vance?)")
+    if data[DIGEST_KEY] != record_digest(data):
+        raise _damaged(f"its content does not match its '{DIGEST_KEY}' (edited by hand?)")
+    source, entries = data.get("source"), data.get("engines")
+    if not isinstance(source, str) or not source:
+        raise _damaged("'source' is missing")
+    if not isinstance(entries, list) or not entries:
+        raise _damaged("'engines' is missing or empty")
+    found: list[tuple[tuple[str, ...], str]] = []
+    engines: dict[str, Engine] = {}
+    for index, entry in enumerate(entries):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if not isinstance(name, str):
+            raise _damaged(f"engine #{index + 1} has no 'name'")
+        missing = [k for k in ENGINE_FIELDS if k not in entry]
+        if missing:
+            raise _damaged(f"engine '{name}' has no {', '.join(repr(k) for k in missing)}")
+        engine = _check_engine(name, {k: entry[k] for k in ENGINE_FIELDS}, found)
+        if engine is not None:
+            engines[engine.name] = engine
+    if found:
+        raise _damaged(found[0][1])
+    return Catalog(engines=engines, source=source, activated_at=data.get("activatedAt"),
+                   sha256=str(data.get("sha256", "")))
+
+
+def _damaged(reason: str) -> CatalogError:
+    return CatalogError(f"active catalog record is damaged: {reason}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,12 +101,30 @@ class NotFoundError(InputError, LookupError):
 
 
 class UnknownRecipe(NotFoundError):
-    """Recipe name not found in the recipe cascade (DESIGN.md §4)."""
+    """Recipe name not found in the recipe cascade (DESIGN.md §4).
+
+    The message names up to 5 close names ("did you mean") and the available
+    recipes — the first ``LISTED_AVAILABLE`` of them, then how many more;
+    ``details["available"]`` holds them all.
+    """
 
     code = "unknown_recipe"
 
+    LISTED_AVAILABLE = 20
+    """Available recipes the message names; more are counted (an inventory may hold thousands)."""
+
     def __init__(self, name: str, close: Sequence[str] = (), available: Sequence[str] = ()):
-        super().__init__("recipe", name, close, available)
+        text = f"unknown recipe '{name}'"
+        if close:
+            text += f" — did you mean {', '.join(repr(c) for c in close)}?"
+        if available:
+            shown = ", ".join(available[:self.LISTED_AVAILABLE])
+            more = len(available) - self.LISTED_AVAILABLE
+            text += f"; available: {shown}" + (
+                f" and {more} more (see 'vance recipe list')" if more > 0 else "")
+        else:
+            text += "; no recipes are available"
+        super().__init__("recipe", name, close, available, message=text)
 
 
 class UnknownEngine(NotFoundError):

@@ -24,13 +24,24 @@ Rules (DESIGN.md §4):
   worker's, not a reused one) does it send SIGTERM to the worker pid.
   Stopping a CLOSED process is a no-op that says so (exit 0): stopping is
   idempotent, as ``docker stop`` on a stopped container.
+- **Close hooks.** A recipe's processes may keep state outside the database
+  that must end with them (the Slartibartfast run's ``audit.json``).
+  ``CLOSE_HOOKS`` names, per recipe, a ``"module:function"`` called as
+  ``hook(ws, process)`` after ``close_process`` or ``reap_stale`` closed a
+  process of that recipe (outside the write lock). Keyed by recipe, not
+  engine: the recipe says what a process is (a project may bind
+  ``slartibartfast`` to another engine). The lifecycle knows only the name:
+  the module is imported when such a process closes, so the generic
+  lifecycle depends on no engine. A hook is bookkeeping: the close stands
+  whatever it does, and a failing hook is ignored.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -52,6 +63,30 @@ POLL_FIRST = 0.05
 """Seconds before the first re-check in ``wait_process``."""
 POLL_MAX = 0.5
 """Longest pause between two checks in ``wait_process``, in seconds (the delay doubles up to it)."""
+
+CLOSE_HOOKS: Mapping[str, str] = {
+    "slartibartfast": "vance_cli.slart.audit:on_process_closed",
+}
+"""Recipe → ``"module:function"`` run after a process of that recipe is closed by
+``close_process`` or ``reap_stale`` (see the module docstring)."""
+
+
+def run_close_hooks(ws: Workspace, processes: Iterable[Process]) -> None:
+    """Run the close hook of each closed process's recipe (``CLOSE_HOOKS``), if it has one.
+
+    Args:
+        ws: workspace.
+        processes: processes just closed, as stored after the close.
+    """
+    for process in processes:
+        target = CLOSE_HOOKS.get(process.recipe)
+        if target is None:
+            continue
+        module, _, name = target.partition(":")
+        try:
+            getattr(importlib.import_module(module), name)(ws, process)
+        except Exception:  # bookkeeping must never undo or fail the close
+            pass
 
 
 def is_pid_alive(pid: int) -> bool:
@@ -119,6 +154,7 @@ def close_process(ws: Workspace, process_id: str, reason: CloseReason | str,
 
     Reads and writes under one write transaction, so a concurrent close,
     stop or stale detection makes this a no-op instead of a second close.
+    Then the recipe's close hook runs (``CLOSE_HOOKS``).
 
     Args:
         ws: workspace.
@@ -143,11 +179,13 @@ def close_process(ws: Workspace, process_id: str, reason: CloseReason | str,
             return current, None
         apply_transition(ws.db, current.id, current.status, Status.CLOSED, text, result=result,
                          note=note)
-    return load_process(ws, current.id), current.status
+    after = load_process(ws, current.id)
+    run_close_hooks(ws, [after])
+    return after, current.status
 
 
 def reap_stale(ws: Workspace) -> list[Process]:
-    """Close every stale RUNNING process of the tenant as ``CLOSED/STALE``.
+    """Close every stale RUNNING process of the tenant as ``CLOSED/STALE``, then run close hooks.
 
     Args:
         ws: workspace (tenant, database, ``process.stale_timeout``).
@@ -170,7 +208,9 @@ def reap_stale(ws: Workspace) -> list[Process]:
                                            CloseReason.STALE.value, result={"reason": reason},
                                            note=reason):
                 closed.append(process_id)
-    return [load_process(ws, pid) for pid in closed]
+    reaped = [load_process(ws, pid) for pid in closed]
+    run_close_hooks(ws, reaped)
+    return reaped
 
 
 @dataclass(frozen=True, slots=True)

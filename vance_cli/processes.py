@@ -93,6 +93,9 @@ TRANSITIONS: Mapping[Status, frozenset[Status]] = {
 }
 """Legal status changes: from → allowed targets. CLOSED is terminal."""
 
+MIN_PREFIX = 4
+"""Shortest id prefix that finds a process (shorter ones would match too many)."""
+
 NAME_MAX = 200
 """Longest process name, in characters."""
 _NAME_BAD = re.compile(r"[\x00-\x1f\x7f]")
@@ -190,10 +193,13 @@ def check_process_name(name: str) -> str:
     clean = name.strip() if isinstance(name, str) else ""
     if not clean:
         raise InputError("process name is empty", field="name")
-    if len(clean) > NAME_MAX or _NAME_BAD.search(clean):
-        raise InputError(
-            f"process name must be at most {NAME_MAX} printable characters", field="name"
-        )
+    bad = _NAME_BAD.search(clean)
+    if bad:
+        raise InputError(f"process name has a control character ({bad.group()!r} at position"
+                         f" {bad.start() + 1}); use printable characters only", field="name")
+    if len(clean) > NAME_MAX:
+        raise InputError(f"process name is {len(clean)} characters long; at most {NAME_MAX}",
+                         field="name")
     return clean
 
 
@@ -356,13 +362,15 @@ def load_process(ws: Workspace, ident: str) -> Process:
     """
     tenant = ws.settings.tenant
     row = store.get_process(ws.db, tenant, ident)
-    if row is None and len(ident) >= 4:
+    if row is None and len(ident) >= MIN_PREFIX:
         rows = store.find_by_prefix(ws.db, tenant, ident)
         if len(rows) > 1:
             raise ProcessNotFound(ident, message=f"process id prefix '{ident}' is ambiguous")
         row = rows[0] if rows else None
     if row is None:
-        raise ProcessNotFound(ident, message=f"no process with id '{ident}'")
+        short = (f" (an id prefix needs at least {MIN_PREFIX} characters)"
+                 if len(ident) < MIN_PREFIX else "")
+        raise ProcessNotFound(ident, message=f"no process with id '{ident}'{short}")
     return Process.from_row(row)
 
 

@@ -53,7 +53,7 @@ def test_every_field_type(pipe: PipeInput) -> None:
                     "s3cret", Key.ENTER,
                     "12", Key.ENTER, Key.BACKSPACE * 2, "x", Key.ENTER,  # above max, not a number
                     Key.BACKSPACE, "4", Key.ENTER,
-                    "y",
+                    "y", Key.ENTER,
                     Key.DOWN, Key.DOWN, Key.ENTER,
                     Key.SPACE, Key.DOWN, Key.DOWN, Key.SPACE, Key.ENTER)
     assert answers == {"s": "hello", "pw": "s3cret", "n": "4", "b": True, "sel": "c",
@@ -135,8 +135,17 @@ def test_ctrl_c_and_ctrl_d_cancel_every_prompt(pipe: PipeInput, key: Key,
 def test_repeat_loop_asks_another_within_bounds(pipe: PipeInput) -> None:
     wizard = _wizard({"name": "r", "type": "repeat", "min": 1, "max": 2,
                       "item": [{"name": "v", "type": "string", "required": True}]})
-    assert _fill(pipe, wizard, "one", Key.ENTER, "y", "two", Key.ENTER) == {
+    assert _fill(pipe, wizard, "one", Key.ENTER, "y", Key.ENTER, "two", Key.ENTER) == {
         "r": [{"v": "one"}, {"v": "two"}]}  # max reached: no third question
+
+
+def test_yes_no_waits_for_enter(pipe: PipeInput) -> None:
+    """A habitual "n⏎" answers one question: the letter chooses, Enter submits."""
+    wizard = _wizard({"name": "first", "type": "boolean", "defaultValue": True},
+                     {"name": "second", "type": "boolean", "defaultValue": True},
+                     {"name": "third", "type": "boolean", "defaultValue": False})
+    assert _fill(pipe, wizard, "n", Key.ENTER, "y", "n", Key.ENTER, Key.ENTER) == {
+        "first": False, "second": False, "third": False}
 
 
 def test_final_buffer_is_editable_and_submits_on_esc_enter(pipe: PipeInput) -> None:

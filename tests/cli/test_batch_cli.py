@@ -219,14 +219,24 @@ def test_an_item_that_renders_empty_is_an_empty_task() -> None:
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--task", "x", "--task-template", "y", "--items", "-"], "not allowed with --task-template"),
+    (["--task", "x", "--task-template", "y", "--items", "-"],
+     "Invalid value for --task: not used in batch mode: --task-template T gives the task"),
+    (["--task", "x", "--items", "-"], "Invalid value for --items: needs --task-template T (the"
+                                      " task for each item); --task is not used in batch mode"),
     (["--task-template", "y"], "needs --items"),
     (["--items", "-"], "needs --task-template"),
     ([], "missing: give the task"),
-    (["--task-template", "{% for", "--items", "-"], "task template does not compile"),
+    (["--task-template", "{% for", "--items", "-"],
+     "task template (--task-template) does not compile"),
+    (["--task-template", 'x {{ item }} {% include "/etc/passwd" %}', "--items", "-"],
+     "task template (--task-template) uses {% include %} (line 1)"),
+    (["--task-template", "x {{ item }}", "--steer", "{% import 'm' as m %}", "--items", "-"],
+     "steer template (--steer) uses {% import %}"),
+    (["--task-template", "x {{ item }}", "--title", "{% if %}", "--items", "-"],
+     "title template (--title) does not compile"),
     (["--task-template", "x {{ item }}", "--items", "nope.txt"], "cannot read items file"),
     (["--task-template", "x {{ item }}", "--items", "-", "--name", "bad\tname"],
-     "process name must be"),
+     "process name has a control character"),
 ])
 def test_bad_batch_usage_exits_2_before_any_selector_call(
         args: list[str], message: str, llm_server: ScriptedLLMServer) -> None:
@@ -234,6 +244,28 @@ def test_bad_batch_usage_exits_2_before_any_selector_call(
     assert result.exit_code == 2
     assert message in result.stderr
     assert result.stdout == "" and llm_server.chat_requests == []
+
+
+def test_summary_says_what_happened(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n", encoding="utf-8")
+    nothing = run_cli(["delegate", "--task-template", "Translate {{ item }} into French",
+                       "--items", str(empty)])
+    assert nothing.exit_code == 0 and nothing.stdout == ""
+    assert nothing.stderr == ("batch: 0 items; 0 selector calls (no items: nothing to decide);"
+                              " 0 matched, 0 none, 0 failed\n")
+    arithmetic = run_cli(["delegate", "--task-template", "{{ item * 2 }} things", "--items", "-",
+                          "--dry-run"], input="a\n")
+    assert "(template not asked: it renders only with a real item; one per item)" in \
+        arithmetic.stderr
+
+
+def test_an_undefined_steer_variable_names_the_option_and_the_variable() -> None:
+    result = run_cli(["delegate", "--task-template", "Translate {{ item }} into French",
+                      "--steer", "Hi {{ nope }}", "--items", "-", "--dry-run"], input="a\n")
+    (line,) = _lines(result.stdout)
+    assert line["error"]["message"] == ("item 1 (line 1): steer template (--steer): 'nope' is"
+                                        " undefined (this item has: index, item)")
 
 
 def test_items_format_forces_plain_lines() -> None:

@@ -231,7 +231,7 @@ def test_log_shows_decisions(llm_server: ScriptedLLMServer) -> None:
     assert len(run_cli(["log", "-n", "1", "--json"]).json()) == 1
     human = run_cli(["log"])
     assert human.exit_code == 0 and "essay-pipeline" in human.stdout
-    assert "2 decisions" in human.stderr  # piped: the caption goes to stderr
+    assert human.stderr == ""  # piped, stderr no terminal: no caption (DESIGN.md §3)
 
 
 @pytest.mark.parametrize("private", [["--no-log"], []])

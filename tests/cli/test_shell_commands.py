@@ -79,13 +79,19 @@ def test_unknown_command_suggests_close_names(typed: str, suggested: list[str]) 
     (["essay-mit-recipe", "--set", "recipe=x", "-s", "topic=y z", "--dry-run"],
      WizardArgs("essay-mit-recipe", ("recipe=x", "topic=y z"), True)),
     (["--set=recipe=x", "essay-mit-recipe"], WizardArgs("essay-mit-recipe", ("recipe=x",))),
+    (["gremium", "--values", "a.yaml", "-s", "x=1"],
+     WizardArgs("gremium", ("x=1",), values="a.yaml")),
+    (["--values=b.json", "gremium"], WizardArgs("gremium", values="b.json")),
 ])
 def test_parse_wizard_args(words: list[str], expected: WizardArgs) -> None:
     assert parse_wizard_args(words) == expected
 
 
 @pytest.mark.parametrize(("words", "message"), [
-    (["gremium", "--values", "x"], "no option '--values'"),
+    (["gremium", "--valuez", "x"], "no option '--valuez' \\(it takes --set KEY=VALUE, --values"
+                                    " FILE and --dry-run\\)"),
+    (["gremium", "--values"], "--values needs FILE"),
+    (["gremium", "--values", "-"], "takes a file: the shell's stdin is its own input"),
     (["gremium", "--set"], "--set needs KEY=VALUE"),
     (["gremium", "essay-recipe"], "one wizard name"),
 ])
@@ -211,6 +217,20 @@ def test_wizard_without_a_terminal_needs_set_and_sends_at_once() -> None:
     (entry,) = _log()
     assert str(entry["task"]).startswith('Write an essay with the essay recipe "plain"')
     assert "Topic: Trees in cities" in str(entry["task"]) and entry["dryRun"] is True
+
+
+def test_wizard_in_a_script_takes_a_values_file(tmp_path: Path) -> None:
+    answers = tmp_path / "answers.yaml"
+    answers.write_text("recipe: plain\ntopic: from the file\n", encoding="utf-8")
+    missing = run_cli(["shell"], input="/wizard essay-mit-recipe --set recipe=plain\n")
+    assert ("give them with /wizard essay-mit-recipe --set KEY=VALUE or --values FILE"
+            in missing.stderr)
+    line = f"/wizard essay-mit-recipe --values {answers} --set 'topic=Set wins' --dry-run"
+    result = run_cli(["shell"], input=line + "\n")
+    assert result.exit_code == 0, result.stderr
+    (entry,) = _log()
+    assert "Topic: Set wins" in str(entry["task"])
+    assert str(entry["task"]).startswith('Write an essay with the essay recipe "plain"')
 
 
 def test_wizard_prefill_of_an_unknown_field_warns() -> None:

@@ -183,6 +183,36 @@ def test_sigkilled_worker_is_reported_stale(llm_server: ScriptedLLMServer,
     assert f"worker process {pid} is gone" in shown["result"]["reason"]
     [event] = vance_json(env, "process", "events", "--for", me)
     assert event["payload"]["closeReason"] == "STALE"
+    audit = json.loads(Path(shown["params"]["auditFile"]).read_text(encoding="utf-8"))
+    assert audit["state"] == "STALE" and f"worker process {pid} is gone" in audit["reason"]
+    assert audit["finishedAt"] and audit["slartProcessId"] == slart
+
+
+def test_sigkilled_sync_delegate_leaves_a_final_audit(
+        llm_server: ScriptedLLMServer, env: dict[str, str], project_dir: Path) -> None:
+    env = {**env, **FAST}
+    hide_every_recipe(project_dir)
+    llm_server.reply(RECIPE, delay=30)
+    delegate = subprocess.Popen([sys.executable, "-m", "vance_cli", "delegate", "--task", TASK],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not llm_server.chat_requests and time.monotonic() < deadline:
+            time.sleep(0.05)  # Slartibartfast has asked the LLM: its audit says RUNNING
+        assert llm_server.chat_requests
+    finally:
+        delegate.kill()
+        delegate.wait(10)
+    ws = Workspace(load_settings())  # read the row as stored: no stale detection yet
+    [(slart_id, params)] = ws.db.query(
+        "SELECT id, params FROM processes WHERE recipe = 'slartibartfast'")
+    ws.close()
+    path = Path(json.loads(params)["auditFile"])
+    assert json.loads(path.read_text(encoding="utf-8"))["state"] == "RUNNING"  # died mid-run
+    shown = vance_json(env, "process", "show", slart_id)  # the dead worker is detected
+    assert (shown["status"], shown["closeReason"]) == ("CLOSED", "STALE")
+    audit = json.loads(path.read_text(encoding="utf-8"))
+    assert audit["state"] == "STALE" and audit["reason"] == shown["result"]["reason"]
 
 
 def test_stop_ends_the_background_worker(llm_server: ScriptedLLMServer,

@@ -96,7 +96,8 @@ def test_broken_wizards_beside_the_bundled_ones(project_dir: Path) -> None:
     assert sum(o["ok"] for o in report["wizards"]) == 5
 
     human = run_cli(["wizard", "lint"], env={"COLUMNS": "250"})
-    assert human.exit_code == 1 and "BROKEN" in human.stdout and "3 broken" in human.stderr
+    assert human.exit_code == 1 and human.stdout.count("\tBROKEN: ") == 3
+    assert human.stderr == ""  # piped: no caption (a diagnostic, terminal only)
 
 
 def test_lint_paths_and_exit_codes(tmp_path: Path) -> None:
@@ -224,6 +225,33 @@ def test_follow_up_link_round_trips_through_open() -> None:
     assert full.exit_code == 0, full.stderr
     text = full.json()["prompt"]
     assert 'essay recipe "my essay & co"' in text and "Topic: Trees in cities" in text
+
+
+def test_open_completes_a_link_with_values_and_set_in_that_order(tmp_path: Path) -> None:
+    uri = "vance:/wizards/essay-mit-recipe?kind=wizard&recipe=from-link&topic=link+topic"
+    missing = run_cli(["wizard", "open", "vance:/wizards/essay-mit-recipe?kind=wizard&recipe=x",
+                       "--print", "--no-input"])
+    assert missing.exit_code == 2
+    assert "(--no-input; give them with --set KEY=VALUE or --values FILE)" in missing.stderr
+    answers = tmp_path / "answers.yaml"
+    answers.write_text("topic: file topic\nrecipe: from-file\ncolour: red\n", encoding="utf-8")
+    # the link first, then --values, then --set: later wins
+    from_file = run_cli(["wizard", "open", uri, "--values", str(answers), "--print",
+                         "--no-input", "--json"])
+    assert from_file.exit_code == 0, from_file.stderr
+    text = from_file.json()["prompt"]
+    assert '"from-file"' in text and "Topic: file topic" in text
+    assert "'colour' is not a field of wizard 'essay-mit-recipe'" in from_file.stderr
+    overridden = run_cli(["wizard", "open", uri, "--values", str(answers), "-s", "topic=set",
+                          "--print", "--no-input", "--json"])
+    assert "Topic: set" in overridden.json()["prompt"]
+    assert '"from-file"' in overridden.json()["prompt"]
+    only_link = run_cli(["wizard", "open", uri, "--print", "--no-input", "--json"])
+    assert '"from-link"' in only_link.json()["prompt"]
+    piped = run_cli(["wizard", "open", "vance:/wizards/essay-mit-recipe?kind=wizard&recipe=x",
+                     "--values", "-", "--print"], input="topic: from stdin\n")
+    assert piped.exit_code == 0, piped.stderr
+    assert "Topic: from stdin" in piped.stdout
 
 
 def test_open_skips_repeat_fields_and_rejects_bad_links() -> None:

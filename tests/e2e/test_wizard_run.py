@@ -51,9 +51,9 @@ def _answer_gremium(child: pexpect.spawn) -> None:
     child.expect("Persona")
     child.send("A user researcher who speaks for the users." + Key.ENTER)
     child.expect("Add another entry")
-    child.send("n")
+    child.send("n" + Key.ENTER)  # y/n choose, Enter submits
     child.expect("Create the council right away")
-    child.send("y")
+    child.send("y" + Key.ENTER)
     child.expect("Test question")
     child.send("Should we rewrite billing this quarter?" + Key.ENTER)
     child.expect("Esc Enter")  # the final, editable buffer

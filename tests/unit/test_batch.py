@@ -139,3 +139,9 @@ def test_name_prefix_and_title_and_steer_templates() -> None:
     processes = [r.result.process for r in seen if r.result and r.result.process]
     assert [(p.name, p.title, p.steer_content, dict(p.params)["words"]) for p in processes] == [
         ("essay-1", "On tea", "1 of 2", 300), ("essay-2", "On coffee", "2 of 2", 300)]
+
+
+def test_summary_counts_one_item_in_the_singular() -> None:
+    line = BatchSummary(1, 1, 1, 0, 0, None).line()
+    assert line.startswith("batch: 1 item; 1 selector call (")
+    assert BatchSummary(2, 0, 0, 2, 0, None).line().startswith("batch: 2 items; 0 selector calls")

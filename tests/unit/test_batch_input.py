@@ -6,7 +6,12 @@ import pytest
 
 from vance_cli.batch_input import (
     MAX_TASK_CHARS,
+    NEEDS_AN_ITEM,
     PLACEHOLDER,
+    SAYS_NOTHING,
+    STEER_LABEL,
+    TASK_LABEL,
+    TITLE_LABEL,
     Item,
     ItemsFormat,
     TaskTemplate,
@@ -35,17 +40,19 @@ def test_parse_items(text: str, fmt: ItemsFormat, expected: list[tuple]) -> None
 
 
 @pytest.mark.parametrize(("line", "problem"), [
-    ("{oops", "line 2: invalid JSON"),
-    ("[1, 2]", "line 2: expected a JSON object, got list"),
-    ('"text"', "line 2: expected a JSON object, got str"),
-    ("plain words", "line 2: invalid JSON"),
+    ("{oops", "invalid JSON"),
+    ("[1, 2]", "expected a JSON object, got list"),
+    ('"text"', "expected a JSON object, got str"),
+    ("plain words", "invalid JSON"),
 ])
 def test_bad_json_lines_are_items_with_a_problem(line: str, problem: str) -> None:
     items = parse_items('{"ok": true}\n' + line + '\n{"ok": false}\n')
     assert [i.value for i in items] == [{"ok": True}, None, {"ok": False}]
     assert items[1].problem is not None and items[1].problem.startswith(problem)
-    with pytest.raises(InputError, match="item 2: line 2"):
+    with pytest.raises(InputError) as caught:
         TaskTemplate("x {{ item }}").render(items[1])
+    assert caught.value.message == f"item 2 (line 2): {problem}" or \
+        caught.value.message.startswith(f"item 2 (line 2): {problem}: ")
 
 
 def test_forced_jsonl_reads_a_plain_first_line_as_a_bad_item() -> None:
@@ -101,7 +108,6 @@ def test_braces_and_jinja_in_items_are_plain_text() -> None:
 @pytest.mark.parametrize("source", [
     "{{ item.__class__.__mro__ }}",
     "{{ ''.__class__ }}",
-    "{% include 'x' %}",
     "{{ range(10**8) | list }}",
 ])
 def test_sandbox_refusals_are_the_items_error(source: str) -> None:
@@ -113,6 +119,41 @@ def test_output_is_capped() -> None:
     template = TaskTemplate("{% for i in range(100000) %}{{ item }}{% endfor %}")
     with pytest.raises(TaskTemplateError, match=f"longer than {MAX_TASK_CHARS}"):
         template.render(Item(1, 1, "x" * 20))
+
+
+@pytest.mark.parametrize(("source", "tag"), [
+    ('Translate {{ item }} {% include "/etc/passwd" %}', "include"),
+    ("{% import 'macros' as m %}{{ item }}", "import"),
+    ("{% from 'm' import x %}{{ item }}", "from … import"),
+    ("{% extends 'base' %}", "extends"),
+    ("ok\n{% if item %}{% include item %}{% endif %}", "include"),
+])
+@pytest.mark.parametrize("label", [TASK_LABEL, TITLE_LABEL, STEER_LABEL])
+def test_templates_that_read_other_files_are_rejected_at_once(source: str, tag: str,
+                                                               label: str) -> None:
+    with pytest.raises(TaskTemplateError) as caught:
+        TaskTemplate(source, label)
+    assert caught.value.message.startswith(f"{label} uses {{% {tag} %}} (line ")
+    assert "include, import and extends are not allowed" in caught.value.message
+    assert caught.value.exit_code == 2
+
+
+@pytest.mark.parametrize("label", [TASK_LABEL, TITLE_LABEL, STEER_LABEL])
+def test_an_undefined_variable_names_the_template_and_the_variable(label: str) -> None:
+    with pytest.raises(TaskTemplateError) as caught:
+        TaskTemplate("Hi {{ nope }}", label).render(Item(3, 4, {"name": "Ann"}))
+    assert caught.value.message == (f"item 3 (line 4): {label}: 'nope' is undefined"
+                                    " (this item has: index, item, name)")
+
+
+@pytest.mark.parametrize(("source", "why"), [
+    ("{{ item }}", SAYS_NOTHING),
+    ("{{ item * 2 }} items", NEEDS_AN_ITEM),
+    ("Translate {{ item }}", ""),
+])
+def test_shape_or_why_says_why_the_template_is_not_asked(source: str, why: str) -> None:
+    shape, reason = TaskTemplate(source).shape_or_why()
+    assert reason == why and (shape is None) == bool(why)
 
 
 def test_a_template_that_does_not_compile_fails_at_once() -> None:

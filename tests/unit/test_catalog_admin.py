@@ -56,7 +56,7 @@ def test_reload_activates_and_records_source_time_and_hash(ws: Workspace, tmp_pa
     assert active.activated_at and active.activated_at.endswith("Z")
     assert active.sha256 == result.active.sha256 != bundled_catalog().sha256
     record = json.loads(ws.settings.paths.active_catalog_file.read_text())
-    assert set(record) == {"source", "activatedAt", "sha256", "engines"}
+    assert set(record) == {"source", "activatedAt", "sha256", "engines", "recordDigest"}
     # nothing but the record and the lock file is left in the folder (no temp files)
     assert sorted(p.name for p in ws.settings.paths.catalog_state_dir.iterdir()) == [
         "active.json", "active.lock"]
@@ -165,6 +165,18 @@ def test_bundled_goes_back_to_the_default(ws: Workspace, tmp_path: Path) -> None
     result = reload_catalog(ws, bundled=True)
     assert result.activated and active_catalog(ws.settings.paths).source == "bundled"
     assert "deep-thought" not in active_catalog(ws.settings.paths).names
+
+
+def test_a_hand_edited_record_falls_back_to_bundled_with_a_warning(ws: Workspace,
+                                                                   tmp_path: Path) -> None:
+    assert reload_catalog(ws, write(tmp_path, "a.yaml", with_extra())).activated
+    record = ws.settings.paths.active_catalog_file
+    data = json.loads(record.read_text(encoding="utf-8"))
+    data["engines"] = [e for e in data["engines"] if e["name"] != "ford"]  # still valid JSON
+    record.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    active = load_active(ws.settings.paths)
+    assert active.catalog.source == "bundled" and "ford" in active.catalog.names
+    assert active.warning and "does not match its 'recordDigest'" in active.warning
 
 
 @pytest.mark.parametrize("damage", ["{not json", '{"source": "x"}', "",

@@ -125,6 +125,31 @@ def test_get_by_unique_prefix(ws: Workspace) -> None:
         get_process(ws, "zzzzzz")
 
 
+def test_a_short_id_says_a_prefix_needs_four_characters(ws: Workspace) -> None:
+    proc = create_process(ws, ProcessSpec(recipe="coding", name="pre"))
+    with pytest.raises(ProcessNotFound) as short:
+        get_process(ws, proc.id[:3])
+    assert short.value.message == (f"no process with id '{proc.id[:3]}'"
+                                   " (an id prefix needs at least 4 characters)")
+    with pytest.raises(ProcessNotFound) as long_enough:
+        get_process(ws, "zzzzzz")
+    assert long_enough.value.message == "no process with id 'zzzzzz'"
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("a\tb", "process name has a control character ('\\t' at position 2);"
+              " use printable characters only"),
+    ("two\nlines", "process name has a control character ('\\n' at position 4);"
+                   " use printable characters only"),
+    ("x" * 201, "process name is 201 characters long; at most 200"),
+])
+def test_a_bad_process_name_says_what_is_wrong(ws: Workspace, name: str, message: str) -> None:
+    with pytest.raises(InputError) as caught:
+        create_process(ws, ProcessSpec(recipe="coding", name=name))
+    assert caught.value.message == message
+    assert _count(ws) == 0
+
+
 def test_a_crash_mid_transaction_leaves_the_database_whole(ws: Workspace) -> None:
     with pytest.raises(RuntimeError), ws.db.transaction():
         ws.db.conn.execute("INSERT INTO events (tenant, recipient_process_id, kind, created_at)"

@@ -78,6 +78,20 @@ def test_unknown_recipe_suggests_close_names() -> None:
     assert info.value.close[0] == "essay-pipeline"
     assert "did you mean 'essay-pipeline'" in str(info.value)
     assert info.value.exit_code == 2
+    message = info.value.message
+    assert message.startswith("unknown recipe 'essay-pipline' — did you mean 'essay-pipeline'")
+    available = [r.name for r in load_recipes(_ws()).inventory()]
+    assert f"; available: {', '.join(available)}" in message  # DESIGN.md §4
+    assert "session-root" not in message  # internal: not offered
+
+
+def test_unknown_recipe_message_counts_what_it_does_not_list() -> None:
+    names = [f"recipe-{i:03d}" for i in range(45)]
+    error = UnknownRecipe("nothing-like-it", (), names)
+    assert "recipe-019" in error.message and "recipe-020" not in error.message
+    assert error.message.endswith("and 25 more (see 'vance recipe list')")
+    assert error.details["available"] == names
+    assert UnknownRecipe("x").message == "unknown recipe 'x'; no recipes are available"
 
 
 @pytest.mark.parametrize(

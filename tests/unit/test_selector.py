@@ -240,3 +240,27 @@ def test_routing_cases_offline_accuracy_floor() -> None:
 
 def _none() -> Recipe:
     return Recipe(name="NONE", engine="", description="")
+
+
+README_OFFLINE_EXAMPLES = [
+    ("Generate a picture of a cat translating a book", None),
+    ("Start a playlist for our debate night", None),
+    ("a mind map about Python", None),
+    ("a cat translating a book", "translate"),
+]
+"""The offline examples README.md states ("… pick nothing"), with what they pick."""
+
+
+@pytest.mark.parametrize(("task", "expected"), README_OFFLINE_EXAMPLES)
+def test_readme_offline_examples_are_true(task: str, expected: str | None) -> None:
+    import re
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    plain = " ".join(readme.replace("*", "").split())
+    assert f'"{task}"' in plain  # the README says exactly this sentence
+    decision = select(_ws(), task)
+    assert (decision.recipe.name if decision.recipe else None) == expected, decision.rationale
+    if expected is None:
+        assert re.search(rf'"{re.escape(task)}"[^.]*pick nothing|nor does "{re.escape(task)}"',
+                         plain)
+

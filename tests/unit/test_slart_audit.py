@@ -3,12 +3,29 @@
 from __future__ import annotations
 
 import json
+import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import pytest
 
+from vance_cli.config import load_settings
+from vance_cli.processes import Status, apply_transition
 from vance_cli.slart.audit import Audit, layer_path, run_folder
+from vance_cli.workspace import Workspace
+
+if TYPE_CHECKING:
+    from vance_cli.slart.fallback import Started
+
+
+@pytest.fixture()
+def ws() -> Iterator[Workspace]:
+    workspace = Workspace(load_settings())
+    yield workspace
+    workspace.close()
 
 
 def _read(path: Path) -> dict[str, object]:
@@ -72,3 +89,106 @@ def test_concurrent_writers_leave_valid_json(tmp_path: Path) -> None:
 
 def test_layer_path() -> None:
     assert layer_path("r1", "x.yaml") == "recipes/_slart/r1/x.yaml"
+
+
+# --- the close hook: a process closed by someone else ends its audit too ---------------------
+
+
+def _started_slart(ws: Workspace) -> Started:
+    from vance_cli.delegate import DelegateRequest
+    from vance_cli.slart.fallback import start_slart
+
+    return start_slart(ws, DelegateRequest(task="Turn off the lights", name="lights"), None,
+                       None, 60.0, "sync")
+
+
+def _audit_on_disk(started: Started) -> dict:
+    return json.loads(Path(started.process.params["auditFile"]).read_text(encoding="utf-8"))
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_the_audit_file_is_recorded_in_the_process_params(ws: Workspace) -> None:
+    started = _started_slart(ws)
+    assert started.process.params["auditFile"] == str(started.control.audit.path)
+    assert _audit_on_disk(started)["state"] == "CREATED"
+
+
+def test_a_reaped_slart_process_ends_its_audit_stale(ws: Workspace) -> None:
+    from vance_cli.lifecycle import reap_stale
+    from vance_cli.state import process_store
+
+    started = _started_slart(ws)
+    started.control.audit.begin_attempt(1, {"model": "m"})  # the worker is mid-run …
+    pid = _dead_pid()
+    with ws.db.transaction():
+        apply_transition(ws.db, started.process.id, Status.IDLE, Status.RUNNING, note="worker")
+        process_store.set_worker(ws.db, started.process.id, pid)
+    [reaped] = reap_stale(ws)  # … and was SIGKILLed
+    audit = _audit_on_disk(started)
+    assert reaped.close_reason == "STALE"
+    assert audit["state"] == "STALE" and audit["reason"] == reaped.result["reason"]
+    assert f"worker process {pid} is gone" in audit["reason"]
+    assert audit["closeReason"] == "STALE" and len(audit["attempts"]) == 1
+
+
+def test_a_slart_process_stopped_from_outside_ends_its_audit_stopped(ws: Workspace) -> None:
+    from vance_cli.lifecycle import stop_process
+
+    started = _started_slart(ws)
+    assert stop_process(ws, started.process.id).stopped
+    audit = _audit_on_disk(started)
+    assert audit["state"] == "STOPPED" and audit["reason"] == "stopped with 'vance process stop'"
+
+
+def test_a_final_audit_is_left_alone(ws: Workspace) -> None:
+    from vance_cli.lifecycle import stop_process
+
+    started = _started_slart(ws)
+    started.control.audit.finish("FAILED", "no valid recipe")
+    stop_process(ws, started.process.id)
+    assert (_audit_on_disk(started)["state"], _audit_on_disk(started)["reason"]) == \
+        ("FAILED", "no valid recipe")
+
+
+@pytest.mark.parametrize(("reason", "result", "state"), [
+    ("STALE", {"reason": "worker gone"}, ("STALE", "worker gone")),
+    ("STOPPED", {"reason": "cut off", "timedOut": True}, ("TIMED_OUT", "cut off")),
+    ("STOPPED", {}, ("STOPPED", "STOPPED")),
+    ("FAILED", None, ("FAILED", "FAILED")),
+    ("DONE", {"recipePath": "x"}, None),
+])
+def test_closed_state_maps_the_close_reason(reason: str, result: dict | None,
+                                            state: tuple[str, str] | None) -> None:
+    from vance_cli.slart.audit import closed_state
+
+    process = SimpleNamespace(close_reason=reason, result=result)
+    assert closed_state(process) == state  # type: ignore[arg-type]
+
+
+def test_close_hooks_run_per_recipe_and_never_fail_the_close(
+        ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vance_cli import lifecycle
+    from vance_cli.processes import ProcessSpec, create_process
+
+    seen: list[tuple[str, str | None]] = []
+
+    def hook(_ws: Workspace, process: object) -> None:
+        seen.append((process.name, process.close_reason))  # type: ignore[attr-defined]
+        raise RuntimeError("a broken hook")
+
+    monkeypatch.setitem(sys.modules, "fake_engine_hooks", SimpleNamespace(on_close=hook))
+    monkeypatch.setattr(lifecycle, "CLOSE_HOOKS", {"translate": "fake_engine_hooks:on_close"})
+    ford = create_process(ws, ProcessSpec(recipe="translate", name="t"))
+    other = create_process(ws, ProcessSpec(recipe="discuss", name="d"))
+    after, closed_from = lifecycle.close_process(ws, ford.id, "STOPPED")
+    assert closed_from is Status.IDLE and after.status is Status.CLOSED
+    lifecycle.close_process(ws, other.id, "STOPPED")
+    assert seen == [("t", "STOPPED")]  # only the recipe with a hook; the close stands

@@ -162,3 +162,16 @@ def test_require_complete_names_the_missing_fields() -> None:
     assert "invalid: members[0].age: expected_integer" in message
     assert caught.value.to_json()["errors"][0] == {"field": "title", "error": "required"}
     require_complete(WIZARD.spec.fields, {"title": "x", "members": [{"name": "A"}]})
+
+
+@pytest.mark.parametrize(("why", "how", "tail"), [
+    ("--no-input", None, "(--no-input)"),
+    ("a script", "give them with /wizard w --values FILE",
+     "(a script; give them with /wizard w --values FILE)"),
+    (None, None, ""),
+])
+def test_require_complete_names_only_the_hint_its_caller_gives(
+        why: str | None, how: str | None, tail: str) -> None:
+    with pytest.raises(FormInvalid) as caught:
+        require_complete(WIZARD.spec.fields, {}, why, how)
+    assert caught.value.message == f"missing values for title {tail}".rstrip()

@@ -24,6 +24,10 @@ BROKEN = [
     ("", "found an empty file"),
     ("title: T\nfields: []\n", "promptTemplate: missing required key"),
     ("title: T\nfields: []\npromtTemplate: x\n", "did you mean 'promptTemplate'"),
+    ("title: T\nfields: []\npromptTemplate: x\nfieldz: []\n", "fieldz: unknown key (did you mean"
+     " 'fields'?)"),
+    ("title: T\npromptTemplate: x\nfields:\n  - {name: a, type: string, lable: A}\n",
+     "fields[0].lable: unknown key (did you mean 'label'?)"),
     ("title: T\npromptTemplate: x\nfields:\n  - {name: a, type: colour}\n",
      "fields[0].type: unknown_field_type 'colour'"),
     ("title: T\npromptTemplate: x\nfields:\n  - {name: a, type: integer, integerMax: 3,"
@@ -114,3 +118,16 @@ def test_lint_paths_files_and_folders(tmp_path: Path) -> None:
                                                                   ("b", False, None)]
     assert report.to_json()["ok"] is False
     assert lint_paths([tmp_path / "mine" / "a.yaml"]).ok
+
+
+@pytest.mark.parametrize("key", ["x", "mx", "maxi", "item", "rows"])
+def test_unknown_top_level_key_suggests_only_top_level_keys(tmp_path: Path, key: str) -> None:
+    """``x`` once suggested 'max' (a field key): suggestions come from the key's own mapping."""
+    from vance_cli.wizards.loader import lint_paths
+
+    path = tmp_path / "w.yaml"
+    path.write_text(f"title: T\nfields: []\npromptTemplate: x\n{key}: 1\n", encoding="utf-8")
+    reason = lint_paths([path]).problems[0].reason
+    assert f"{key}: unknown key" in reason
+    for field_key in ("max", "min", "item", "rows", "label", "name", "type"):
+        assert f"'{field_key}'" not in reason, reason

@@ -224,7 +224,10 @@ class TerminalAsker:
     def _confirm(self, label: str, default: bool) -> bool:
         import questionary
 
-        return bool(self._run(questionary.confirm(label, default=default, **self._io())))
+        # auto_enter=False: y/n only choose, Enter submits, so a habitual "n⏎" never also
+        # answers the next question with its default.
+        return bool(self._run(questionary.confirm(label, default=default, auto_enter=False,
+                                                  **self._io())))
 
     def _select(self, question: Question) -> str:
         import questionary

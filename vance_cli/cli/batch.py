@@ -78,12 +78,13 @@ def command(ctx: typer.Context, *, task: str | None, template: str | None, items
     """Check the batch options, run the batch, and return the exit code."""
     from vance_cli.batch import BatchRequest
 
-    if task is not None:
-        raise typer.BadParameter("not allowed with --task-template (a batch takes its tasks "
-                                 "from --items)", param_hint="--task")
     if template is None:
-        raise typer.BadParameter("needs --task-template T (the task for each item)",
+        unused = "; --task is not used in batch mode" if task is not None else ""
+        raise typer.BadParameter(f"needs --task-template T (the task for each item){unused}",
                                  param_hint="--items")
+    if task is not None:
+        raise typer.BadParameter("not used in batch mode: --task-template T gives the task "
+                                 "for each item of --items", param_hint="--task")
     if items is None:
         raise typer.BadParameter("needs --items FILE|- (the batch's items)",
                                  param_hint="--task-template")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from vance_cli.cli import context, output
+from vance_cli.wording import counted
 
 if TYPE_CHECKING:
     from vance_cli.catalog_admin import CatalogCheck
@@ -35,7 +36,8 @@ def show(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     output.table(None, ("engine", "purpose", "when to use", "not for"),
                  ((e.name, e.purpose, e.when_to_use, e.not_for)
                   for e in catalog.engines.values()),
-                 caption=f"active catalog: {catalog.source}{since}")
+                 caption=f"active catalog: {catalog.source}{since}",
+                 text=("purpose", "when to use", "not for"))
     if status.reload_pending:
         output.info(f"catalog.file {status.configured_file} differs from the active catalog;"
                     " run 'vance catalog reload' to activate it")
@@ -49,7 +51,8 @@ def _report_problems(check: CatalogCheck) -> None:
                 f" '{orphan.engine}', which {check.file} does not have")
         output.warn(line) if check.allow_orphans else output.error(line)
     if check.orphans and not check.allow_orphans:
-        output.info(f"{len(check.orphans)} recipe(s) would lose their engine; add the engine,"
+        output.info(f"{counted(len(check.orphans), 'recipe')} would lose"
+                    f" {'its' if len(check.orphans) == 1 else 'their'} engine; add the engine,"
                     " or pass --allow-orphans to accept that")
 
 
@@ -69,8 +72,8 @@ def validate(
     else:
         _report_problems(check)
         if check.ok and check.catalog is not None:
-            output.emit_text(f"{check.file}: valid, {len(check.catalog.names)} engines"
-                             f" ({', '.join(check.catalog.names)})")
+            output.say(f"{check.file}: valid, {counted(len(check.catalog.names), 'engine')}"
+                       f" ({', '.join(check.catalog.names)})")
     if not check.ok:
         raise typer.Exit(1)
 
@@ -109,5 +112,6 @@ def reload(
                            if result.active.activated_at else ""))
         raise typer.Exit(1)
     if not as_json:
-        output.emit_text(f"activated {result.active.source}: {len(result.active.names)} engines"
-                         f" ({', '.join(result.active.names)}) at {result.active.activated_at}")
+        output.say(f"activated {result.active.source}:"
+                   f" {counted(len(result.active.names), 'engine')}"
+                   f" ({', '.join(result.active.names)}) at {result.active.activated_at}")

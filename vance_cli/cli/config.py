@@ -20,8 +20,7 @@ def show(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     if as_json:
         output.emit_json({k: {"value": v, "origin": o} for k, v, o in items})
         return
-    output.table(None, ("key", "value", "origin"), ((k, "" if v is None else v, o)
-                                                    for k, v, o in items))
+    output.table(None, ("key", "value", "origin"), items, text=("value",))
 
 
 @app.command("path")

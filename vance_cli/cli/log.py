@@ -17,6 +17,7 @@ def command(
 ) -> None:
     """Show the selector's decision log (this tenant, all sessions), newest first."""
     from vance_cli.state.decision_log import recent
+    from vance_cli.wording import counted
 
     ws = context.workspace(ctx)
     entries = recent(ws.db, ws.settings.tenant, limit)
@@ -31,4 +32,5 @@ def command(
              f"{e.latency_ms:.0f}" if e.latency_ms is not None else "",
              e.task if e.task is not None else f"(private: sha256 {e.task_hash[:12]}…)")
             for e in entries)
-    output.table(None, columns, rows, caption=f"{len(entries)} decisions", one_line=("task",))
+    output.table(None, columns, rows, caption=counted(len(entries), "decision"),
+                 one_line=("task",))

@@ -5,21 +5,87 @@ Rules (DESIGN.md §3):
   (never through Rich, which wraps at 80 columns and eats ``[brackets]``).
 - Human output goes through Rich on stdout; Rich honours ``NO_COLOR``.
 - Warnings and errors go to stderr as plain lines; spinners and progress go to
-  stderr and only when stderr is a terminal.
+  stderr and only when stderr is a terminal. A table's title and caption
+  (counts, notes) are diagnostics too: piped, they go to stderr only when
+  stderr is a terminal.
+- Untrusted text (tasks, LLM rationales, names, file content) may hold
+  terminal control characters. Every human-output path here — ``fields``,
+  ``table``, ``say``, ``info``/``warn``/``error``, spinners — shows C0/C1
+  control characters as visible placeholders (``visible``: ESC → ``␛``),
+  keeping only newline and tab where the layout needs them. ``--json`` and
+  ``emit_text`` (a rendered prompt, which must stay exact) are untouched.
+- Values are shown for people by one formatter, ``display``: booleans as
+  ``true``/``false``, mappings and lists as compact JSON, None as empty.
 - Rich is imported on first human output, never for ``--json``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""C0 controls but tab and newline, DEL, and C1 controls: never written raw to a terminal."""
+_CONTROL_ALL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+"""Every C0/C1 control and DEL, for text that must stay on one line (spinners)."""
+_LINE_BREAKS = re.compile(r"[ \t]*(?:\r\n|\r|\n)\s*")
+MIN_ONE_LINE = 10
+"""Narrowest width of a one-line column, in cells: the identifier columns come first."""
+ONE_LINE_BREAK = " \u23ce "
+"""What a line break shows as in a cell cut to one line (`` ⏎ ``)."""
+
+
+def _picture(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)  # Unicode control pictures: ESC → ␛, NUL → ␀
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    return f"\\x{code:02x}"  # C1 controls have no picture
+
+
+def visible(text: str, keep_layout: bool = True) -> str:
+    r"""Return ``text`` with terminal control characters replaced by visible placeholders.
+
+    Args:
+        text: untrusted text about to be shown on a terminal.
+        keep_layout: keep newline and tab (multi-line values); False replaces them too.
+
+    Returns:
+        The text; C0 controls show as Unicode control pictures (ESC → ``␛``),
+        DEL as ``␡``, C1 controls as ``\x9b``.
+
+    Rule: DESIGN.md §3 (human output).
+    """
+    return (_CONTROL if keep_layout else _CONTROL_ALL).sub(_picture, text)
+
+
+def display(value: Any) -> str:
+    """Return a value as people read it (the one formatter of ``fields`` and ``table``).
+
+    Args:
+        value: a cell or field value.
+
+    Returns:
+        ``""`` for None; ``true``/``false`` for booleans; compact JSON for
+        mappings, lists and tuples; ``str(value)`` otherwise.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Mapping | list | tuple):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
 
 
 def emit_json(data: Any) -> None:
@@ -77,72 +143,118 @@ def escape(text: str) -> str:
 
 
 def warn(message: str) -> None:
-    """Write ``vance: warning: <message>`` to stderr."""
-    sys.stderr.write(f"vance: warning: {message}\n")
+    """Write ``vance: warning: <message>`` to stderr (control characters made visible)."""
+    sys.stderr.write(f"vance: warning: {visible(message)}\n")
     sys.stderr.flush()
 
 
 def error(message: str) -> None:
-    """Write ``vance: error: <message>`` to stderr."""
-    sys.stderr.write(f"vance: error: {message}\n")
+    """Write ``vance: error: <message>`` to stderr (control characters made visible)."""
+    sys.stderr.write(f"vance: error: {visible(message)}\n")
     sys.stderr.flush()
 
 
 def info(message: str) -> None:
     """Write a plain informational line to stderr (kept off stdout so pipes stay clean)."""
-    sys.stderr.write(message + "\n")
+    sys.stderr.write(visible(message) + "\n")
     sys.stderr.flush()
 
 
-def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]],
-          caption: str | None = None, one_line: Sequence[str] = ()) -> None:
-    """Print a table of plain-text cells to stdout.
+def note(message: str) -> None:
+    """Write a diagnostic line to stderr only when stderr is a terminal (counts, captions).
 
-    On a terminal: a Rich table (cells escaped). Piped: one tab-separated
-    line per row and no header, as ``gh`` does, so ``cut``, ``grep`` and
-    ``awk`` work (tabs and newlines inside cells become spaces); the title
-    and caption then go to stderr.
+    Rule: DESIGN.md §3 (diagnostics only on a TTY).
+    """
+    if sys.stderr.isatty():
+        info(message)
+
+
+def say(message: str) -> None:
+    """Write a human line to stdout (control characters made visible; no Rich markup)."""
+    sys.stdout.write(visible(message) + "\n")
+    sys.stdout.flush()
+
+
+def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]],
+          caption: str | None = None, one_line: Sequence[str] = (), text: Sequence[str] = (),
+          group: Sequence[str] = ()) -> None:
+    """Print a table to stdout; cells go through ``display`` and ``visible``.
+
+    On a terminal: a Rich table (cells escaped). Identifier columns (every
+    column not in ``text`` or ``one_line``: names, ids, engines, status …)
+    never wrap; they are cut with an ellipsis only when the terminal is too
+    narrow for them. ``text`` columns wrap and take the remaining width;
+    ``one_line`` columns show on one line (line breaks as `` ⏎ ``), cut with
+    an ellipsis. Piped: one tab-separated line per row — every row complete
+    — and no header, as ``gh`` does, so ``cut``, ``grep`` and ``awk`` work
+    (tabs and newlines inside cells become spaces); the title and caption go
+    to stderr only when stderr is a terminal.
 
     Args:
         title: shown above the table, or None.
         columns: column headers.
-        rows: cell values, one sequence per row; None shows as empty.
-        caption: shown below the table, or None.
+        rows: cell values, one sequence per row (see ``display``).
+        caption: shown below the table (terminal), or None.
         one_line: columns cut to one line with an ellipsis instead of wrapping.
+        text: free-text columns that wrap.
+        group: columns whose value is shown only where it changes from the
+            row above (terminal only; piped rows stay complete).
+
+    Rule: DESIGN.md §3 (human output, diagnostics only on a TTY).
     """
-    cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
+    raw = [[display(cell) for cell in row] for row in rows]
     if not sys.stdout.isatty():
-        for row in cells:
-            sys.stdout.write("\t".join(" ".join(cell.split()) for cell in row) + "\n")
+        for row in raw:
+            sys.stdout.write("\t".join(visible(" ".join(cell.split())) for cell in row) + "\n")
         sys.stdout.flush()
-        for note in (title, caption):
-            if note:
-                info(note)
+        for line in (title, caption):
+            if line:
+                note(line)
         return
     from rich.table import Table
 
+    cells = [[visible(_one_line(cell) if column in one_line else cell)
+              for column, cell in zip(columns, row, strict=False)] for row in raw]
+    _blank_repeats(columns, cells, group)
     grid = Table(title=title, caption=caption, header_style="bold", expand=False)
     fixed = sum(max([len(c)] + [len(r[i]) for r in cells]) + 3
                 for i, c in enumerate(columns) if c not in one_line)
-    spare = max(20, (console().width - fixed - 4) // max(1, len(one_line)))
+    spare = max(MIN_ONE_LINE, (console().width - fixed - 4) // max(1, len(one_line)))
     for column in columns:
         if column in one_line:
             grid.add_column(column, overflow="ellipsis", no_wrap=True, max_width=spare)
-        else:
+        elif column in text:
             grid.add_column(column, overflow="fold")
+        else:
+            grid.add_column(column, overflow="ellipsis", no_wrap=True)
     for row in cells:
         grid.add_row(*(escape(cell) for cell in row))
     console().print(grid)
 
 
+def _one_line(cell: str) -> str:
+    return _LINE_BREAKS.sub(ONE_LINE_BREAK, cell.strip()).replace("\t", " ")
+
+
+def _blank_repeats(columns: Sequence[str], cells: list[list[str]], group: Sequence[str]) -> None:
+    for index, column in enumerate(columns):
+        if column not in group:
+            continue
+        previous = None
+        for row in cells:
+            current = row[index]
+            if current == previous:
+                row[index] = ""
+            previous = current
+
+
 def fields(pairs: Iterable[tuple[str, Any]], title: str | None = None) -> None:
-    """Print ``label: value`` lines (labels bold, values escaped) to stdout."""
+    """Print ``label: value`` lines (labels bold; values through ``display``, made visible)."""
     out = console()
     if title:
-        out.print(f"[bold]{escape(title)}[/bold]")
+        out.print(f"[bold]{escape(visible(title))}[/bold]")
     for label, value in pairs:
-        shown = "" if value is None else str(value)
-        out.print(f"[bold]{escape(label)}:[/bold] {escape(shown)}")
+        out.print(f"[bold]{escape(visible(label))}:[/bold] {escape(visible(display(value)))}")
 
 
 @contextmanager
@@ -151,7 +263,7 @@ def status(message: str) -> Iterator[None]:
     if not sys.stderr.isatty():
         yield
         return
-    with err_console().status(escape(message)):
+    with err_console().status(escape(visible(message, keep_layout=False))):
         yield
 
 
@@ -182,5 +294,5 @@ def progress(total: int, description: str) -> Iterator[Callable[[], None]]:
                    TimeElapsedColumn(), console=err_console(), transient=True,
                    redirect_stdout=False)
     with bar:
-        task = bar.add_task(escape(description), total=total)
+        task = bar.add_task(escape(visible(description, keep_layout=False)), total=total)
         yield lambda: bar.advance(task)

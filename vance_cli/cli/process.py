@@ -76,16 +76,19 @@ def list_(
 ) -> None:
     """List processes of this session, newest first."""
     from vance_cli.processes import list_processes
+    from vance_cli.wording import counted
 
     processes = list_processes(context.workspace(ctx), all_sessions=all_sessions, limit=limit)
     if as_json:
         output.emit_json([p.to_json() for p in processes])
         return
-    output.table(None, ("id", "name", "recipe", "engine", "status", "created"),
-                 ((p.id, p.name, p.recipe, p.engine,
+    columns = ("id", *(("session",) if all_sessions else ()), "name", "recipe", "engine",
+               "status", "created")
+    output.table(None, columns,
+                 ((p.id, *((p.session,) if all_sessions else ()), p.name, p.recipe, p.engine,
                    p.status.value + (f"/{p.close_reason}" if p.close_reason else ""),
                    p.created_at) for p in processes),
-                 caption=f"{len(processes)} processes")
+                 caption=counted(len(processes), "process", "processes"))
 
 
 @app.command("show")
@@ -162,9 +165,9 @@ def print_event(event: Event) -> None:
         about = f"from {event.source or '-'} for {event.recipient}"
         detail = data
     state = "" if event.consumed_at is None else f" [consumed {event.consumed_at}]"
-    output.emit_text(f"#{event.id} {event.created_at} {event.kind}: {about}{state}")
+    output.say(f"#{event.id} {event.created_at} {event.kind}: {about}{state}")
     if detail:
-        output.emit_text("    " + json.dumps(detail, ensure_ascii=False))
+        output.say("    " + json.dumps(detail, ensure_ascii=False))
 
 
 @app.command("events")

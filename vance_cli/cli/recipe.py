@@ -23,6 +23,7 @@ def list_(
 ) -> None:
     """List the recipes the selector chooses from (with --all, every recipe)."""
     from vance_cli.recipes import load_recipes
+    from vance_cli.wording import counted
 
     found = load_recipes(context.workspace(ctx))
     for problem in found.problems:
@@ -37,7 +38,7 @@ def list_(
         return
     output.table(None, ("name", "engine", "layer", "description"),
                  ((r.name, r.engine, r.layer.value, r.description) for r in recipes),
-                 caption=f"{len(recipes)} recipes", one_line=("description",))
+                 caption=counted(len(recipes), "recipe"), one_line=("description",))
 
 
 @app.command("show")
@@ -56,7 +57,7 @@ def show(
     data = recipe.to_json()
     output.fields([
         ("name", data["name"]), ("engine", data["engine"]), ("title", data["title"]),
-        ("description", data["description"]), ("params", data["params"] or "{}"),
+        ("description", data["description"]), ("params", data["params"]),
         ("tags", ", ".join(data["tags"])), ("keywords", ", ".join(data["triggers"]["keywords"])),
         ("internal", data["internal"]), ("layer", data["layer"]), ("path", data["path"]),
     ])

@@ -44,7 +44,7 @@ class SlashCommand:
 
 
 COMMANDS: tuple[SlashCommand, ...] = (
-    SlashCommand("wizard", "/wizard [NAME] [--set KEY=VALUE]... [--dry-run]",
+    SlashCommand("wizard", "/wizard [NAME] [--set KEY=VALUE]... [--values FILE] [--dry-run]",
                  "fill a wizard; its prompt lands in the input line, Enter sends it"),
     SlashCommand("delegate", "/delegate [--dry-run] TASK",
                  "send TASK to the selector (a line without a slash does the same)"),
@@ -66,6 +66,10 @@ DRY_RUN = "--dry-run"
 
 SET_OPTIONS = ("--set", "-s")
 """``/wizard`` prefill options, as ``vance wizard run --set``."""
+
+VALUES_OPTION = "--values"
+"""``/wizard`` values file option, as ``vance wizard run --values`` (a file only: the
+shell's stdin is its own input)."""
 
 
 def find_command(name: str) -> SlashCommand | None:
@@ -153,21 +157,25 @@ class WizardArgs:
         name: the wizard, or None to list them.
         sets: ``KEY=VALUE`` prefills, in order.
         dry_run: decide only when the prompt is sent.
+        values: a JSON or YAML values file, read before the ``--set`` values.
     """
 
     name: str | None
     sets: tuple[str, ...] = ()
     dry_run: bool = False
+    values: str | None = None
 
 
 def parse_wizard_args(words: Sequence[str]) -> WizardArgs:
-    """Parse ``/wizard [NAME] [--set K=V]... [--dry-run]`` (options anywhere).
+    """Parse ``/wizard [NAME] [--set K=V]... [--values FILE] [--dry-run]`` (options anywhere).
 
     Raises:
-        InputError: an unknown option, ``--set`` without a value, or two names.
+        InputError: an unknown option, ``--set``/``--values`` without a value,
+            ``--values -`` (stdin is the shell's input), or two names.
     """
     name: str | None = None
     sets: list[str] = []
+    values: str | None = None
     dry_run = False
     rest = list(words)
     while rest:
@@ -180,14 +188,21 @@ def parse_wizard_args(words: Sequence[str]) -> WizardArgs:
             sets.append(rest.pop(0))
         elif word.startswith("--set="):
             sets.append(word.removeprefix("--set="))
+        elif word == VALUES_OPTION or word.startswith(VALUES_OPTION + "="):
+            if word == VALUES_OPTION and not rest:
+                raise InputError(f"{VALUES_OPTION} needs FILE (JSON or YAML)")
+            values = rest.pop(0) if word == VALUES_OPTION else word.split("=", 1)[1]
+            if values == "-":
+                raise InputError(f"/wizard {VALUES_OPTION} takes a file: the shell's stdin is"
+                                 " its own input")
         elif word.startswith("-"):
-            raise InputError(f"/wizard has no option '{word}' (it takes --set KEY=VALUE"
-                             f" and {DRY_RUN})")
+            raise InputError(f"/wizard has no option '{word}' (it takes --set KEY=VALUE,"
+                             f" {VALUES_OPTION} FILE and {DRY_RUN})")
         elif name is None:
             name = word
         else:
             raise InputError(f"/wizard takes one wizard name, got '{name}' and '{word}'")
-    return WizardArgs(name, tuple(sets), dry_run)
+    return WizardArgs(name, tuple(sets), dry_run, values)
 
 
 def parse_delegate_args(text: str) -> tuple[str, bool]:

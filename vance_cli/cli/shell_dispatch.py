@@ -13,7 +13,7 @@ Rules:
   hands it back (``LineResult.prefill``) for the REPL to put into its own
   input buffer; Enter then sends it as a task (``send_task``). Without a
   terminal (a script on stdin) every required value must come from
-  ``--set`` and the prompt is sent at once.
+  ``--values FILE`` or ``--set`` (later wins) and the prompt is sent at once.
 - A failing line never ends the shell: ``run_line`` returns its exit code,
   after one line on stderr (a VanceError's message, a usage error, or
   ``Type: message`` for a bug — the traceback only with ``--debug``).
@@ -223,7 +223,10 @@ class Shell:
         assert args.name is not None
         ws = self.ws
         wizard = find_wizard(ws.cascade(Kind.WIZARDS), args.name)
-        prefill = merge_prefill(wizard.spec.fields, parse_assignments(list(args.sets), "--set"))
+        from vance_cli.cli.wizard import read_values_option
+
+        prefill = merge_prefill(wizard.spec.fields, read_values_option(args.values),
+                                parse_assignments(list(args.sets), "--set"))
         for key in prefill.unknown:
             output.warn(f"'{key}' is not a field of wizard '{wizard.name}' (ignored)")
         lang = ws.settings.lang
@@ -234,7 +237,9 @@ class Shell:
             answers = fill_form(wizard.spec.fields, prefill.values, asker, lang)
         else:
             require_complete(wizard.spec.fields, prefill.values,
-                             "the shell reads a script (stdin is not a terminal)")
+                             "the shell reads a script (stdin is not a terminal)",
+                             f"give them with /wizard {args.name} --set KEY=VALUE"
+                             " or --values FILE")
             answers = dict(prefill.values)
         return build_prompt(wizard, answers, RenderContext.of(ws)).text
 
@@ -251,7 +256,8 @@ class Shell:
             return LineResult()
         output.table(None, ("command", "what it does"),
                      ((c.usage, c.summary) for c in COMMANDS),
-                     caption="Anything else is a task for the selector, as 'vance delegate'.")
+                     caption="Anything else is a task for the selector, as 'vance delegate'.",
+                     text=("command", "what it does"))
         return LineResult()
 
     # --- errors -------------------------------------------------------------

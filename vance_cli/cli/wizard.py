@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -31,6 +32,9 @@ PrintOpt = Annotated[bool, typer.Option(
 DryRunOpt = Annotated[bool, typer.Option(
     "--dry-run", help="Let the selector decide, but start no process (as vance delegate).")]
 NameArg = Annotated[str, typer.Argument(help="Wizard name, e.g. gremium.")]
+
+GIVE_VALUES = "give them with --set KEY=VALUE or --values FILE"
+"""How ``run`` and ``open`` take values without a terminal (both have these options)."""
 
 LINT_FAILED = 1
 """Exit code of ``vance wizard lint`` when a wizard is broken (as linters do; 2 = usage)."""
@@ -74,11 +78,11 @@ def list_(
     if not groups:
         output.info(f"no wizards available in project '{ws.availability_id}'")
         return
-    rows = [(group.category if index == 0 else "", w.spec.title_in(lang), w.name,
+    rows = [(group.category, w.spec.title_in(lang), w.name,
              w.layer.value if w.layer else "", w.spec.description_in(lang))
-            for group in groups for index, w in enumerate(group.wizards)]
+            for group in groups for w in group.wizards]
     output.table(None, ("category", "title", "name", "layer", "description"), rows,
-                 one_line=("description",))
+                 one_line=("description",), text=("title",), group=("category",))
 
 
 @app.command("show")
@@ -97,10 +101,16 @@ def show(ctx: typer.Context, name: NameArg, as_json: JsonFlag = False) -> None:
                                              "layer", "path")]
                   + [("availableIn", ", ".join(details["availableIn"]) or "everywhere")])
     output.table(None, ("field", "type", "label", "required", "default", "details"),
-                 field_rows(wizard, ws.settings.lang))
+                 field_rows(wizard, ws.settings.lang), text=("label", "default", "details"))
 
 
-def _read_values_option(values: str | None) -> dict[str, Any]:
+def read_values_option(values: str | None) -> dict[str, Any]:
+    """Read ``--values FILE|-`` (JSON or YAML); ``{}`` when not given.
+
+    Raises:
+        DocumentError: unreadable, not UTF-8, or not valid JSON/YAML.
+        InputError: not a mapping.
+    """
     from vance_cli.errors import DocumentError
     from vance_cli.wizards.form import read_values
 
@@ -120,11 +130,13 @@ def _read_values_option(values: str | None) -> dict[str, Any]:
     return read_values(text, values)
 
 
-def _prefill(wizard: LoadedWizard, values: str | None, sets: list[str] | None) -> Prefill:
+def _prefill(wizard: LoadedWizard, values: str | None, sets: list[str] | None,
+             link: Mapping[str, Any] | None = None) -> Prefill:
+    """Merge the prefills: a link's values, then ``--values``, then ``--set`` (later wins)."""
     from vance_cli.cli.args import parse_assignments
     from vance_cli.wizards.form import merge_prefill
 
-    prefill = merge_prefill(wizard.spec.fields, _read_values_option(values),
+    prefill = merge_prefill(wizard.spec.fields, link or {}, read_values_option(values),
                             parse_assignments(sets, "--set"))
     for key in prefill.unknown:
         output.warn(f"'{key}' is not a field of wizard '{wizard.name}' (ignored)")
@@ -171,10 +183,15 @@ def open_(
     ctx: typer.Context,
     uri: Annotated[str, typer.Argument(
         metavar="URI", help="A link such as 'vance:/wizards/NAME?kind=wizard&key=value'.")],
+    set_: SetOpt = None, values: ValuesOpt = None,
     no_input: NoInputOpt = False, print_: PrintOpt = False, dry_run: DryRunOpt = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Run the wizard a follow-up link names, with the link's values prefilled."""
+    """Run the wizard a follow-up link names, with the link's values prefilled.
+
+    --values and --set complete or override them: the link first, then
+    --values, then --set (later wins).
+    """
     from vance_cli.wizards.followups import parse_link
     from vance_cli.wizards.form import link_prefill
     from vance_cli.wizards.loader import find_wizard
@@ -182,8 +199,10 @@ def open_(
     link = parse_link(uri)
     ws = _workspace(ctx)
     wizard = find_wizard(_wizards(ws), link.name)
-    flow = _Flow(no_input=no_input, print_only=print_, dry_run=dry_run, as_json=as_json)
-    _run_flow(ctx, wizard, link_prefill(wizard.spec.fields, link.values), flow)
+    flow = _Flow(no_input=no_input, print_only=print_, dry_run=dry_run, as_json=as_json,
+                 stdin_used=values == "-")
+    linked = link_prefill(wizard.spec.fields, link.values).values
+    _run_flow(ctx, wizard, _prefill(wizard, values, set_, linked), flow)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,8 +231,9 @@ def _run_flow(ctx: typer.Context, wizard: LoadedWizard, prefill: Prefill, flow: 
         asker = TerminalAsker(lang)
         answers = fill_form(wizard.spec.fields, prefill.values, asker, lang)
     else:
-        why = "--no-input" if flow.no_input else "stdin is not a terminal"
-        require_complete(wizard.spec.fields, prefill.values, why)
+        why = ("--no-input" if flow.no_input else
+               "stdin holds the values" if flow.stdin_used else "stdin is not a terminal")
+        require_complete(wizard.spec.fields, prefill.values, why, GIVE_VALUES)
         answers = dict(prefill.values)
     text = build_prompt(wizard, answers, RenderContext.of(ws)).text
     if asker is not None:
@@ -253,6 +273,7 @@ def lint(
 ) -> None:
     """Check wizard files: each one OK or the reason it fails to load (exit 1 if any fails)."""
     from vance_cli.wizards.loader import lint_cascade, lint_paths
+    from vance_cli.wording import counted
 
     report = lint_paths(paths) if paths else lint_cascade(_wizards(_workspace(ctx)))
     if as_json:
@@ -261,6 +282,7 @@ def lint(
         output.table(None, ("wizard", "layer", "result"),
                      ((o.name, o.layer.value if o.layer else str(o.path),
                        "OK" if o.ok else f"BROKEN: {o.reason}") for o in report.outcomes),
-                     caption=f"{len(report.outcomes)} wizards, {len(report.problems)} broken")
+                     caption=f"{counted(len(report.outcomes), 'wizard')},"
+                             f" {len(report.problems)} broken", text=("result",))
     if not report.ok:
         raise typer.Exit(LINT_FAILED)

@@ -10,9 +10,19 @@ Invariants (DESIGN.md §6; README "Delegate", Slartibartfast fallback):
   at every state change — created, each attempt sent, each reply checked,
   the final state — so a run that dies at any point can still be diagnosed.
 - ``state`` is ``CREATED`` → ``RUNNING`` → one final state: ``GENERATED``,
-  ``FAILED``, ``TIMED_OUT`` (the fallback cutoff) or ``STOPPED`` (stopped by
-  someone, or closed meanwhile). Once final, later changes are ignored, so a
-  thread that wakes after the cutoff cannot rewrite history.
+  ``FAILED``, ``TIMED_OUT`` (the fallback cutoff), ``STOPPED`` (stopped by
+  someone, or closed meanwhile) or ``STALE`` (the worker died: the process
+  was closed ``STALE`` by stale detection). Once final, later changes are
+  ignored, so a thread that wakes after the cutoff cannot rewrite history.
+- A worker that dies (SIGKILL, a killed sync ``vance delegate``) cannot
+  finish its audit, so the process's close does: ``on_process_closed`` is
+  the ``slartibartfast`` recipe's close hook (``lifecycle.CLOSE_HOOKS``), run
+  by whoever closes the process — stale detection, ``vance process stop``.
+  It finds the file through ``params.auditFile`` (recorded at start; else
+  ``params.runId`` under this workspace's write folder) and gives a
+  not-yet-final audit the process's end: ``STALE`` or ``FAILED`` with the
+  reason, ``STOPPED`` or ``TIMED_OUT``. ``DONE`` is left to the engine,
+  which writes ``GENERATED`` itself.
 - Several threads of one OS process may write (the engine thread, the
   thread enforcing the cutoff): ``lock`` serialises them, and the engine
   holds it while it stores the recipe so a stop and a store never interleave.
@@ -24,9 +34,13 @@ import json
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vance_cli.state.db import utc_now
+
+if TYPE_CHECKING:
+    from vance_cli.processes import Process
+    from vance_cli.workspace import Workspace
 
 SLART_FOLDER = "_slart"
 """Folder under ``recipes/`` that holds generated recipes (hidden from the selector: ``_``)."""
@@ -46,8 +60,10 @@ TIMED_OUT = "TIMED_OUT"
 """Final audit state: the fallback cutoff passed first."""
 STOPPED = "STOPPED"
 """Final audit state: stopped by a person or closed by someone else meanwhile."""
+STALE = "STALE"
+"""Final audit state: the worker died; the process was closed STALE (``reason`` says why)."""
 
-FINAL_STATES = frozenset({GENERATED, FAILED, TIMED_OUT, STOPPED})
+FINAL_STATES = frozenset({GENERATED, FAILED, TIMED_OUT, STOPPED, STALE})
 """States after which the audit no longer changes."""
 
 
@@ -104,6 +120,15 @@ class Audit:
         audit = cls(path, {**data, **fields})
         audit._write()
         return audit
+
+    @classmethod
+    def load(cls, path: Path) -> Audit | None:
+        """Return the audit at ``path`` as it is on disk, or None when missing or unreadable."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return cls(path, data) if isinstance(data, dict) else None
 
     @property
     def state(self) -> str:
@@ -173,3 +198,54 @@ class Audit:
 
         self._data["updatedAt"] = utc_now()
         atomic_write_text(self.path, json.dumps(self._data, ensure_ascii=False, indent=2) + "\n")
+
+
+def audit_file_of(ws: Workspace, process: Process) -> Path | None:
+    """Return a Slart process's ``audit.json``: ``params.auditFile``, else from ``params.runId``."""
+    recorded = process.params.get("auditFile")
+    if isinstance(recorded, str) and recorded:
+        return Path(recorded)
+    run_id = process.params.get("runId")
+    if isinstance(run_id, str) and run_id:
+        return run_folder(ws.write_folder, run_id) / AUDIT_FILE
+    return None
+
+
+def closed_state(process: Process) -> tuple[str, str] | None:
+    """Return the audit's final ``(state, reason)`` for a closed Slart process, or None for DONE.
+
+    ``STALE`` → ``STALE``; ``STOPPED`` → ``TIMED_OUT`` when ``result.timedOut``,
+    else ``STOPPED``; any other reason → ``FAILED``; the reason is
+    ``result.reason``, else the close reason.
+    """
+    reason_code = process.close_reason or ""
+    if reason_code == "DONE":
+        return None
+    result = dict(process.result or {})
+    reason = str(result.get("reason") or reason_code)
+    if reason_code == "STALE":
+        return STALE, reason
+    if reason_code == "STOPPED":
+        return (TIMED_OUT if result.get("timedOut") else STOPPED), reason
+    return FAILED, reason
+
+
+def on_process_closed(ws: Workspace, process: Process) -> None:
+    """Close hook of the ``slartibartfast`` recipe: bring a not-yet-final audit to its end.
+
+    Args:
+        ws: the workspace of whoever closed the process.
+        process: the Slart process, as stored after the close.
+
+    Rule: README "Slartibartfast fallback" (the audit records the final state).
+    """
+    end = closed_state(process)
+    path = audit_file_of(ws, process)
+    if end is None or path is None:
+        return
+    audit = Audit.load(path)
+    if audit is None:
+        return
+    state, reason = end
+    audit.finish(state, reason, closedBy="process close", closeReason=process.close_reason)
+

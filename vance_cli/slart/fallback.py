@@ -8,7 +8,9 @@ Rules (DESIGN.md §6):
 - No LLM configured: ``FAILED``; the rationale says how to configure one.
   No Slart process is created (it could not run).
 - A Slart process (recipe ``slartibartfast``) is created with the task as
-  its goal, ``params.runId`` and, when the caller has one, ``params.model``.
+  its goal, ``params.runId``, ``params.auditFile`` (the absolute path of
+  its ``audit.json``, for the close hook: ``audit.on_process_closed``) and,
+  when the caller has one, ``params.model``.
   Its name is ``delegate-fallback-slart-<name>``, ``<name>`` being the name
   the spawned process will get (``--name``, else a slug of the task plus a
   random suffix); when taken (an earlier fallback with the same
@@ -244,7 +246,8 @@ def start_slart(ws: Workspace, request: DelegateRequest, parent: str | None,
 
     target = request.name or default_name(request.task)
     run_id, folder = _new_run_folder(ws)
-    params: dict[str, Any] = {"runId": run_id, **({"model": model} if model else {})}
+    params: dict[str, Any] = {"runId": run_id, "auditFile": str(folder / AUDIT_FILE),
+                              **({"model": model} if model else {})}
     try:
         process = _create_slart(ws, request, target, params, parent)
     except BaseException:

@@ -1,10 +1,10 @@
 """Filling a form: prefill sources, and the UI-free, field-by-field interactive walk.
 
 Rules (DESIGN.md §8 "vance wizard run", "vance wizard open"):
-- Prefills come from ``--values FILE|-`` (JSON or YAML, read with the one YAML
-  reader, so CRLF files and a BOM change nothing), then ``--set K=V`` (later
-  wins), or from a link. They go through the same coercion and validation as
-  typed answers.
+- Prefills come from a link (``vance wizard open``), then ``--values FILE|-``
+  (JSON or YAML, read with the one YAML reader, so CRLF files and a BOM
+  change nothing), then ``--set K=V``; later sources win. They go through
+  the same coercion and validation as typed answers.
 - Keys that are not fields are reported (``Prefill.unknown``) for a warning;
   a link's unknown keys are dropped silently and its repeat fields are not
   prefilled.
@@ -92,13 +92,15 @@ def link_prefill(fields: Sequence[WizardField], pairs: Sequence[tuple[str, str]]
 
 
 def require_complete(fields: Sequence[WizardField], values: Mapping[str, Any],
-                     why: str | None = None) -> None:
+                     why: str | None = None, how: str | None = None) -> None:
     """Check a form that cannot be asked for; raise naming every missing field.
 
     Args:
         fields: the form.
         values: the prefill.
         why: why nobody can be asked (e.g. "stdin is not a terminal"), for the message.
+        how: how the caller can give values, naming only options that exist
+            where the message is shown (e.g. "give them with --set KEY=VALUE").
 
     Raises:
         FormInvalid: any error; the message names the missing fields first.
@@ -110,8 +112,9 @@ def require_complete(fields: Sequence[WizardField], values: Mapping[str, Any],
     message = None
     if missing:
         message = f"missing values for {', '.join(missing)}"
-        if why:
-            message += f" ({why}; give them with --set KEY=VALUE or --values FILE)"
+        hints = "; ".join(part for part in (why, how) if part)
+        if hints:
+            message += f" ({hints})"
         others = [f"{e.field}: {e.error.value}" for e in result.errors
                   if e.error is not ErrorCode.REQUIRED]
         if others:

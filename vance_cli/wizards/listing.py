@@ -173,16 +173,18 @@ def _details(field: WizardField, lang: str) -> str:
     return ""
 
 
-def field_rows(wizard: LoadedWizard, lang: str) -> list[tuple[str, ...]]:
-    """Return ``(path, type, label, required, default, details)`` rows, repeat items indented."""
-    rows: list[tuple[str, ...]] = []
+def field_rows(wizard: LoadedWizard, lang: str) -> list[tuple[Any, ...]]:
+    """Return ``(path, type, label, required, default, details)`` rows, repeat items indented.
+
+    ``required`` is a boolean and ``default`` the typed default (None when
+    there is none): the printer shows values for people.
+    """
+    rows: list[tuple[Any, ...]] = []
 
     def walk(fields: Sequence[WizardField], prefix: str) -> None:
         for field in fields:
-            default = _shown_default(field)
             rows.append((prefix + field.name, field.type.value, field.label_in(lang),
-                         "yes" if field.required else "",
-                         "" if default is None else str(default), _details(field, lang)))
+                         field.required, _shown_default(field), _details(field, lang)))
             if field.type is FieldType.REPEAT:
                 walk(field.item, f"{prefix}{field.name}[].")
 

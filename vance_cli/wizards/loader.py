@@ -22,13 +22,13 @@ from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from vance_cli import yamlio
 from vance_cli.doc_cache import pack_yaml, unpack_yaml
 from vance_cli.documents import Cascade, Layer, check_name, close_matches
 from vance_cli.errors import DocumentError, UnknownWizard, WizardBroken
-from vance_cli.wizards.model import FieldType, Wizard, WizardField
+from vance_cli.wizards.model import Choice, FieldType, FollowUp, Wizard, WizardField
 
 if TYPE_CHECKING:
     from jinja2 import Template
@@ -43,12 +43,10 @@ that loaded completely (schema, defaults, templates), or a broken one's reason."
 MAX_LISTED_ERRORS = 3
 """Schema errors named in one reason; more are counted ("and 2 more")."""
 
-_KNOWN_KEYS = (
-    "title", "description", "icon", "category", "fields", "promptTemplate", "validatorPrompt",
-    "suggestedFollowUps", "availableIn", "name", "type", "label", "help", "required",
-    "defaultValue", "rows", "integerMin", "integerMax", "choices", "min", "max", "item",
-    "value", "wizard", "prefill", "condition",
-)
+_NESTED: dict[str, type[BaseModel]] = {
+    "fields": WizardField, "item": WizardField, "choices": Choice, "suggestedFollowUps": FollowUp,
+}
+"""The model of each nested list of a wizard, by the key that holds it."""
 
 
 class _Compiled:
@@ -178,6 +176,19 @@ def _loc(parts: Sequence[int | str]) -> str:
     return out
 
 
+def _keys_at(loc: Sequence[int | str]) -> tuple[str, ...]:
+    """Return the keys allowed where ``loc`` (an unknown key's location) points.
+
+    A key's suggestions come from its own mapping: a top-level key from the
+    wizard's keys, a field's from the field keys, and so on.
+    """
+    model: type[BaseModel] = Wizard
+    for part in loc[:-1]:
+        if isinstance(part, str) and part in _NESTED:
+            model = _NESTED[part]
+    return tuple(info.alias or name for name, info in model.model_fields.items())
+
+
 def _schema_reason(exc: ValidationError) -> str:
     errors = exc.errors()
     parts = []
@@ -188,7 +199,7 @@ def _schema_reason(exc: ValidationError) -> str:
             text = "missing required key"
         elif kind == "extra_forbidden":
             key = str(err["loc"][-1])
-            close = close_matches(key, _KNOWN_KEYS, 1)
+            close = close_matches(key, _keys_at(err["loc"]), 1)
             text = "unknown key" + (f" (did you mean '{close[0]}'?)" if close else "")
         elif kind == "value_error" and "error" in err.get("ctx", {}):
             text = str(err["ctx"]["error"])
