@@ -54,6 +54,8 @@ def test_syntax_error_reload_keeps_previous_catalog_active(tmp_path: Path,
     build_file_tree(project_dir, {"recipes/oracle.yaml": """
         engine: deep-thought
         description: Ask the computer.
+        triggers:
+          keywords: ["ask deep thought"]
     """})
     assert run_cli(["catalog", "reload", "--file", str(good)]).exit_code == 0
     broken = tmp_path / "broken.yaml"
@@ -69,6 +71,13 @@ def test_syntax_error_reload_keeps_previous_catalog_active(tmp_path: Path,
     created = run_cli(["process", "create", "--recipe", "oracle", "--name", "q", "--json"])
     assert created.exit_code == 0, created.stderr
     assert created.json()["engine"] == "deep-thought"
+    # and a following delegate still routes to it and starts it
+    delegated = run_cli(["delegate", "--task", "Ask Deep Thought for the answer", "--json"])
+    assert delegated.exit_code == 0, delegated.stderr
+    outcome = delegated.json()
+    assert (outcome["decision"], outcome["recipe"], outcome["engine"]) == (
+        "MATCH", "oracle", "deep-thought")
+    assert outcome["process"]["engine"] == "deep-thought"
 
 
 def test_reload_json_and_show_human(tmp_path: Path) -> None:

@@ -140,3 +140,30 @@ def test_cancel_in_the_final_buffer_exits_130(tmp_path: Path) -> None:
     child.send(Key.CTRL_C)
     status, log = finish(child)
     assert status == 130 and "Traceback" not in log
+
+
+def test_open_the_follow_up_link_starts_the_form_with_the_recipe_prefilled(
+        tmp_path: Path) -> None:
+    rendered = _vance("wizard", "render", "essay-recipe", "--set", "recipeName=slow & calm",
+                      "--set", "style=personal", "--set", "length=900", "--json")
+    assert rendered.returncode == 0, rendered.stderr
+    link = json.loads(rendered.stdout)["prompt"].splitlines()[-1]
+    uri = link[link.index("](") + 2:-1]
+    assert uri.startswith("vance:/wizards/essay-mit-recipe?kind=wizard&recipe=")
+
+    child = _spawn(["wizard", "open", uri], {}, tmp_path)
+    child.expect("Topic")  # the recipe came from the link: the form starts at the next field
+    before_topic = child.before
+    child.send("Trees in cities" + Key.ENTER)
+    child.expect("Audience")
+    child.send("city planners" + Key.ENTER)
+    child.expect("Esc Enter")  # the rendered prompt, editable, carries the prefilled recipe
+    child.expect('essay recipe "slow & calm"')
+    child.send(Key.ESC_ENTER)
+    child.expect(r"decision:\S* (MATCH|NONE)")
+    status, log = finish(child)
+    assert status == 0, log
+    assert "Recipe" not in before_topic and "Traceback" not in log
+    (entry,) = json.loads(_vance("log", "--json", "-n", "1").stdout)
+    assert entry["task"].startswith('Write an essay with the essay recipe "slow & calm"')
+    assert "Topic: Trees in cities\nAudience: city planners\n" in entry["task"]

@@ -91,3 +91,13 @@ def test_atomic_write_round_trip(tmp_path: Path) -> None:
     assert yamlio.load_mapping(path) == {"llm": {"model": "m", "timeout": 3.5}}
     assert path.stat().st_mode & 0o777 == 0o600
     assert [p.name for p in path.parent.iterdir()] == ["c.yaml"]
+
+
+@pytest.mark.skipif(not getattr(__import__("yaml"), "__with_libyaml__", False),
+                    reason="PyYAML built without LibYAML")
+def test_reader_uses_the_libyaml_parser_when_present() -> None:
+    import yaml
+
+    assert issubclass(yamlio.VanceLoader, yaml.CSafeLoader)
+    assert yamlio.VanceLoader.__mro__.index(yaml.CSafeLoader) == 1
+    assert yaml.cyaml.CParser in yamlio.VanceLoader.__mro__
