@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import getpass
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vance_cli.documents import ID_MAX, check_id
 from vance_cli.errors import ConfigError
 from vance_cli.paths import Paths
 
@@ -38,6 +40,21 @@ def _to_str(value: Any) -> str:
     from vance_cli.yamlio import as_text
 
     return str(as_text(value)).strip()
+
+
+def _to_id(kind: str) -> Callable[[Any], str]:
+    """Coercer of a tenant, user or session id: one path segment (``documents.check_id``)."""
+
+    def coerce(value: Any) -> str:
+        return check_id(_to_str(value), kind)
+
+    return coerce
+
+
+def _to_project(value: Any) -> str:
+    """Coercer of the project id: as ``_to_id``, but empty means "no project"."""
+    text = _to_str(value)
+    return _to_id("project")(text) if text else ""
 
 
 def _to_positive_float(value: Any) -> float:
@@ -109,13 +126,14 @@ class KeySpec:
 
 
 KEYS: tuple[KeySpec, ...] = (
-    KeySpec("tenant", _to_str, ("VANCE_TENANT",), flag="tenant", help="tenant id"),
-    KeySpec("project", _to_str, ("VANCE_PROJECT",), flag="project",
+    KeySpec("tenant", _to_id("tenant"), ("VANCE_TENANT",), flag="tenant", help="tenant id"),
+    KeySpec("project", _to_project, ("VANCE_PROJECT",), flag="project",
             help="project id; '_tenant' (or empty) means no project"),
-    KeySpec("user", _to_str, ("VANCE_USER",), flag="user", help="user name (wizard user layer)"),
+    KeySpec("user", _to_id("user"), ("VANCE_USER",), flag="user",
+            help="user name (wizard user layer)"),
     KeySpec("lang", _to_str, ("VANCE_LANG",), flag="lang",
             help="language for wizard texts: de, en, …"),
-    KeySpec("session", _to_str, ("VANCE_SESSION",), flag="session",
+    KeySpec("session", _to_id("session"), ("VANCE_SESSION",), flag="session",
             help="session id; process names are unique per session"),
     KeySpec("llm.base_url", _to_str, ("VANCE_LLM_BASE_URL",), ("OPENAI_BASE_URL",),
             help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1"),
@@ -178,10 +196,14 @@ def locale_language(environ: Mapping[str, str]) -> str | None:
 
 
 def _default_user() -> str:
+    """Return the OS user name as a valid user id (other characters become ``_``)."""
     try:
-        return getpass.getuser()
+        name = getpass.getuser()
     except (KeyError, OSError):  # no passwd entry (containers)
         return "user"
+    # An id is a folder name (DESIGN.md §2): "DOMAIN\\anna" or "Anna Maier" cannot be one.
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:ID_MAX]
+    return safe if safe.strip(".") else "user"
 
 
 def _defaults(environ: Mapping[str, str]) -> dict[str, Any]:
@@ -328,12 +350,21 @@ def load_settings(
         try:
             values[spec.attr] = spec.coerce(raw)
         except ValueError as exc:
-            where = paths.config_file if source == "file" else source
-            raise ConfigError(f"{spec.key} ({where}): {exc}", key=spec.key) from None
+            raise ConfigError(f"{spec.key} ({_where(spec, source, paths)}): {exc}",
+                              key=spec.key, source=source) from None
         origin[spec.key] = source
     unknown = sorted(set(file_values) - set(_BY_KEY))
     warnings = tuple(f"{paths.config_file}: unknown key '{k}' ignored" for k in unknown)
     return Settings(paths=paths, origin=origin, warnings=warnings, **values)
+
+
+def _where(spec: KeySpec, source: str, paths: Paths) -> str:
+    """Name a value's source for a message: the flag, ``env:NAME`` or the config file."""
+    if source == "file":
+        return str(paths.config_file)
+    if source == "flag" and spec.flag:
+        return f"--{spec.flag}"
+    return source
 
 
 def _pick(

@@ -68,6 +68,19 @@ class InvalidDocumentName(InputError):
     code = "invalid_document_name"
 
 
+class InvalidId(InputError):
+    """A tenant, project, user or session id that cannot be one path segment.
+
+    Rule: DESIGN.md §2 (ids become folders: ``tenants/<tenant>/projects/<project>``).
+
+    Args:
+        message: what is wrong, one line.
+        **details: ``kind`` (``"tenant"`` …) and ``value`` (the id as given).
+    """
+
+    code = "invalid_id"
+
+
 class NotFoundError(InputError, LookupError):
     """A named thing (recipe, wizard, process, engine …) does not exist: exit 2.
 

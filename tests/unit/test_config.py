@@ -116,3 +116,64 @@ def test_set_rejects_unknown_keys_and_bad_values(vance_home: Path) -> None:
 def test_secret_masking() -> None:
     assert mask_secret("sk-1234567890abcd") == "****abcd"
     assert mask_secret("short") == "****"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "ok"),
+    [
+        ("tenant", "acme", True),
+        ("tenant", "acme.corp_2-x", True),
+        ("tenant", "../../../../etc", False),
+        ("tenant", "..", False),
+        ("tenant", ".", False),
+        ("tenant", "a/b", False),
+        ("tenant", "a\\b", False),
+        ("tenant", "/etc", False),
+        ("tenant", "sp ace", False),
+        ("tenant", "ümlaut", False),
+        ("tenant", "x" * 129, False),
+        ("project", "_tenant", True),
+        ("project", "", True),  # no project
+        ("project", "../x", False),
+        ("user", "anna", True),
+        ("user", "anna/../../x", False),
+        ("session", "s-1", True),
+        ("session", "..", False),
+    ],
+)
+def test_ids_are_single_path_segments(vance_home: Path, key: str, value: str, ok: bool) -> None:
+    environ = {"VANCE_HOME": str(vance_home)}
+    if ok:
+        assert getattr(load_settings(flags={key: value}, environ=environ), key) == value
+        return
+    with pytest.raises(ConfigError, match=rf"^{key} \(--{key}\): {key} id"):
+        load_settings(flags={key: value}, environ=environ)
+
+
+@pytest.mark.parametrize("source", ["flag", "env", "file", "set"])
+def test_every_source_checks_ids(vance_home: Path, source: str) -> None:
+    environ = {"VANCE_HOME": str(vance_home)}
+    bad = "../../../../tmp/evil"
+    if source == "set":
+        with pytest.raises(ConfigError, match="project id"):
+            set_config_value(load_settings(environ=environ).paths, "project", bad)
+        assert not (vance_home / "config.yaml").exists()
+        return
+    flags = {"project": bad} if source == "flag" else {}
+    if source == "env":
+        environ["VANCE_PROJECT"] = bad
+    if source == "file":
+        _write_config(vance_home, f"project: '{bad}'\n")
+    where = {"flag": "--project", "env": "env:VANCE_PROJECT", "file": "config.yaml"}[source]
+    with pytest.raises(ConfigError, match=rf"project \(.*{where}\): project id"):
+        load_settings(flags=flags, environ=environ)
+
+
+def test_default_user_becomes_a_valid_id(monkeypatch: pytest.MonkeyPatch,
+                                         vance_home: Path) -> None:
+    import getpass
+
+    monkeypatch.setattr(getpass, "getuser", lambda: "CORP\\Anna Maier")
+    assert load_settings(environ={"VANCE_HOME": str(vance_home)}).user == "CORP_Anna_Maier"
+    monkeypatch.setattr(getpass, "getuser", lambda: "..")
+    assert load_settings(environ={"VANCE_HOME": str(vance_home)}).user == "user"
