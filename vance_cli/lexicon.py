@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import NamedTuple
@@ -194,14 +194,14 @@ class _Word(NamedTuple):
     negated: bool
 
 
-def _walk(text: str) -> Iterator[tuple[str, str, bool, bool, bool]]:
+def _walk(text: str, negated: bool = False) -> Iterator[tuple[str, str, bool, bool, bool]]:
     """Yield each word of ``text`` as (raw, case-folded, sentence start, clause start, negated).
 
     A generator of plain tuples: recipe descriptions of thousands of words
-    go through here (``prose_words``).
+    go through here (``prose_words``). ``negated``: the text continues a
+    negated stretch (``negated_at`` walks a text piece by piece).
     """
     sentence = clause = True
-    negated = False
     for piece in _PIECE.findall(_CONTRACTION.sub(" not", text)):
         if not piece[0].isalnum() and piece[0] != "_":
             if piece != ",":
@@ -222,6 +222,34 @@ def _scan(text: str) -> list[_Word]:
     """Split text into words, noting sentence and clause starts and negated stretches."""
     return [_Word(raw, word, position, sentence, clause, negated)
             for position, (raw, word, sentence, clause, negated) in enumerate(_walk(text))]
+
+
+def negated_at(text: str, offsets: Iterable[int]) -> dict[int, bool]:
+    """Tell for each offset whether a word starting there is in a negated stretch.
+
+    The stretch must be opened by an earlier word (``NEGATIONS``), by the same
+    rule as ``tokens`` and ``prose_words`` (it ends at a comma, sentence end,
+    clause word or contrast word): in "Do not write an essay, just book a
+    flight" the offset of ``write`` is negated, that of ``just`` is not. A
+    negation word at the offset itself does not count. One pass over the
+    text, however many offsets.
+
+    Args:
+        text: the text.
+        offsets: character offsets into ``text``, each the start of a word.
+
+    Returns:
+        offset → True when negated.
+    """
+    found: dict[int, bool] = {}
+    negated, done = False, 0
+    for offset in sorted(set(offsets)):
+        # The sentinel word "_" is no negation, clause or contrast word: its flag is
+        # the state the piece leaves behind, and it changes nothing for the next piece.
+        *_before, last = _walk(text[done:offset] + " _", negated)
+        negated = last[4]
+        found[offset], done = negated, offset
+    return found
 
 
 def language(text: str) -> str | None:

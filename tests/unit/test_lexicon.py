@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from vance_cli.lexicon import (
+    NEGATIONS,
     is_content,
     language,
+    negated_at,
     ngrams,
     prose_words,
     tokens,
@@ -85,6 +87,26 @@ def test_head_words(task: str, heads: list[str], not_heads: list[str]) -> None:
 def test_negated_stretches_are_left_out_of_a_task() -> None:
     words = [t.word for t in tokens("Don't change anything, just explain it. No code, but tests")]
     assert words == ["explain", "tests"]
+
+
+@pytest.mark.parametrize("task", [
+    "Do not write an essay, just book me a flight",
+    "No code, but tests. Never again; then without notes and with care\nnot this",
+    "Keine Übersetzung, sondern eine Zusammenfassung ohne Quellen und dann nichts mehr",
+    "A summary without citations or links but with a title",
+])
+def test_negated_at_agrees_with_the_words_tokens_leave_out(task: str) -> None:
+    import re
+
+    # One rule: a word negated_at calls negated is exactly one tokens() leaves out
+    # for negation (NEGATIONS words themselves aside: they are stop words anyway).
+    offsets = {m.start(): m.group().casefold() for m in re.finditer(r"\w+", task)}
+    flags = negated_at(task, offsets)
+    kept = {t.word for t in tokens(task)}
+    for offset, word in offsets.items():
+        if word in NEGATIONS or not is_content(word):
+            continue
+        assert flags[offset] == (word not in kept), word
 
 
 def test_negated_stretches_and_question_words_are_left_out_of_prose() -> None:

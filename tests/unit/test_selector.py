@@ -74,6 +74,43 @@ def test_trigger_needs_exactly_one_recipe() -> None:
     assert trigger_match("Please mistranslate this", recipes) is None
 
 
+NEGATION_CASES = [
+    # (task, recipe that fires or None) — recipes: a "write an essay", b "book a flight",
+    # c "without citations" (a keyword that holds a negation word itself)
+    ("Do not write an essay, just book me a flight", None),
+    ("Don't write an essay", None),
+    ("Don\u2019t write an essay", None),
+    ("Never write an essay for me", None),
+    ("No need to write an essay. Thanks", None),
+    ("Schreib nicht, write an essay", "a"),  # the comma ends the negated stretch
+    ("Not a poem but write an essay", "a"),  # a contrast word ends it
+    ("Not a poem; write an essay", "a"),  # so does the end of a sentence
+    ("No poem\nwrite an essay", "a"),  # and a line break
+    ("Not now, and then write an essay", "a"),
+    ("Do not write an essay, write an essay about tea", "a"),  # a second, free occurrence
+    ("Write an essay, do not book a flight", "a"),
+    ("Do not book a flight and write an essay", "a"),  # a clause word ends the stretch
+    ("A summary without citations", "c"),  # the keyword's own negation word counts not
+    ("Nothing without citations please", "c"),  # 'nothing' is no negation word
+    ("Ohne write an essay", None),
+]
+
+
+@pytest.mark.parametrize(("task", "fires"), NEGATION_CASES)
+def test_trigger_in_a_negated_stretch_does_not_fire(task: str, fires: str | None) -> None:
+    recipes = [_recipe("a", ("write an essay",)), _recipe("b", ("book a flight",)),
+               _recipe("c", ("without citations",))]
+    hit = trigger_match(task, recipes)
+    assert (hit[0].name if hit else None) == fires
+
+
+def test_negated_trigger_goes_to_the_llm(online: ScriptedLLMServer) -> None:
+    online.reply('{"decision": "NONE", "recipe": null, "rationale": "No flight booking."}')
+    decision = select(_ws(), "Do not write an essay, just book me a flight")
+    assert decision.mode is Mode.LLM and decision.reason is NoneReason.LLM_NONE
+    assert len(online.chat_requests) == 1
+
+
 def test_two_triggers_go_to_the_llm(online: ScriptedLLMServer) -> None:
     online.reply('{"decision": "MATCH", "recipe": "essay-pipeline", "rationale": "Essay."}')
     decision = select(_ws(), "Write an essay and translate the following into French")
