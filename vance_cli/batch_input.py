@@ -84,12 +84,10 @@ def decode_items(data: bytes, source: str) -> str:
     Raises:
         InputError: not UTF-8.
     """
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        where = "stdin" if source == "-" else source
-        raise InputError(f"items in {where} are not UTF-8 (byte {exc.start})",
-                         field="items") from None
+    from vance_cli.text_input import decode_utf8
+
+    where = "stdin (--items -)" if source == "-" else f"items file '{source}'"
+    return decode_utf8(data, where, field="items")
 
 
 def parse_items(text: str, fmt: ItemsFormat = ItemsFormat.AUTO) -> list[Item]:

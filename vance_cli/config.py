@@ -37,9 +37,11 @@ JSON_MODES = ("auto", "json_schema", "json_object", "none")
 def _to_str(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise ValueError("expected a string")
+    from vance_cli.text_input import check_utf8
     from vance_cli.yamlio import as_text
 
-    return str(as_text(value)).strip()
+    # env values are decoded with surrogateescape: a non-UTF-8 byte must not get further
+    return check_utf8(str(as_text(value)).strip(), "the value")
 
 
 def _to_id(kind: str) -> Callable[[Any], str]:

@@ -55,9 +55,10 @@ def test_forced_jsonl_reads_a_plain_first_line_as_a_bad_item() -> None:
 
 def test_decode_items_tolerates_a_bom_and_rejects_other_encodings() -> None:
     assert decode_items("\ufeffa\n".encode(), "f.txt") == "a\n"
-    with pytest.raises(InputError, match=r"items in f\.txt are not UTF-8"):
+    with pytest.raises(InputError,
+                       match=r"items file 'f\.txt' is not valid UTF-8 \(byte 0xe9 at offset 0\)"):
         decode_items("é".encode("latin-1"), "f.txt")
-    with pytest.raises(InputError, match="items in stdin"):
+    with pytest.raises(InputError, match=r"stdin \(--items -\) is not valid UTF-8"):
         decode_items(b"\xff", "-")
 
 

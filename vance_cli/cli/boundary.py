@@ -53,6 +53,7 @@ def run(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one return
     args = list(sys.argv[1:] if argv is None else argv)
     command = typer.main.get_command(app)
     try:
+        check_argv(args)
         result = command.main(args=args, prog_name="vance", standalone_mode=False)
     except VanceError as exc:
         if exc.exit_code == EXIT_INTERRUPTED:
@@ -84,8 +85,40 @@ def _unexpected(exc: BaseException, args: Sequence[str]) -> int:
         import traceback
 
         traceback.print_exception(exc)
-    output.error(f"{type(exc).__name__}: {exc} (run with --debug for the traceback)")
+        output.error(f"{type(exc).__name__}: {exc}")
+    else:
+        output.error(f"{type(exc).__name__}: {exc} (run with --debug for the traceback)")
     return EXIT_RUNTIME
+
+
+ARG_PREVIEW = 40
+"""Characters of a bad argument shown in its error message."""
+
+
+def check_argv(args: Sequence[str]) -> None:
+    """Refuse an argument that was not valid UTF-8, before any command sees it.
+
+    Python decodes argv with ``surrogateescape``, so such an argument would
+    fail much later, wherever it is first encoded (JSON, SQLite, the LLM
+    request). The message names the argument, its neighbour option and the
+    bad byte.
+
+    Raises:
+        InputError: the first such argument (exit 2).
+    """
+    from vance_cli.text_input import check_utf8, first_invalid
+
+    for index, arg in enumerate(args):
+        if first_invalid(arg) is None:
+            continue
+        shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        if len(shown) > ARG_PREVIEW:
+            shown = shown[:ARG_PREVIEW] + "…"
+        option = arg.partition("=")[0] if arg.startswith("--") and "=" in arg else None
+        if option is None and index and args[index - 1].startswith("-"):
+            option = args[index - 1]
+        where = f", the value of {option}" if option else ""
+        check_utf8(arg, f"argument {index + 1} ('{shown}'{where})", argument=index + 1)
 
 
 def main() -> NoReturn:
