@@ -193,6 +193,8 @@ class KeySpec:
         fallback_env: environment variables read after the config file.
         flag: name of the command-line flag that sets it, if any.
         secret: never shown in full (``config show`` masks it).
+        path: a file path, made absolute when read (``absolute_path``) and
+            stored absolute by ``vance config set``.
         help: one line for ``config show`` and the README.
     """
 
@@ -202,6 +204,7 @@ class KeySpec:
     fallback_env: tuple[str, ...] = ()
     flag: str | None = None
     secret: bool = False
+    path: bool = False
     help: str = ""
 
     @property
@@ -231,7 +234,7 @@ KEYS: tuple[KeySpec, ...] = (
             help="retries of a failed LLM request (connection errors, 429, 5xx)"),
     KeySpec("llm.json_mode", _to_json_mode, ("VANCE_LLM_JSON_MODE",),
             help="structured output: auto | json_schema | json_object | none"),
-    KeySpec("catalog.file", _to_str, ("VANCE_ENGINE_CATALOG",),
+    KeySpec("catalog.file", _to_str, ("VANCE_ENGINE_CATALOG",), path=True,
             help="operator's engine catalog file, activated by 'vance catalog reload'"),
     KeySpec("fallback.timeout", _to_seconds(FALLBACK_TIMEOUT_MAX), ("VANCE_FALLBACK_TIMEOUT",),
             help="seconds the Slartibartfast fallback may run"),
@@ -437,10 +440,27 @@ def load_settings(
         except ValueError as exc:
             raise ConfigError(f"{spec.key} ({_where(spec, source, paths)}): {exc}",
                               key=spec.key, source=source) from None
+        if spec.path and values[spec.attr]:
+            # Written by hand into the file: relative to the file; from env or a flag: to cwd.
+            base = paths.config_dir if source == "file" else Path.cwd()
+            values[spec.attr] = absolute_path(values[spec.attr], base)
         origin[spec.key] = source
     unknown = sorted(set(file_values) - set(_BY_KEY))
     warnings = tuple(f"{paths.config_file}: unknown key '{k}' ignored" for k in unknown)
     return Settings(paths=paths, origin=origin, warnings=warnings, **values)
+
+
+def absolute_path(value: str, base: Path) -> str:
+    """Return ``value`` as an absolute path: ``~`` expanded, a relative path joined to ``base``.
+
+    The path is normalised (``a/../b`` → ``b``) but symbolic links are kept.
+
+    Args:
+        value: the path as given.
+        base: the folder a relative path is taken from.
+    """
+    path = Path(value).expanduser()
+    return os.path.normpath(path if path.is_absolute() else base / path)
 
 
 def _where(spec: KeySpec, source: str, paths: Paths) -> str:
@@ -475,6 +495,7 @@ def set_config_value(paths: Paths, key: str, value: str) -> Any:
         paths: where the config file lives.
         key: a dotted key from ``KEYS``.
         value: the text given on the command line; an empty string removes the key.
+            A path (``catalog.file``) is stored absolute, taken from the current folder.
 
     Returns:
         The coerced value written (None when removed).
@@ -492,6 +513,8 @@ def set_config_value(paths: Paths, key: str, value: str) -> Any:
             typed = spec.coerce(value)
         except ValueError as exc:
             raise ConfigError(f"{key}: {exc}", key=key) from None
+        if spec.path and typed:
+            typed = absolute_path(typed, Path.cwd())  # README: "stored absolute"
     path = paths.config_file
     data = yamlio.load_mapping(path) if path.is_file() else {}
     node: dict[str, Any] = data

@@ -252,3 +252,22 @@ def test_url_credentials_are_not_echoed(vance_home: Path) -> None:
     with pytest.raises(ConfigError) as info:
         set_config_value(paths, "llm.base_url", "ftp://me:sk-secret-1234@host/v1")
     assert "sk-secret" not in str(info.value)
+
+
+def test_catalog_file_is_made_absolute(vance_home: Path, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    work = tmp_path / "work"
+    monkeypatch.chdir(work)
+    paths = load_settings(environ={"VANCE_HOME": str(vance_home)}).paths
+    # config set: from the current folder, stored absolute (normalised)
+    assert set_config_value(paths, "catalog.file", "sub/../cat.yaml") == str(work / "cat.yaml")
+    assert "file: " + str(work / "cat.yaml") in paths.config_file.read_text()
+    # env and flags: from the current folder
+    environ = {"VANCE_HOME": str(vance_home), "VANCE_ENGINE_CATALOG": "env.yaml"}
+    assert load_settings(environ=environ).catalog_file == str(work / "env.yaml")
+    environ["VANCE_ENGINE_CATALOG"] = "~/cat.yaml"
+    assert load_settings(environ=environ).catalog_file == str(Path.home() / "cat.yaml")
+    # a relative path written into the file by hand: from the config file's folder
+    _write_config(vance_home, "catalog:\n  file: ops/engines.yaml\n")
+    settings = load_settings(environ={"VANCE_HOME": str(vance_home)})
+    assert settings.catalog_file == str(vance_home.resolve() / "ops" / "engines.yaml")
