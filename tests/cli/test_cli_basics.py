@@ -144,3 +144,40 @@ def test_output_larger_than_the_pipe_buffer_ends_quietly_in_head(project_dir: Pa
         assert len(proc.stdout.splitlines()) == 2
         assert proc.stderr == "" or proc.stderr.endswith("recipes\n"), proc.stderr
         assert "Traceback" not in proc.stderr and "Broken pipe" not in proc.stderr
+
+
+USAGE_ERRORS = [
+    # (args, where --json goes, message, command whose help is pointed to)
+    (["delegate", "--nope"], 1, "No such option: --nope (Possible options: --name)",
+     "vance delegate"),
+    (["delegate"], 1, "Invalid value for --task: missing: give the task", "vance delegate"),
+    (["log", "-n", "0"], 1, "Invalid value for '-n' / '--limit': Input should be greater "
+     "than or equal to 1", "vance log"),
+    (["process", "show"], 2, "Missing argument 'ID'", "vance process show"),
+    (["frobnicate"], 1, "No such command 'frobnicate'", "vance"),
+    (["wizard", "render", "gremium", "--set"], 3, "Option '--set' requires an argument",
+     "vance wizard render"),
+]
+
+
+@pytest.mark.parametrize(("args", "at", "message", "command"), USAGE_ERRORS)
+@pytest.mark.parametrize("as_json", [False, True])
+def test_usage_errors_are_one_line_and_json_with_json(args: list[str], at: int, message: str,
+                                                      command: str, as_json: bool) -> None:
+    result = run_cli([*args[:at], "--json", *args[at:]] if as_json else args)
+    assert result.exit_code == 2
+    line = result.stderr
+    assert line.startswith(f"vance: error: {message}") and line.count("\n") == 1, line
+    assert line.endswith(f" — see '{command} --help'\n")
+    assert "Usage:" not in line and "Try '" not in line
+    if as_json:
+        message_line = line.removeprefix("vance: error: ").rstrip("\n")
+        assert result.json() == {"error": "usage_error", "message": message_line}
+    else:
+        assert result.stdout == ""
+
+
+def test_a_group_without_a_command_still_shows_its_help() -> None:
+    result = run_cli(["config"])
+    assert result.exit_code == 2
+    assert "set" in result.stdout + result.stderr and "vance: error" not in result.stderr

@@ -3,7 +3,8 @@
 - A ``VanceError`` becomes one stderr line (or its JSON with ``--json``) and
   its own exit code (2 input, 1 runtime, 130 cancelled).
 - Ctrl-C (KeyboardInterrupt) and Ctrl-D (EOFError) become 130, no traceback.
-- A usage error from the option parser exits 2 with its message.
+- A usage error from the option parser exits 2 with its message on one
+  line and a pointer to the command's ``--help`` (JSON too, with ``--json``).
 - Anything else exits 1 with one line; the traceback only with ``--debug``
   (or ``VANCE_DEBUG=1``).
 - A closed stdout (``vance … | head``) ends quietly.
@@ -15,9 +16,12 @@ import errno
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from vance_cli.errors import EXIT_INTERRUPTED, EXIT_RUNTIME, VanceError
+
+if TYPE_CHECKING:
+    from typer._click.exceptions import ClickException
 
 
 def _wants_json(argv: Sequence[str]) -> bool:
@@ -66,9 +70,11 @@ def run(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one return
     except (KeyboardInterrupt, EOFError, typer.Abort):
         output.info("cancelled")
         return EXIT_INTERRUPTED
-    except click.exceptions.ClickException as exc:
+    except click.exceptions.NoArgsIsHelpError as exc:  # `vance config`: the group's help
         exc.show()
         return exc.exit_code
+    except click.exceptions.ClickException as exc:
+        return _parser_error(exc, args)
     except OSError as exc:
         if exc.errno == errno.EPIPE:
             return _quiet_broken_pipe()
@@ -76,6 +82,55 @@ def run(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one return
     except Exception as exc:  # the boundary: anything else is a bug, exit 1
         return _unexpected(exc, args)
     return result if isinstance(result, int) else 0
+
+
+def _parser_error(exc: ClickException, args: Sequence[str]) -> int:
+    """Report an error of the option parser as every other error: one line, JSON with --json.
+
+    A usage error (exit 2) ends with a pointer to the command's help instead
+    of click's three-line usage block.
+    """
+    from typer import _click as click
+
+    from vance_cli.cli import output
+
+    message = " ".join(exc.format_message().split()).removesuffix(".")
+    code = "error"
+    if isinstance(exc, click.exceptions.UsageError):
+        code = "usage_error"
+        path = exc.ctx.command_path if exc.ctx is not None else _command_path(args)
+        message += f" — see '{path} --help'"
+    if _wants_json(args):
+        output.emit_json({"error": code, "message": message})
+    output.error(message)
+    return exc.exit_code
+
+
+def _command_path(args: Sequence[str]) -> str:
+    """Return ``vance <group> <command>`` as far as ``args`` name one (errors without context).
+
+    Walks the command tree: options are skipped (with their value, when the
+    option takes one), a word that names a sub-command descends.
+    """
+    import typer
+
+    from vance_cli.cli.app import app
+
+    command = typer.main.get_command(app)
+    path, words = ["vance"], iter(args)
+    for word in words:
+        if word.startswith("-"):
+            param = next((p for p in command.params if word in p.opts), None)
+            if param is not None and not getattr(param, "is_flag", False) \
+                    and not getattr(param, "count", False):
+                next(words, None)
+            continue
+        sub = getattr(command, "commands", {}).get(word)
+        if sub is None:
+            break
+        command = sub
+        path.append(word)
+    return " ".join(path)
 
 
 def _unexpected(exc: BaseException, args: Sequence[str]) -> int:
