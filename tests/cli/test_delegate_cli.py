@@ -261,3 +261,19 @@ def test_readme_documents_delegate_log_and_every_reason_code() -> None:
     assert 'vance delegate --task "Write a short essay about the history of tea"' in readme
     missing = [r.value for r in NoneReason if f"| `{r.value}` |" not in readme]
     assert missing == []
+
+
+def test_key_echoed_by_the_server_leaks_nowhere(llm_server: ScriptedLLMServer) -> None:
+    key = "sk-live-0123456789abcdefXYZ"
+    llm_server.reply(f'```json\n{{"decision": "NONE", "recipe": null, "rationale": "The '
+                     f'request carried Bearer {key}; nothing fits."}}\n```')
+    env = {**llm_server.env(api_key=key)}
+    result = run_cli(["delegate", "--task", "Book me a flight to Oslo", "--no-fallback",
+                      "--json"], env=env)
+    assert result.exit_code == 0, result.stderr
+    assert llm_server.chat_requests[0].headers["authorization"] == f"Bearer {key}"
+    assert key not in result.stdout + result.stderr
+    assert "Bearer [REDACTED]" in result.json()["rationale"]
+    log = run_cli(["log", "--json"], env=env)
+    assert key not in log.stdout
+    assert "[REDACTED]" in log.json()[0]["rawReply"]
