@@ -160,6 +160,24 @@ class DuplicateProcessName(InputError):
         )
 
 
+class ReservedProcessName(InputError):
+    """A caller-given process name starting with ``_``: that prefix is vance's own.
+
+    Rule: DESIGN.md §5 step 2 (``_`` names are internal, as ``_session-root``).
+
+    Args:
+        name: the name as given (stripped).
+    """
+
+    code = "reserved_process_name"
+
+    def __init__(self, name: str):
+        super().__init__(
+            f"process name '{name}' is reserved: names starting with '_' are for vance's"
+            " own processes (such as '_session-root'); choose a name without the leading '_'",
+            field="name", name=name)
+
+
 class ConfigError(InputError):
     """A config file or config value is invalid; ``key`` is the dotted key path."""
 

@@ -227,6 +227,8 @@ def test_an_item_that_renders_empty_is_an_empty_task() -> None:
     (["--task-template", "x {{ item }}", "--items", "nope.txt"], "cannot read items file"),
     (["--task-template", "x {{ item }}", "--items", "-", "--name", "bad\tname"],
      "process name must be"),
+    (["--task-template", "x {{ item }}", "--items", "-", "--name", "_job"],
+     "names starting with '_' are for vance's own processes"),
 ])
 def test_bad_batch_usage_exits_2_before_any_selector_call(
         args: list[str], message: str, llm_server: ScriptedLLMServer) -> None:

@@ -69,6 +69,18 @@ def test_broken_recipe_warns_on_stderr_only(project_dir: Path) -> None:
     assert len(result.json()) == 17
 
 
+def test_process_create_refuses_reserved_underscore_names() -> None:
+    for name in ("_session-root", "_x"):
+        result = run_cli(["process", "create", "--recipe", "coding", "--name", name])
+        assert result.exit_code == 2
+        assert f"process name '{name}' is reserved" in result.stderr
+        assert "names starting with '_'" in result.stderr
+        assert "Traceback" not in result.stderr
+    data = run_cli(["process", "create", "--recipe", "coding", "--name", "_x", "--json"]).json()
+    assert data["error"] == "reserved_process_name" and data["name"] == "_x"
+    assert run_cli(["process", "list", "--json"]).json() == []
+
+
 def test_process_create_list_show() -> None:
     created = run_cli(["process", "create", "--recipe", "translate", "--name", "fr",
                        "--steer", "Bonjour", "--param", "target=fr", "--param", "n:=2",

@@ -110,6 +110,17 @@ def test_bad_input_exits_2() -> None:
     assert dup.exit_code == 2 and "already exists" in dup.stderr
 
 
+def test_reserved_underscore_name_is_refused_before_the_selector(
+        llm_server: ScriptedLLMServer) -> None:
+    result = run_cli(["delegate", "--task", ESSAY, "--name", "_session-root", "--json"],
+                     env=llm_server.env())
+    assert result.exit_code == 2
+    assert result.json()["error"] == "reserved_process_name"
+    assert "names starting with '_'" in result.stderr
+    assert llm_server.chat_requests == []
+    assert run_cli(["process", "list", "--json"]).json() == []
+
+
 @pytest.mark.parametrize("case", REPLIES, ids=[f"reply{i}" for i in range(len(REPLIES))])
 def test_model_replies_through_the_real_client(llm_server: ScriptedLLMServer,
                                                case: dict[str, object]) -> None:
