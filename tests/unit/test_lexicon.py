@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from vance_cli import lexicon
 from vance_cli.lexicon import (
     NEGATIONS,
     is_content,
@@ -129,3 +130,20 @@ def test_phrases_may_leave_out_pronouns_and_determiners_but_not_negated_words() 
     assert ("walk", "me", "through") in grams
     negated = {g for _p, g in ngrams("Skip this, no bullet points", 2)}
     assert ("bullet", "points") not in negated
+
+
+def test_analysed_text_is_a_bounded_prefix_without_a_cut_word() -> None:
+    short = "Translate this letter"
+    assert lexicon.analysed(short) is short
+    exact = "x" * lexicon.ANALYSED_CHARS
+    assert lexicon.analysed(exact) == exact
+    huge = "word " * (lexicon.ANALYSED_CHARS // 5) + "übersetzung " * 100_000
+    head = lexicon.analysed(huge)
+    assert len(head) <= lexicon.ANALYSED_CHARS and huge.startswith(head)
+    assert head.split() == ["word"] * (lexicon.ANALYSED_CHARS // 5)
+    # a word cut by the limit is left out whole, not as a fragment
+    cut = "a" * (lexicon.ANALYSED_CHARS - 3) + " translate"
+    assert lexicon.analysed(cut + " " * 10) == "a" * (lexicon.ANALYSED_CHARS - 3) + " "
+    # a cut right after a word keeps it
+    whole = "b" * (lexicon.ANALYSED_CHARS - 4) + " tea essay"
+    assert lexicon.analysed(whole) == "b" * (lexicon.ANALYSED_CHARS - 4) + " tea"

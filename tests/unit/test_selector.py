@@ -179,6 +179,35 @@ def test_inventory_over_fifty_is_capped_in_the_prompt(online: ScriptedLLMServer,
     assert len(schema["properties"]["recipe"]["anyOf"][0]["enum"]) == 50
 
 
+def test_a_huge_task_is_selected_as_its_analysed_prefix() -> None:
+    from vance_cli.lexicon import ANALYSED_CHARS, analysed
+
+    head = "Summarize this meeting transcript into bullet points. " * (ANALYSED_CHARS // 54 + 10)
+    huge = head + "Please write a short essay about the history of tea. " * 100_000
+    decision, of_prefix = select(_ws(), huge), select(_ws(), analysed(huge))
+    assert decision.decision == of_prefix.decision == "MATCH"
+    assert decision.recipe == of_prefix.recipe and decision.rationale == of_prefix.rationale
+    # the tail's trigger keyword ("write a short essay") is past the cap: it does not fire
+    assert decision.mode is Mode.OFFLINE and decision.recipe is not None
+    assert decision.recipe.name == "document-summary"
+    inventory = load_recipes(_ws()).inventory()
+    late = "The weather was mild. " * (ANALYSED_CHARS // 22 + 10) + "Write a short essay on tea."
+    assert trigger_match(late, inventory) is None
+    assert select(_ws(), late).mode is not Mode.TRIGGER
+    fired = trigger_match(late[-200:], inventory)
+    assert fired is not None and fired[0].name == "essay-pipeline"
+
+
+def test_the_llm_still_gets_the_whole_huge_task(online: ScriptedLLMServer) -> None:
+    from vance_cli.lexicon import ANALYSED_CHARS
+
+    huge = "Render this paragraph in French. " * (ANALYSED_CHARS // 10) + "TAIL-MARKER-42"
+    online.reply('{"decision": "NONE", "rationale": "n"}')
+    select(_ws(), huge)
+    sent = json.dumps(online.chat_requests[0].json["messages"])
+    assert "TAIL-MARKER-42" in sent
+
+
 def test_offline_when_no_llm_is_configured() -> None:
     decision = select(_ws(), "Summarize this meeting transcript into bullet points")
     assert decision.mode is Mode.OFFLINE and decision.recipe is not None

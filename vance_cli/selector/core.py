@@ -50,11 +50,14 @@ def trigger_match(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] 
     inside a negated stretch does not occur: "Do not write an essay, just
     book me a flight" holds no ``write an essay`` (the negation rule of
     ``lexicon``, the one the ranking uses). The fast path never costs a wrong
-    spawn: when in doubt, the selector decides.
+    spawn: when in doubt, the selector decides. Only the task's first
+    ``lexicon.ANALYSED_CHARS`` characters are read, as by the ranking.
 
     Rule: DESIGN.md §5 step 3.
     """
-    text = task.lower()
+    from vance_cli import lexicon
+
+    text = lexicon.analysed(task).lower()
     hits: list[tuple[int, Recipe, str]] = []  # (offset in text, recipe, keyword), keyword order
     for recipe in inventory:
         for keyword in recipe.keywords:
@@ -64,8 +67,6 @@ def trigger_match(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] 
                          for m in _whole_words(words).finditer(text)]
     if not hits:
         return None
-    from vance_cli import lexicon  # only when a keyword occurs: the usual task has none
-
     negated = lexicon.negated_at(text, (offset for offset, _r, _k in hits))
     fired: dict[str, tuple[Recipe, str]] = {}
     for offset, recipe, keyword in hits:
