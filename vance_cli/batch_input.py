@@ -2,7 +2,8 @@
 
 Rules (DESIGN.md §3, ``vance delegate --task-template T --items FILE|-``):
 - Items are read as UTF-8 (a BOM is tolerated); lines end in LF, CRLF
-  or CR. Lines blank after trimming are skipped; an item's
+  or CR. Blank lines (white space or zero-width characters only,
+  ``text_input.is_blank``) are skipped; an item's
   ``number`` counts only the others (1-based), its ``line`` is its line in
   the input, for messages.
 - Format: plain lines (each line, trimmed, is one item) or JSON lines (each
@@ -30,6 +31,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.errors import InputError, TaskTemplateError
+from vance_cli.text_input import is_blank
 
 if TYPE_CHECKING:
     from jinja2 import Template
@@ -100,7 +102,8 @@ def parse_items(text: str, fmt: ItemsFormat = ItemsFormat.AUTO) -> list[Item]:
     Returns:
         The items in input order; a bad JSON line is an Item with ``problem`` set.
     """
-    entries = [(i, line) for i, line in enumerate(_LINE_BREAK.split(text), 1) if line.strip()]
+    entries = [(i, line) for i, line in enumerate(_LINE_BREAK.split(text), 1)
+               if not is_blank(line)]
     if fmt is ItemsFormat.AUTO:
         first = entries[0][1].lstrip() if entries else ""
         fmt = ItemsFormat.JSONL if first.startswith("{") else ItemsFormat.LINES

@@ -9,16 +9,38 @@ Invariants:
   that no encoder accepts later (the JSON output, SQLite, the LLM request
   all fail with ``UnicodeEncodeError``). ``check_utf8`` finds such text at
   the boundary, before anything uses it.
+- A text is *blank* (``is_blank``) when no character of it shows: white
+  space, and the invisible format characters (zero-width space and joiners,
+  the BOM, word joiner …). A blank task is an empty task.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 from vance_cli.errors import InputError
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+BLANK_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
+"""Unicode categories that show nothing: space, line and paragraph separators,
+control characters and format characters (``U+200B`` zero-width space,
+``U+200C``/``U+200D`` zero-width (non-)joiner, ``U+2060`` word joiner,
+``U+FEFF`` byte-order mark, ``U+00AD`` soft hyphen, bidi marks)."""
+
+
+def is_blank(text: str) -> bool:
+    """Return True when ``text`` shows nothing: empty, white space or invisible format characters.
+
+    Rule: DESIGN.md §5 step 1 (an empty task is ``NONE`` ``empty_task``); a
+    task of ``"\u200b\u200d\ufeff"`` is as empty as one of spaces.
+
+    Args:
+        text: any text (a task, an item line).
+    """
+    return all(c.isspace() or unicodedata.category(c) in BLANK_CATEGORIES for c in text)
 
 
 def _bad_byte(char: str) -> str:

@@ -218,6 +218,16 @@ def test_an_item_that_renders_empty_is_an_empty_task() -> None:
                                                             ("NONE", "empty_task")]
 
 
+def test_an_item_of_zero_width_characters_is_an_empty_task(
+        llm_server: ScriptedLLMServer) -> None:
+    result = _batch('{"topic": "\\u200b\\u200d\\ufeff"}\n{"topic": " \\u2060 "}\n',
+                    template="{{ topic }}", env=llm_server.env())
+    assert result.exit_code == 0, result.stderr
+    assert [(x["decision"], x["reason"]) for x in _lines(result.stdout)] == \
+        [("NONE", "empty_task")] * 2
+    assert llm_server.chat_requests == []
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--task", "x", "--task-template", "y", "--items", "-"], "not allowed with --task-template"),
     (["--task-template", "y"], "needs --items"),

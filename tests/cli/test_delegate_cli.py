@@ -92,6 +92,19 @@ def test_task_from_stdin_and_options_pass_through() -> None:
     assert process["params"] == {"words": "300", "draft": 2}
 
 
+@pytest.mark.parametrize("args", [["--task", "\u200b\u200d\ufeff"], ["--task", "-"]])
+def test_a_task_of_zero_width_characters_is_an_empty_task(
+        args: list[str], llm_server: ScriptedLLMServer) -> None:
+    result = run_cli(["delegate", *args, "--json"], input=" \u200b\n\u2060\ufeff \n",
+                     env=llm_server.env())
+    assert result.exit_code == 0, result.stderr
+    data = result.json()
+    assert (data["decision"], data["reason"], data["rationale"]) == \
+        ("NONE", "empty_task", "empty task description")
+    assert data["fallback"] is None and data["process"] is None
+    assert llm_server.chat_requests == []
+
+
 def test_empty_stdin_is_an_empty_task() -> None:
     result = run_cli(["delegate", "--task", "-", "--json"], input="\n")
     assert result.exit_code == 0

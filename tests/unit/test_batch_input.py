@@ -23,6 +23,7 @@ from vance_cli.errors import InputError, TaskTemplateError
     ("a\rb", ItemsFormat.AUTO, [(1, 1, "a"), (2, 2, "b")]),
     ("\n  \n a b \n\n\tc\n", ItemsFormat.AUTO, [(1, 3, "a b"), (2, 5, "c")]),
     ("", ItemsFormat.AUTO, []),
+    ("\u200b\u200d\ufeff\n \u2060 \na\n", ItemsFormat.AUTO, [(1, 3, "a")]),  # blank lines
     ("one\u2028two\n", ItemsFormat.AUTO, [(1, 1, "one\u2028two")]),  # only LF/CR/CRLF split
     ('{"a": 1}\n', ItemsFormat.LINES, [(1, 1, '{"a": 1}')]),
     ('\n  {"a": 1}\r\n{"b": [2]}\n', ItemsFormat.AUTO, [(1, 2, {"a": 1}), (2, 3, {"b": [2]})]),

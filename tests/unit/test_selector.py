@@ -32,7 +32,8 @@ def _recipe(name: str, keywords: tuple[str, ...] = (), **kw: object) -> Recipe:
                   keywords=keywords, tags=tuple(kw.get("tags", ())))  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("task", ["", "   \n\t "])
+@pytest.mark.parametrize("task", ["", "   \n\t ", "\u200b\u200d\ufeff",
+                                  " \u200b\t\u2060\u00a0\n\u200c "])
 def test_empty_task_is_none_without_llm_call(online: ScriptedLLMServer, task: str) -> None:
     decision = select(_ws(), task)
     assert (decision.decision, decision.reason) == ("NONE", NoneReason.EMPTY_TASK)

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from vance_cli.errors import InputError
-from vance_cli.text_input import check_utf8, decode_utf8, first_invalid
+from vance_cli.text_input import check_utf8, decode_utf8, first_invalid, is_blank
 
 
 @pytest.mark.parametrize(
@@ -42,3 +42,12 @@ def test_surrogate_escaped_text_is_found(raw: bytes, bad: tuple[int, str] | None
     else:
         with pytest.raises(InputError, match=rf"x is not valid UTF-8 \({bad[1]} at character"):
             check_utf8(text, "x")
+
+
+@pytest.mark.parametrize(("text", "blank"), [
+    ("", True), (" \t\n\r", True), ("\u200b\u200d\ufeff", True),
+    ("\u200b \u200c\u2060\u00a0\u3000\u2028\u00ad\u200e", True),
+    ("\u200ba", False), ("\u200b.", False), ("\u0301", False), ("日", False), ("_", False),
+])
+def test_is_blank(text: str, blank: bool) -> None:
+    assert is_blank(text) is blank

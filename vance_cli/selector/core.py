@@ -109,8 +109,9 @@ def select(ws: Workspace, task: str, *, model: str | None = None,
 def _select(ws: Workspace, task: str, model: str | None, recipes: RecipeSet | None,
             progress: Progress | None) -> Decision:
     from vance_cli.recipes import load_recipes
+    from vance_cli.text_input import is_blank
 
-    if not task.strip():
+    if is_blank(task):
         return none(NoneReason.EMPTY_TASK, "empty task description", Mode.PRECHECK)
     inventory = (load_recipes(ws) if recipes is None else recipes).inventory()
     if not inventory:
