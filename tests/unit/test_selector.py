@@ -162,6 +162,31 @@ def test_broken_prompt_template_is_none_not_an_exception(online: ScriptedLLMServ
     assert online.requests == []
 
 
+@pytest.mark.parametrize("source", [
+    "Pick a recipe from:\n{% for r in recipes %}- {{ r.name }}\n{% endfor %}",
+    "System: {{ engines|length }} engines\n<!-- user -->\nDecide. {{ marker }}\n",
+    "{% set task = 'nothing' %}<!-- user -->\nTask: {{ task }}\n",  # overrides the task
+])
+def test_prompt_template_without_the_task_is_none_without_llm_call(
+        online: ScriptedLLMServer, project_dir: Path, source: str) -> None:
+    build_file_tree(project_dir, {"prompts/recipe-selector.md": source})
+    decision = select(_ws(), "Render this paragraph in French")
+    assert decision.reason is NoneReason.SELECTOR_ERROR and decision.decision == "NONE"
+    assert decision.rationale.startswith("selector cannot run:")
+    assert str(project_dir / "prompts" / "recipe-selector.md") in decision.rationale
+    assert "never uses the variable 'task' ({{ task }})" in decision.rationale
+    assert online.chat_requests == []
+
+
+def test_prompt_template_with_the_task_in_the_system_part_is_fine(
+        online: ScriptedLLMServer, project_dir: Path) -> None:
+    build_file_tree(project_dir, {"prompts/recipe-selector.md":
+                                  "Task: {{ task|trim }}\n<!-- user -->\nAnswer in JSON.\n"})
+    online.reply('{"decision": "NONE", "recipe": null, "rationale": "n"}')
+    assert select(_ws(), "Render this paragraph").reason is NoneReason.LLM_NONE
+    assert len(online.chat_requests) == 1
+
+
 def test_inventory_over_fifty_is_capped_in_the_prompt(online: ScriptedLLMServer,
                                                       project_dir: Path) -> None:
     files = {f"recipes/filler-{i:03d}.yaml": f"engine: ford\ndescription: filler job {i}\n"
