@@ -5,6 +5,10 @@
 - Ctrl-C (KeyboardInterrupt) and Ctrl-D (EOFError) become 130, no traceback.
 - A usage error from the option parser exits 2 with its message on one
   line and a pointer to the command's ``--help`` (JSON too, with ``--json``).
+- The environment refusing a write (``OSError`` of ``errors.STORAGE_ERRNOS``:
+  permission denied, read-only file system, disk full) and any SQLite error
+  are runtime errors too (exit 1): one line naming the path, JSON with
+  ``--json``, no traceback.
 - Anything else exits 1 with one line; the traceback only with ``--debug``
   (or ``VANCE_DEBUG=1``).
 - A closed stdout (``vance … | head``) ends quietly.
@@ -18,7 +22,14 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
-from vance_cli.errors import EXIT_INTERRUPTED, EXIT_RUNTIME, VanceError
+from vance_cli.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_RUNTIME,
+    STORAGE_ERRNOS,
+    StateError,
+    StorageError,
+    VanceError,
+)
 
 if TYPE_CHECKING:
     from typer._click.exceptions import ClickException
@@ -60,13 +71,7 @@ def run(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one return
         check_argv(args)
         result = command.main(args=args, prog_name="vance", standalone_mode=False)
     except VanceError as exc:
-        if exc.exit_code == EXIT_INTERRUPTED:
-            output.info("cancelled")
-        else:
-            if _wants_json(args):
-                output.emit_json(exc.to_json())
-            output.error(exc.message)
-        return exc.exit_code
+        return _report(exc, args)
     except (KeyboardInterrupt, EOFError, typer.Abort):
         output.info("cancelled")
         return EXIT_INTERRUPTED
@@ -78,10 +83,28 @@ def run(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one return
     except OSError as exc:
         if exc.errno == errno.EPIPE:
             return _quiet_broken_pipe()
+        if exc.errno in STORAGE_ERRNOS:
+            return _report(StorageError.from_os_error(exc), args)
         return _unexpected(exc, args)
     except Exception as exc:  # the boundary: anything else is a bug, exit 1
+        sqlite3 = sys.modules.get("sqlite3")  # loaded whenever the state was touched
+        if sqlite3 is not None and isinstance(exc, sqlite3.Error):
+            return _report(StateError(f"state database error: {exc}"), args)
         return _unexpected(exc, args)
     return result if isinstance(result, int) else 0
+
+
+def _report(exc: VanceError, args: Sequence[str]) -> int:
+    """Print a VanceError as one stderr line (and its JSON with --json); return its exit code."""
+    from vance_cli.cli import output
+
+    if exc.exit_code == EXIT_INTERRUPTED:
+        output.info("cancelled")
+    else:
+        if _wants_json(args):
+            output.emit_json(exc.to_json())
+        output.error(exc.message)
+    return exc.exit_code
 
 
 def _parser_error(exc: ClickException, args: Sequence[str]) -> int:
