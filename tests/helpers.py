@@ -34,7 +34,7 @@ class CliResult:
         return json.loads(self.stdout)
 
 
-def run_cli(args: Sequence[str], input: str | None = None,
+def run_cli(args: Sequence[str], input: str | bytes | None = None,
             env: Mapping[str, str | None] | None = None) -> CliResult:
     """Run ``vance ARGS`` in-process through the real boundary (exit-code mapping included)."""
     from typer.testing import CliRunner

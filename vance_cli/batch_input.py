@@ -2,7 +2,8 @@
 
 Rules (DESIGN.md §3, ``vance delegate --task-template T --items FILE|-``):
 - Items are read as UTF-8 (a BOM is tolerated); lines end in LF, CRLF
-  or CR. Lines blank after trimming are skipped; an item's
+  or CR. Blank lines (white space or zero-width characters only,
+  ``text_input.is_blank``) are skipped; an item's
   ``number`` counts only the others (1-based), its ``line`` is its line in
   the input, for messages.
 - Format: plain lines (each line, trimmed, is one item) or JSON lines (each
@@ -35,6 +36,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.errors import InputError, TaskTemplateError
+from vance_cli.text_input import is_blank
 
 if TYPE_CHECKING:
     from jinja2 import Template
@@ -89,12 +91,10 @@ def decode_items(data: bytes, source: str) -> str:
     Raises:
         InputError: not UTF-8.
     """
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        where = "stdin" if source == "-" else source
-        raise InputError(f"items in {where} are not UTF-8 (byte {exc.start})",
-                         field="items") from None
+    from vance_cli.text_input import decode_utf8
+
+    where = "stdin (--items -)" if source == "-" else f"items file '{source}'"
+    return decode_utf8(data, where, field="items")
 
 
 def parse_items(text: str, fmt: ItemsFormat = ItemsFormat.AUTO) -> list[Item]:
@@ -107,7 +107,8 @@ def parse_items(text: str, fmt: ItemsFormat = ItemsFormat.AUTO) -> list[Item]:
     Returns:
         The items in input order; a bad JSON line is an Item with ``problem`` set.
     """
-    entries = [(i, line) for i, line in enumerate(_LINE_BREAK.split(text), 1) if line.strip()]
+    entries = [(i, line) for i, line in enumerate(_LINE_BREAK.split(text), 1)
+               if not is_blank(line)]
     if fmt is ItemsFormat.AUTO:
         first = entries[0][1].lstrip() if entries else ""
         fmt = ItemsFormat.JSONL if first.startswith("{") else ItemsFormat.LINES

@@ -19,12 +19,15 @@ and checked per key; an error names the dotted key path and its source.
 from __future__ import annotations
 
 import getpass
+import math
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vance_cli.documents import ID_MAX, check_id
 from vance_cli.errors import ConfigError
 from vance_cli.paths import Paths
 
@@ -35,31 +38,130 @@ JSON_MODES = ("auto", "json_schema", "json_object", "none")
 def _to_str(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise ValueError("expected a string")
+    from vance_cli.text_input import check_utf8
     from vance_cli.yamlio import as_text
 
-    return str(as_text(value)).strip()
+    # env values are decoded with surrogateescape: a non-UTF-8 byte must not get further
+    return check_utf8(str(as_text(value)).strip(), "the value")
 
 
-def _to_positive_float(value: Any) -> float:
+def _to_id(kind: str) -> Callable[[Any], str]:
+    """Coercer of a tenant, user or session id: one path segment (``documents.check_id``)."""
+
+    def coerce(value: Any) -> str:
+        return check_id(_to_str(value), kind)
+
+    return coerce
+
+
+def _to_project(value: Any) -> str:
+    """Coercer of the project id: as ``_to_id``, but empty means "no project"."""
+    text = _to_str(value)
+    return _to_id("project")(text) if text else ""
+
+
+HOUR = 3600.0
+"""Seconds in an hour."""
+
+WEEK = 7 * 24 * HOUR
+"""Seconds in a week."""
+
+LLM_TIMEOUT_MAX = HOUR
+"""Longest ``llm.timeout``, in seconds per attempt: a local model on a CPU may need
+minutes; an hour is more than any answer is worth waiting for, and ``inf`` would
+make the HTTP client overflow."""
+
+FALLBACK_TIMEOUT_MAX = WEEK
+"""Longest Slartibartfast cutoff, in seconds — ``fallback.timeout`` and the
+``--fallback-timeout`` flag alike: a larger value is more likely a typo than
+intent, and a deadline must stay a representable date."""
+
+HEARTBEAT_MAX = HOUR
+"""Longest ``process.heartbeat_interval``, in seconds."""
+
+STALE_TIMEOUT_MAX = WEEK
+"""Longest ``process.stale_timeout``, in seconds."""
+
+MAX_RETRIES_MAX = 10
+"""Most ``llm.max_retries``: with the client's backoff (up to 8 s) and ``llm.timeout``
+per attempt, more retries only hide a dead endpoint."""
+
+MAX_REPAIRS_MAX = 10
+"""Most ``fallback.max_repairs``: each repair is one more LLM call."""
+
+URL_SCHEMES = ("http", "https")
+"""Schemes an LLM endpoint (``llm.base_url``) may use."""
+
+
+def check_seconds(value: Any, maximum: float) -> float:
+    """Return ``value`` as a number of seconds when it is finite, > 0 and at most ``maximum``.
+
+    The one rule for every duration setting and for the ``--fallback-timeout`` flag.
+
+    Args:
+        value: a number or its text (``"30"``, ``"2.5"``).
+        maximum: the largest accepted value, in seconds.
+
+    Raises:
+        ValueError: not a number, ``nan``/``inf``, 0 or less, or above ``maximum``.
+    """
+    if isinstance(value, bool):
+        raise ValueError("expected a number of seconds")
     try:
         number = float(value)
     except (TypeError, ValueError):
         raise ValueError("expected a number of seconds") from None
-    if not number > 0:
-        raise ValueError("must be greater than 0")
+    if not (math.isfinite(number) and 0 < number <= maximum):
+        raise ValueError(f"must be more than 0 and at most {maximum:g} seconds"
+                         f" ({_duration(maximum)}), not {value}")
     return number
 
 
-def _to_nonneg_int(value: Any) -> int:
-    if isinstance(value, bool):
-        raise ValueError("expected a whole number")
+def _duration(seconds: float) -> str:
+    return {HOUR: "an hour", WEEK: "a week"}.get(seconds, f"{seconds:g} s")
+
+
+def _to_seconds(maximum: float) -> Callable[[Any], float]:
+    """Coercer of a duration setting: ``check_seconds`` with its maximum."""
+
+    def coerce(value: Any) -> float:
+        return check_seconds(value, maximum)
+
+    return coerce
+
+
+def _to_count(maximum: int) -> Callable[[Any], int]:
+    """Coercer of a whole number from 0 to ``maximum``."""
+
+    def coerce(value: Any) -> int:
+        if isinstance(value, bool):
+            raise ValueError("expected a whole number")
+        try:
+            number = int(str(value).strip())
+        except ValueError:
+            raise ValueError("expected a whole number") from None
+        if not 0 <= number <= maximum:
+            raise ValueError(f"must be from 0 to {maximum}, not {number}")
+        return number
+
+    return coerce
+
+
+def _to_url(value: Any) -> str:
+    """Coercer of an endpoint URL: http or https, with a host (and a valid port, if any)."""
+    from urllib.parse import urlsplit
+
+    text = _to_str(value)
+    parts = urlsplit(text)
+    shown = repr(text) if "@" not in text else "the URL given"  # it may hold credentials
+    if parts.scheme.lower() not in URL_SCHEMES or not parts.hostname:
+        raise ValueError(f"expected an http:// or https:// URL with a host, e.g. "
+                         f"http://localhost:11434/v1, not {shown}")
     try:
-        number = int(str(value).strip())
+        parts.port  # noqa: B018 - urlsplit checks the port only when asked
     except ValueError:
-        raise ValueError("expected a whole number") from None
-    if number < 0:
-        raise ValueError("must be 0 or more")
-    return number
+        raise ValueError(f"the port of {shown} is not a number from 0 to 65535") from None
+    return text
 
 
 def _to_bool(value: Any) -> bool:
@@ -91,6 +193,8 @@ class KeySpec:
         fallback_env: environment variables read after the config file.
         flag: name of the command-line flag that sets it, if any.
         secret: never shown in full (``config show`` masks it).
+        path: a file path, made absolute when read (``absolute_path``) and
+            stored absolute by ``vance config set``.
         help: one line for ``config show`` and the README.
     """
 
@@ -100,6 +204,7 @@ class KeySpec:
     fallback_env: tuple[str, ...] = ()
     flag: str | None = None
     secret: bool = False
+    path: bool = False
     help: str = ""
 
     @property
@@ -109,37 +214,38 @@ class KeySpec:
 
 
 KEYS: tuple[KeySpec, ...] = (
-    KeySpec("tenant", _to_str, ("VANCE_TENANT",), flag="tenant", help="tenant id"),
-    KeySpec("project", _to_str, ("VANCE_PROJECT",), flag="project",
+    KeySpec("tenant", _to_id("tenant"), ("VANCE_TENANT",), flag="tenant", help="tenant id"),
+    KeySpec("project", _to_project, ("VANCE_PROJECT",), flag="project",
             help="project id; '_tenant' (or empty) means no project"),
-    KeySpec("user", _to_str, ("VANCE_USER",), flag="user", help="user name (wizard user layer)"),
+    KeySpec("user", _to_id("user"), ("VANCE_USER",), flag="user",
+            help="user name (wizard user layer)"),
     KeySpec("lang", _to_str, ("VANCE_LANG",), flag="lang",
             help="language for wizard texts: de, en, …"),
-    KeySpec("session", _to_str, ("VANCE_SESSION",), flag="session",
+    KeySpec("session", _to_id("session"), ("VANCE_SESSION",), flag="session",
             help="session id; process names are unique per session"),
-    KeySpec("llm.base_url", _to_str, ("VANCE_LLM_BASE_URL",), ("OPENAI_BASE_URL",),
+    KeySpec("llm.base_url", _to_url, ("VANCE_LLM_BASE_URL",), ("OPENAI_BASE_URL",),
             help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1"),
     KeySpec("llm.model", _to_str, ("VANCE_LLM_MODEL",), help="model name sent to the endpoint"),
     KeySpec("llm.api_key", _to_str, ("VANCE_LLM_API_KEY",), ("OPENAI_API_KEY",), secret=True,
             help="API key; keyless local servers need none"),
-    KeySpec("llm.timeout", _to_positive_float, ("VANCE_LLM_TIMEOUT",),
+    KeySpec("llm.timeout", _to_seconds(LLM_TIMEOUT_MAX), ("VANCE_LLM_TIMEOUT",),
             help="seconds one LLM request may take"),
-    KeySpec("llm.max_retries", _to_nonneg_int, ("VANCE_LLM_MAX_RETRIES",),
+    KeySpec("llm.max_retries", _to_count(MAX_RETRIES_MAX), ("VANCE_LLM_MAX_RETRIES",),
             help="retries of a failed LLM request (connection errors, 429, 5xx)"),
     KeySpec("llm.json_mode", _to_json_mode, ("VANCE_LLM_JSON_MODE",),
             help="structured output: auto | json_schema | json_object | none"),
-    KeySpec("catalog.file", _to_str, ("VANCE_ENGINE_CATALOG",),
+    KeySpec("catalog.file", _to_str, ("VANCE_ENGINE_CATALOG",), path=True,
             help="operator's engine catalog file, activated by 'vance catalog reload'"),
-    KeySpec("fallback.timeout", _to_positive_float, ("VANCE_FALLBACK_TIMEOUT",),
+    KeySpec("fallback.timeout", _to_seconds(FALLBACK_TIMEOUT_MAX), ("VANCE_FALLBACK_TIMEOUT",),
             help="seconds the Slartibartfast fallback may run"),
-    KeySpec("fallback.max_repairs", _to_nonneg_int, ("VANCE_FALLBACK_MAX_REPAIRS",),
+    KeySpec("fallback.max_repairs", _to_count(MAX_REPAIRS_MAX), ("VANCE_FALLBACK_MAX_REPAIRS",),
             help="times Slartibartfast may repair a recipe that failed validation"),
     KeySpec("log.tasks", _to_bool, ("VANCE_LOG_TASKS",),
             help="store task text in the decision log (false: only its hash)"),
-    KeySpec("process.heartbeat_interval", _to_positive_float, ("VANCE_HEARTBEAT_INTERVAL",),
+    KeySpec("process.heartbeat_interval", _to_seconds(HEARTBEAT_MAX), ("VANCE_HEARTBEAT_INTERVAL",),
             help="seconds between heartbeats of a running worker (at most a third of"
                  " process.stale_timeout is used)"),
-    KeySpec("process.stale_timeout", _to_positive_float, ("VANCE_STALE_TIMEOUT",),
+    KeySpec("process.stale_timeout", _to_seconds(STALE_TIMEOUT_MAX), ("VANCE_STALE_TIMEOUT",),
             help="seconds without a heartbeat after which a RUNNING process is closed as STALE"),
 )
 """Every setting, in display order."""
@@ -178,10 +284,14 @@ def locale_language(environ: Mapping[str, str]) -> str | None:
 
 
 def _default_user() -> str:
+    """Return the OS user name as a valid user id (other characters become ``_``)."""
     try:
-        return getpass.getuser()
+        name = getpass.getuser()
     except (KeyError, OSError):  # no passwd entry (containers)
         return "user"
+    # An id is a folder name (DESIGN.md §2): "DOMAIN\\anna" or "Anna Maier" cannot be one.
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:ID_MAX]
+    return safe if safe.strip(".") else "user"
 
 
 def _defaults(environ: Mapping[str, str]) -> dict[str, Any]:
@@ -328,12 +438,38 @@ def load_settings(
         try:
             values[spec.attr] = spec.coerce(raw)
         except ValueError as exc:
-            where = paths.config_file if source == "file" else source
-            raise ConfigError(f"{spec.key} ({where}): {exc}", key=spec.key) from None
+            raise ConfigError(f"{spec.key} ({_where(spec, source, paths)}): {exc}",
+                              key=spec.key, source=source) from None
+        if spec.path and values[spec.attr]:
+            # Written by hand into the file: relative to the file; from env or a flag: to cwd.
+            base = paths.config_dir if source == "file" else Path.cwd()
+            values[spec.attr] = absolute_path(values[spec.attr], base)
         origin[spec.key] = source
     unknown = sorted(set(file_values) - set(_BY_KEY))
     warnings = tuple(f"{paths.config_file}: unknown key '{k}' ignored" for k in unknown)
     return Settings(paths=paths, origin=origin, warnings=warnings, **values)
+
+
+def absolute_path(value: str, base: Path) -> str:
+    """Return ``value`` as an absolute path: ``~`` expanded, a relative path joined to ``base``.
+
+    The path is normalised (``a/../b`` → ``b``) but symbolic links are kept.
+
+    Args:
+        value: the path as given.
+        base: the folder a relative path is taken from.
+    """
+    path = Path(value).expanduser()
+    return os.path.normpath(path if path.is_absolute() else base / path)
+
+
+def _where(spec: KeySpec, source: str, paths: Paths) -> str:
+    """Name a value's source for a message: the flag, ``env:NAME`` or the config file."""
+    if source == "file":
+        return str(paths.config_file)
+    if source == "flag" and spec.flag:
+        return f"--{spec.flag}"
+    return source
 
 
 def _pick(
@@ -359,6 +495,7 @@ def set_config_value(paths: Paths, key: str, value: str) -> Any:
         paths: where the config file lives.
         key: a dotted key from ``KEYS``.
         value: the text given on the command line; an empty string removes the key.
+            A path (``catalog.file``) is stored absolute, taken from the current folder.
 
     Returns:
         The coerced value written (None when removed).
@@ -376,6 +513,8 @@ def set_config_value(paths: Paths, key: str, value: str) -> Any:
             typed = spec.coerce(value)
         except ValueError as exc:
             raise ConfigError(f"{key}: {exc}", key=key) from None
+        if spec.path and typed:
+            typed = absolute_path(typed, Path.cwd())  # README: "stored absolute"
     path = paths.config_file
     data = yamlio.load_mapping(path) if path.is_file() else {}
     node: dict[str, Any] = data

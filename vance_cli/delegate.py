@@ -119,12 +119,36 @@ class DelegateResult:
         }
 
 
-def slugify(task: str, limit: int = SLUG_MAX) -> str:
-    """Return a lower-case slug of the task's first words (accents dropped), at most ``limit``.
+_GERMAN_LETTERS = str.maketrans({"ß": "ss", "ä": "ae", "ö": "oe", "ü": "ue"})
+"""German spelling without umlauts and sharp s (``Straße`` → ``strasse``, ``Übung`` → ``uebung``),
+applied after lower-casing (which makes ``ẞ Ä Ö Ü`` these)."""
 
-    Falls back to ``task`` when the text has no letters or digits.
+
+def slugify(task: str, limit: int = SLUG_MAX) -> str:
+    """Return a lower-case slug of the task's first words, at most ``limit`` characters.
+
+    The one slug of vance: default process names of ``delegate``, batch items
+    and the Slartibartfast fallback's spawned process all come from here.
+    The same text gives the same slug, however it is written: it is
+    NFC-normalised first (a decomposed ``u`` + ``◌̈`` is ``ü``), German
+    letters are spelled out (``ß``/``ẞ`` → ``ss``, ``ä``/``Ä`` → ``ae``,
+    ``ö`` → ``oe``, ``ü`` → ``ue``), and other accents are dropped by NFKD
+    (``crème brûlée`` → ``creme-brulee``). Letters of other scripts stay as
+    they are (a process name may hold them). Why no ``python-slugify``: it
+    spells ``ä`` as ``a`` unless told otherwise, transliterates every
+    script (``日本`` → ``ri-ben``) and loads a Unidecode table; this is
+    eight lines.
+
+    Args:
+        task: any text.
+        limit: longest slug, in characters; cut at a word boundary (a single
+            longer word is cut at ``limit``).
+
+    Returns:
+        Words joined by ``-``; ``"task"`` when the text has no letters or digits.
     """
-    folded = unicodedata.normalize("NFKD", task.lower())
+    folded = unicodedata.normalize("NFC", task).lower().translate(_GERMAN_LETTERS)
+    folded = unicodedata.normalize("NFKD", folded)
     folded = "".join(c for c in folded if not unicodedata.combining(c))
     slug = ""
     for word in re.findall(r"[^\W_]+", folded):

@@ -23,9 +23,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from vance_cli.errors import InvalidDocumentName
+from vance_cli.errors import InvalidDocumentName, InvalidId
 
 _SEGMENT = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+ID_MAX = 128
+"""Longest tenant, project, user or session id, in characters: an id is a folder name
+(``_user_<user>`` too), and file systems allow 255 bytes per name."""
 
 
 class Layer(StrEnum):
@@ -78,6 +82,40 @@ def check_name(name: str) -> str:
                 f"document name '{name}' has a character outside [A-Za-z0-9_.-]", name=name
             )
     return name
+
+
+def check_id(value: str, kind: str) -> str:
+    """Validate a tenant, project, user or session id and return it unchanged.
+
+    An id becomes one path segment (``<data>/tenants/<tenant>/projects/<project>``),
+    so it follows the document-segment rule: ``[A-Za-z0-9_.-]+``, not ``.`` or
+    ``..``, at most ``ID_MAX`` characters. Settings check every id when they are
+    read (flags, environment, config file, ``config set``); ``Paths`` checks
+    again before it builds a folder from one.
+
+    Args:
+        value: the id as given.
+        kind: what it is, for the message: ``"tenant"``, ``"project"`` …
+
+    Returns:
+        The same id.
+
+    Raises:
+        InvalidId: empty, ``.``/``..``, too long, or a character outside ``[A-Za-z0-9_.-]``.
+
+    Rule: DESIGN.md §2.
+    """
+    if not isinstance(value, str) or not value:
+        raise InvalidId(f"{kind} id is empty", kind=kind, value=str(value))
+    if value in (".", ".."):
+        raise InvalidId(f"{kind} id {value!r} is not allowed (it names a folder, not an id)",
+                        kind=kind, value=value)
+    if len(value) > ID_MAX:
+        raise InvalidId(f"{kind} id is longer than {ID_MAX} characters", kind=kind, value=value)
+    if not _SEGMENT.fullmatch(value):
+        raise InvalidId(f"{kind} id {value!r} may only hold letters, digits, '_', '.' and '-' "
+                        "(it becomes a folder name)", kind=kind, value=value)
+    return value
 
 
 def is_valid_name(name: str) -> bool:

@@ -14,7 +14,9 @@ Invariants:
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 EXIT_OK = 0
@@ -66,6 +68,19 @@ class InvalidDocumentName(InputError):
     """
 
     code = "invalid_document_name"
+
+
+class InvalidId(InputError):
+    """A tenant, project, user or session id that cannot be one path segment.
+
+    Rule: DESIGN.md §2 (ids become folders: ``tenants/<tenant>/projects/<project>``).
+
+    Args:
+        message: what is wrong, one line.
+        **details: ``kind`` (``"tenant"`` …) and ``value`` (the id as given).
+    """
+
+    code = "invalid_id"
 
 
 class NotFoundError(InputError, LookupError):
@@ -165,6 +180,24 @@ class DuplicateProcessName(InputError):
         )
 
 
+class ReservedProcessName(InputError):
+    """A caller-given process name starting with ``_``: that prefix is vance's own.
+
+    Rule: DESIGN.md §5 step 2 (``_`` names are internal, as ``_session-root``).
+
+    Args:
+        name: the name as given (stripped).
+    """
+
+    code = "reserved_process_name"
+
+    def __init__(self, name: str):
+        super().__init__(
+            f"process name '{name}' is reserved: names starting with '_' are for vance's"
+            " own processes (such as '_session-root'); choose a name without the leading '_'",
+            field="name", name=name)
+
+
 class ConfigError(InputError):
     """A config file or config value is invalid; ``key`` is the dotted key path."""
 
@@ -216,9 +249,52 @@ class InvalidTransition(VanceError):
 
 
 class StateError(VanceError):
-    """The state database cannot be opened or migrated."""
+    """The state database cannot be opened, migrated or written: exit 1."""
 
     code = "state_error"
+
+
+STORAGE_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC,
+                            errno.EDQUOT, errno.EFBIG})
+"""OS errors that mean "the environment refuses the write" (permissions, a
+read-only file system, a full disk or quota), not a bug of vance."""
+
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
+
+
+class StorageError(VanceError):
+    """The file system refused to let vance write its home or state: exit 1 (runtime).
+
+    Rule: DESIGN.md §3 "Exit codes" (``1`` runtime error: an environment
+    failure, not bad input).
+
+    Args:
+        message: ``cannot write <path>: <reason>`` (or ``cannot access`` for a
+            permission error whose operation is not known to be a write).
+        **details: ``path`` (the file or folder, may be None), ``errno`` (its
+            symbolic name, e.g. ``"EACCES"``).
+    """
+
+    code = "storage_error"
+
+    @classmethod
+    def from_os_error(cls, exc: OSError, path: Path | str | None = None,
+                      writing: bool = False) -> StorageError:
+        """Describe ``exc`` in one line naming the path.
+
+        Args:
+            exc: the OS error (one of ``STORAGE_ERRNOS``).
+            path: the file being written when the error does not name it
+                (``write`` and ``fsync`` errors carry no file name).
+            writing: the failing operation is known to be a write.
+        """
+        where = exc.filename if exc.filename is not None else path
+        reason = exc.strerror or str(exc)
+        verb = "write" if writing or exc.errno in _FULL else "access"
+        name = errno.errorcode.get(exc.errno, str(exc.errno)) if exc.errno else None
+        target = f" {where}" if where is not None else ""
+        text = f"cannot {verb}{target}: {reason}"
+        return cls(text, path=None if where is None else str(where), errno=name)
 
 
 class LLMError(VanceError):

@@ -42,6 +42,11 @@ Invariants:
   *translating* a book", "our *debate* night", "Post the *summary* on Slack").
 - **German nouns** (capitalised words not opening a sentence) may be
   compounds, whose head comes last (``Token.noun``; used by the ranking).
+- **Bounded**: only a task's first ``ANALYSED_CHARS`` characters are read
+  (``analysed``), so a 5 MB task costs what a page costs; the trigger fast
+  path, the ranking and the 50-entry cap all read that prefix, and a huge
+  task gets the outcome its prefix gets. The task itself is not cut: it is
+  stored, logged and sent to the LLM whole.
 - **Phrases** are runs of 2 or more words, stop words included; a run may
   also leave out pronouns and determiners (``SKIPPABLE``: "walk *me*
   through", "bounce *some* ideas") but never holds a negated word.
@@ -51,12 +56,17 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import NamedTuple
 
 import Stemmer
+
+ANALYSED_CHARS = 20_000
+"""Most characters of a task the lexical analysis reads (≈ 3,000 words, some
+ten pages): far past what names an intent, small enough that the offline
+selector stays fast (uncapped, a 4.8 MB task took 40 s and 1.2 GB of memory)."""
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _PIECE = re.compile(r"\w+|[.!?;:]+(?=\s|$)|[\n\r]+|,", re.UNICODE)
@@ -156,6 +166,26 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
+def analysed(task: str) -> str:
+    """Return the part of ``task`` the lexical analysis reads: its first ``ANALYSED_CHARS``.
+
+    A word cut by the limit is left out whole, so no fragment of it can match.
+
+    Args:
+        task: the whole task text.
+
+    Returns:
+        ``task`` itself when it is short enough; else a prefix of at most
+        ``ANALYSED_CHARS`` characters ending before the cut word.
+    """
+    if len(task) <= ANALYSED_CHARS:
+        return task
+    head = task[:ANALYSED_CHARS]
+    if task[ANALYSED_CHARS].isalnum() or task[ANALYSED_CHARS] == "_":
+        head = re.sub(r"\w+\Z", "", head)
+    return head
+
+
 @lru_cache(maxsize=1)
 def _stemmers() -> tuple[Stemmer.Stemmer, Stemmer.Stemmer]:
     return Stemmer.Stemmer("english"), Stemmer.Stemmer("german")
@@ -194,14 +224,14 @@ class _Word(NamedTuple):
     negated: bool
 
 
-def _walk(text: str) -> Iterator[tuple[str, str, bool, bool, bool]]:
+def _walk(text: str, negated: bool = False) -> Iterator[tuple[str, str, bool, bool, bool]]:
     """Yield each word of ``text`` as (raw, case-folded, sentence start, clause start, negated).
 
     A generator of plain tuples: recipe descriptions of thousands of words
-    go through here (``prose_words``).
+    go through here (``prose_words``). ``negated``: the text continues a
+    negated stretch (``negated_at`` walks a text piece by piece).
     """
     sentence = clause = True
-    negated = False
     for piece in _PIECE.findall(_CONTRACTION.sub(" not", text)):
         if not piece[0].isalnum() and piece[0] != "_":
             if piece != ",":
@@ -222,6 +252,34 @@ def _scan(text: str) -> list[_Word]:
     """Split text into words, noting sentence and clause starts and negated stretches."""
     return [_Word(raw, word, position, sentence, clause, negated)
             for position, (raw, word, sentence, clause, negated) in enumerate(_walk(text))]
+
+
+def negated_at(text: str, offsets: Iterable[int]) -> dict[int, bool]:
+    """Tell for each offset whether a word starting there is in a negated stretch.
+
+    The stretch must be opened by an earlier word (``NEGATIONS``), by the same
+    rule as ``tokens`` and ``prose_words`` (it ends at a comma, sentence end,
+    clause word or contrast word): in "Do not write an essay, just book a
+    flight" the offset of ``write`` is negated, that of ``just`` is not. A
+    negation word at the offset itself does not count. One pass over the
+    text, however many offsets.
+
+    Args:
+        text: the text.
+        offsets: character offsets into ``text``, each the start of a word.
+
+    Returns:
+        offset → True when negated.
+    """
+    found: dict[int, bool] = {}
+    negated, done = False, 0
+    for offset in sorted(set(offsets)):
+        # The sentinel word "_" is no negation, clause or contrast word: its flag is
+        # the state the piece leaves behind, and it changes nothing for the next piece.
+        *_before, last = _walk(text[done:offset] + " _", negated)
+        negated = last[4]
+        found[offset], done = negated, offset
+    return found
 
 
 def language(text: str) -> str | None:

@@ -17,6 +17,8 @@ Rules (DESIGN.md §10):
   timed out). Its message never contains the API key: the key is redacted
   from any text that came from the client or the server, and the original
   exception is never chained (``from None``), so no traceback shows it.
+- A successful reply's text and model name have the key redacted too (a
+  server may echo it), so no caller ever holds it in a reply.
 - ``llm.json_mode`` picks the structured-output request: ``json_schema``
   (a strict schema), ``json_object`` (any JSON object) or ``none``;
   ``auto`` chooses per endpoint (``resolve_json_mode``).
@@ -244,7 +246,7 @@ def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
         raise LLMError(redact(f"{type(exc).__name__}: {_one_line(str(exc))}", secrets)) from None
     finally:
         client.close()
-    return _completion(reply, model, _mode_of(request), started)
+    return _completion(reply, model, _mode_of(request), started, secrets)
 
 
 def build_request(config: LLMConfig, model: str, messages: Sequence[Mapping[str, str]],
@@ -299,7 +301,14 @@ def _status_text(exc: Any) -> str:
     return describe_status_error(exc, ())
 
 
-def _completion(reply: Any, model: str, mode: str, started: float) -> Completion:
+def _completion(reply: Any, model: str, mode: str, started: float,
+                secrets: Sequence[str | None]) -> Completion:
+    """Read the reply; the key is redacted from every text in it.
+
+    A server (or a proxy) may echo the request, key included, into the reply
+    text or model name: redacting here covers every reader — the selector's
+    rationale, Slartibartfast, the decision log's raw reply.
+    """
     choices = getattr(reply, "choices", None) or []
     if not choices:
         raise LLMError("the server's reply holds no choices")
@@ -307,9 +316,9 @@ def _completion(reply: Any, model: str, mode: str, started: float) -> Completion
     message = getattr(choice, "message", None)
     usage = getattr(reply, "usage", None)
     return Completion(
-        text=str(getattr(message, "content", None) or ""),
+        text=redact(str(getattr(message, "content", None) or ""), secrets),
         finish_reason=getattr(choice, "finish_reason", None),
-        model=str(getattr(reply, "model", None) or model),
+        model=redact(str(getattr(reply, "model", None) or model), secrets),
         prompt_tokens=getattr(usage, "prompt_tokens", None),
         completion_tokens=getattr(usage, "completion_tokens", None),
         latency_ms=round((time.monotonic() - started) * 1000, 1),

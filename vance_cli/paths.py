@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from vance_cli.documents import check_id
+
 APP_NAME = "vance"
 """Application name given to platformdirs."""
 
@@ -118,12 +120,21 @@ class Paths:
         return self.state_dir / "cache"
 
     def tenant_dir(self, tenant: str) -> Path:
-        """Return ``<data>/tenants/<tenant>``."""
-        return self.data_dir / "tenants" / tenant
+        """Return ``<data>/tenants/<tenant>``.
+
+        Raises:
+            InvalidId: ``tenant`` is not one valid path segment (``documents.check_id``);
+                settings are checked when read, this is the second line of defence.
+        """
+        return self.data_dir / "tenants" / check_id(tenant, "tenant")
 
     def project_dir(self, tenant: str, project: str) -> Path:
-        """Return ``<data>/tenants/<tenant>/projects/<project>`` (``_tenant``: the tenant's own)."""
-        return self.tenant_dir(tenant) / "projects" / project
+        """Return ``<data>/tenants/<tenant>/projects/<project>`` (``_tenant``: the tenant's own).
+
+        Raises:
+            InvalidId: ``tenant`` or ``project`` is not one valid path segment.
+        """
+        return self.tenant_dir(tenant) / "projects" / check_id(project, "project")
 
     def own_dirs(self) -> tuple[Path, ...]:
         """Return the three roots, so ``.vance`` discovery never mistakes them for a project."""

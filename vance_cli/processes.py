@@ -44,6 +44,7 @@ from vance_cli.errors import (
     InputError,
     InvalidTransition,
     ProcessNotFound,
+    ReservedProcessName,
 )
 from vance_cli.state import process_store as store
 from vance_cli.state.db import Row, utc_now
@@ -99,6 +100,8 @@ MIN_PREFIX = 4
 NAME_MAX = 200
 """Longest process name, in characters."""
 _NAME_BAD = re.compile(r"[\x00-\x1f\x7f]")
+RESERVED_PREFIX = "_"
+"""Process names starting with this are vance's own (``_session-root``); callers cannot use them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +171,8 @@ class ProcessSpec:
         steer: initial steer message queued for the process.
         params: caller params, overlaid on the recipe's.
         parent: parent process id.
+        internal: True only for processes vance creates itself; allows the
+            reserved ``_`` prefix (``RESERVED_PREFIX``), which callers never get.
     """
 
     recipe: str
@@ -177,6 +182,7 @@ class ProcessSpec:
     steer: str | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     parent: str | None = None
+    internal: bool = False
 
 
 def new_process_id() -> str:
@@ -184,11 +190,20 @@ def new_process_id() -> str:
     return secrets.token_hex(8)
 
 
-def check_process_name(name: str) -> str:
+def check_process_name(name: str, *, internal: bool = False) -> str:
     """Validate a process name and return it stripped.
+
+    The one name check: ``process create``, ``delegate --name`` and the batch
+    ``--name`` prefix all come through here (and ``create_process`` again).
+
+    Args:
+        name: the name as given.
+        internal: True when vance names its own process (``_session-root``);
+            only then may the name start with ``RESERVED_PREFIX``.
 
     Raises:
         InputError: empty, longer than ``NAME_MAX``, or with control characters.
+        ReservedProcessName: starts with ``_`` and ``internal`` is False.
     """
     clean = name.strip() if isinstance(name, str) else ""
     if not clean:
@@ -200,6 +215,8 @@ def check_process_name(name: str) -> str:
     if len(clean) > NAME_MAX:
         raise InputError(f"process name is {len(clean)} characters long; at most {NAME_MAX}",
                          field="name")
+    if clean.startswith(RESERVED_PREFIX) and not internal:
+        raise ReservedProcessName(clean)
     return clean
 
 
@@ -214,7 +231,8 @@ def create_process(ws: Workspace, spec: ProcessSpec) -> Process:
         The new process, status ``IDLE``.
 
     Raises:
-        InputError: invalid name. UnknownRecipe: recipe not in the cascade.
+        InputError: invalid name (ReservedProcessName: a ``_`` name without
+            ``spec.internal``). UnknownRecipe: recipe not in the cascade.
         UnknownEngine: the recipe's engine is not in the active catalog.
         DuplicateProcessName: the name is taken in this (tenant, session).
         ProcessNotFound: the parent id does not exist in this tenant.
@@ -222,7 +240,7 @@ def create_process(ws: Workspace, spec: ProcessSpec) -> Process:
     """
     from vance_cli.recipes import find_recipe
 
-    name = check_process_name(spec.name)
+    name = check_process_name(spec.name, internal=spec.internal)
     recipe = find_recipe(ws, spec.recipe)
     engine = ws.catalog().get(recipe.engine, recipe=recipe.name)
     settings, db = ws.settings, ws.db

@@ -278,7 +278,8 @@ def rank(recipes: Sequence[Recipe], task: str) -> list[Hit]:
 
     Args:
         recipes: the candidates (any order).
-        task: the task text (untrusted; only its words are used).
+        task: the task text (untrusted; only the words of its first
+            ``lexicon.ANALYSED_CHARS`` characters are used).
 
     Returns:
         One Hit per recipe, best first; equal scores in name order.
@@ -287,7 +288,7 @@ def rank(recipes: Sequence[Recipe], task: str) -> list[Hit]:
     """
     ordered = sorted(recipes, key=lambda r: r.name)
     found: dict[int, _Evidence] = defaultdict(_Evidence)
-    task = _without_names(task, ordered)
+    task = _without_names(lexicon.analysed(task), ordered)
     if ordered and task.strip():
         analyses = [recipe_terms.analyse(r) for r in ordered]
         vocabulary: set[Term] = set().union(*(terms for a in analyses for terms in a))
@@ -390,7 +391,8 @@ def cap_inventory(recipes: Sequence[Recipe], task: str,
 
     Args:
         recipes: the whole inventory.
-        task: the task text.
+        task: the task text (only its first ``lexicon.ANALYSED_CHARS``
+            characters are read).
         limit: most entries shown.
 
     Returns:
@@ -405,6 +407,7 @@ def cap_inventory(recipes: Sequence[Recipe], task: str,
     ordered = sorted(recipes, key=lambda r: r.name)
     if len(ordered) <= limit:
         return ordered, False
+    task = lexicon.analysed(task)
     named = {name for name in _written([r.name for r in ordered], task)
              if _names_pattern([name]).search(task)}
     ranked = [h.recipe for h in rank(ordered, task)]

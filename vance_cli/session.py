@@ -67,7 +67,7 @@ def session_root(ws: Workspace) -> Process:
     if found is not None:
         return found
     spec = ProcessSpec(recipe=ROOT_RECIPE, name=ROOT_NAME,
-                       goal=f"root of session '{ws.settings.session}'")
+                       goal=f"root of session '{ws.settings.session}'", internal=True)
     try:
         return create_process(ws, spec)
     except DuplicateProcessName:  # created concurrently: take that one

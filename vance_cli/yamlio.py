@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 import yaml
 
-from vance_cli.errors import DocumentError
+from vance_cli.errors import STORAGE_ERRNOS, DocumentError, StorageError
 
 RawYaml = Any
 """Plain data as YAML yields it: dict, list, str, int, float, bool, None."""
@@ -278,7 +278,21 @@ def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
         path: the destination; its folder is created when missing.
         text: UTF-8 content.
         mode: optional permission bits for the new file (e.g. ``0o600``).
+
+    Raises:
+        StorageError: the file system refuses the write (permission denied,
+            read-only, disk full: ``errors.STORAGE_ERRNOS``), naming ``path``;
+            the old content is kept.
     """
+    try:
+        _write_replace(path, text, mode)
+    except OSError as exc:
+        if exc.errno in STORAGE_ERRNOS:
+            raise StorageError.from_os_error(exc, path, writing=True) from None
+        raise
+
+
+def _write_replace(path: Path, text: str, mode: int | None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

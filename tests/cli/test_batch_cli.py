@@ -218,6 +218,16 @@ def test_an_item_that_renders_empty_is_an_empty_task() -> None:
                                                             ("NONE", "empty_task")]
 
 
+def test_an_item_of_zero_width_characters_is_an_empty_task(
+        llm_server: ScriptedLLMServer) -> None:
+    result = _batch('{"topic": "\\u200b\\u200d\\ufeff"}\n{"topic": " \\u2060 "}\n',
+                    template="{{ topic }}", env=llm_server.env())
+    assert result.exit_code == 0, result.stderr
+    assert [(x["decision"], x["reason"]) for x in _lines(result.stdout)] == \
+        [("NONE", "empty_task")] * 2
+    assert llm_server.chat_requests == []
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--task", "x", "--task-template", "y", "--items", "-"],
      "Invalid value for --task: not used in batch mode: --task-template T gives the task"),
@@ -237,6 +247,8 @@ def test_an_item_that_renders_empty_is_an_empty_task() -> None:
     (["--task-template", "x {{ item }}", "--items", "nope.txt"], "cannot read items file"),
     (["--task-template", "x {{ item }}", "--items", "-", "--name", "bad\tname"],
      "process name has a control character"),
+    (["--task-template", "x {{ item }}", "--items", "-", "--name", "_job"],
+     "names starting with '_' are for vance's own processes"),
 ])
 def test_bad_batch_usage_exits_2_before_any_selector_call(
         args: list[str], message: str, llm_server: ScriptedLLMServer) -> None:

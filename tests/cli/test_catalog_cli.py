@@ -7,6 +7,7 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
 from helpers import build_file_tree, run_cli
 
 from vance_cli.catalog import load_active
@@ -174,3 +175,19 @@ def test_parallel_reloads_and_shows_never_see_a_partial_catalog(tmp_path: Path) 
     assert torn == [] and reads[0] > 0
     leftovers = sorted(p.name for p in paths.catalog_state_dir.iterdir())
     assert leftovers == ["active.json", "active.lock"]
+
+
+def test_relative_catalog_file_is_stored_absolute(tmp_path: Path, vance_home: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    work, other = tmp_path / "ops", tmp_path / "elsewhere"
+    build_file_tree(work, {"cat-good.yaml": catalog_with("deep-thought")})
+    other.mkdir()
+    monkeypatch.chdir(work)
+    result = run_cli(["config", "set", "catalog.file", "cat-good.yaml"])
+    assert result.exit_code == 0
+    assert result.stderr == f"catalog.file = {work / 'cat-good.yaml'}\n"
+    assert f"file: {work / 'cat-good.yaml'}" in (vance_home / "config.yaml").read_text()
+    monkeypatch.chdir(other)  # README: "stored absolute", so it works from anywhere
+    reloaded = run_cli(["catalog", "reload", "--json"])
+    assert reloaded.exit_code == 0, reloaded.stderr
+    assert load_active(load_settings().paths).catalog.source == str(work / "cat-good.yaml")

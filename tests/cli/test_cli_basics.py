@@ -69,6 +69,18 @@ def test_broken_recipe_warns_on_stderr_only(project_dir: Path) -> None:
     assert len(result.json()) == 17
 
 
+def test_process_create_refuses_reserved_underscore_names() -> None:
+    for name in ("_session-root", "_x"):
+        result = run_cli(["process", "create", "--recipe", "coding", "--name", name])
+        assert result.exit_code == 2
+        assert f"process name '{name}' is reserved" in result.stderr
+        assert "names starting with '_'" in result.stderr
+        assert "Traceback" not in result.stderr
+    data = run_cli(["process", "create", "--recipe", "coding", "--name", "_x", "--json"]).json()
+    assert data["error"] == "reserved_process_name" and data["name"] == "_x"
+    assert run_cli(["process", "list", "--json"]).json() == []
+
+
 def test_process_create_list_show() -> None:
     created = run_cli(["process", "create", "--recipe", "translate", "--name", "fr",
                        "--steer", "Bonjour", "--param", "target=fr", "--param", "n:=2",
@@ -144,3 +156,40 @@ def test_output_larger_than_the_pipe_buffer_ends_quietly_in_head(project_dir: Pa
         assert len(proc.stdout.splitlines()) == 2
         assert proc.stderr == "", proc.stderr
         assert "Traceback" not in proc.stderr and "Broken pipe" not in proc.stderr
+
+
+USAGE_ERRORS = [
+    # (args, where --json goes, message, command whose help is pointed to)
+    (["delegate", "--nope"], 1, "No such option: --nope (Possible options: --name)",
+     "vance delegate"),
+    (["delegate"], 1, "Invalid value for --task: missing: give the task", "vance delegate"),
+    (["log", "-n", "0"], 1, "Invalid value for '-n' / '--limit': Input should be greater "
+     "than or equal to 1", "vance log"),
+    (["process", "show"], 2, "Missing argument 'ID'", "vance process show"),
+    (["frobnicate"], 1, "No such command 'frobnicate'", "vance"),
+    (["wizard", "render", "gremium", "--set"], 3, "Option '--set' requires an argument",
+     "vance wizard render"),
+]
+
+
+@pytest.mark.parametrize(("args", "at", "message", "command"), USAGE_ERRORS)
+@pytest.mark.parametrize("as_json", [False, True])
+def test_usage_errors_are_one_line_and_json_with_json(args: list[str], at: int, message: str,
+                                                      command: str, as_json: bool) -> None:
+    result = run_cli([*args[:at], "--json", *args[at:]] if as_json else args)
+    assert result.exit_code == 2
+    line = result.stderr
+    assert line.startswith(f"vance: error: {message}") and line.count("\n") == 1, line
+    assert line.endswith(f" — see '{command} --help'\n")
+    assert "Usage:" not in line and "Try '" not in line
+    if as_json:
+        message_line = line.removeprefix("vance: error: ").rstrip("\n")
+        assert result.json() == {"error": "usage_error", "message": message_line}
+    else:
+        assert result.stdout == ""
+
+
+def test_a_group_without_a_command_still_shows_its_help() -> None:
+    result = run_cli(["config"])
+    assert result.exit_code == 2
+    assert "set" in result.stdout + result.stderr and "vance: error" not in result.stderr

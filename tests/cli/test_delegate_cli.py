@@ -92,6 +92,19 @@ def test_task_from_stdin_and_options_pass_through() -> None:
     assert process["params"] == {"words": "300", "draft": 2}
 
 
+@pytest.mark.parametrize("args", [["--task", "\u200b\u200d\ufeff"], ["--task", "-"]])
+def test_a_task_of_zero_width_characters_is_an_empty_task(
+        args: list[str], llm_server: ScriptedLLMServer) -> None:
+    result = run_cli(["delegate", *args, "--json"], input=" \u200b\n\u2060\ufeff \n",
+                     env=llm_server.env())
+    assert result.exit_code == 0, result.stderr
+    data = result.json()
+    assert (data["decision"], data["reason"], data["rationale"]) == \
+        ("NONE", "empty_task", "empty task description")
+    assert data["fallback"] is None and data["process"] is None
+    assert llm_server.chat_requests == []
+
+
 def test_empty_stdin_is_an_empty_task() -> None:
     result = run_cli(["delegate", "--task", "-", "--json"], input="\n")
     assert result.exit_code == 0
@@ -108,6 +121,17 @@ def test_bad_input_exits_2() -> None:
     run_cli(["delegate", "--task", ESSAY, "--name", "dup"])
     dup = run_cli(["delegate", "--task", ESSAY, "--name", "dup"])
     assert dup.exit_code == 2 and "already exists" in dup.stderr
+
+
+def test_reserved_underscore_name_is_refused_before_the_selector(
+        llm_server: ScriptedLLMServer) -> None:
+    result = run_cli(["delegate", "--task", ESSAY, "--name", "_session-root", "--json"],
+                     env=llm_server.env())
+    assert result.exit_code == 2
+    assert result.json()["error"] == "reserved_process_name"
+    assert "names starting with '_'" in result.stderr
+    assert llm_server.chat_requests == []
+    assert run_cli(["process", "list", "--json"]).json() == []
 
 
 @pytest.mark.parametrize("case", REPLIES, ids=[f"reply{i}" for i in range(len(REPLIES))])
@@ -261,3 +285,19 @@ def test_readme_documents_delegate_log_and_every_reason_code() -> None:
     assert 'vance delegate --task "Write a short essay about the history of tea"' in readme
     missing = [r.value for r in NoneReason if f"| `{r.value}` |" not in readme]
     assert missing == []
+
+
+def test_key_echoed_by_the_server_leaks_nowhere(llm_server: ScriptedLLMServer) -> None:
+    key = "sk-live-0123456789abcdefXYZ"
+    llm_server.reply(f'```json\n{{"decision": "NONE", "recipe": null, "rationale": "The '
+                     f'request carried Bearer {key}; nothing fits."}}\n```')
+    env = {**llm_server.env(api_key=key)}
+    result = run_cli(["delegate", "--task", "Book me a flight to Oslo", "--no-fallback",
+                      "--json"], env=env)
+    assert result.exit_code == 0, result.stderr
+    assert llm_server.chat_requests[0].headers["authorization"] == f"Bearer {key}"
+    assert key not in result.stdout + result.stderr
+    assert "Bearer [REDACTED]" in result.json()["rationale"]
+    log = run_cli(["log", "--json"], env=env)
+    assert key not in log.stdout
+    assert "[REDACTED]" in log.json()[0]["rawReply"]

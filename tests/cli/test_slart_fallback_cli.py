@@ -185,13 +185,22 @@ def test_bad_fallback_flags_exit_2(args: list[str]) -> None:
     result = run_cli(["delegate", "--task", "Turn off the lights", *args])
     assert result.exit_code == 2, (result.stdout, result.stderr)
     assert processes() == []
+    if args[0] == "--fallback-timeout" and args[1] != "soon":
+        # the flag and fallback.timeout share one rule (config.check_seconds)
+        assert "vance: error: --fallback-timeout: must be more than 0 and at most 604800" \
+            in result.stderr
 
 
 def test_a_bad_configured_timeout_is_an_input_error(llm_server: ScriptedLLMServer) -> None:
     llm_server.reply(NONE)
     result = run_cli(["delegate", "--task", TASK, "--json"],
                      env={**llm_server.env(), "VANCE_FALLBACK_TIMEOUT": "1e12"})
-    assert result.exit_code == 2 and "fallback timeout" in result.stderr
+    assert result.exit_code == 2
+    # The setting is refused when read, naming its key and source, before any LLM call.
+    assert result.stderr.startswith(
+        "vance: error: fallback.timeout (env:VANCE_FALLBACK_TIMEOUT): must be more than 0 and "
+        "at most 604800 seconds (a week), not 1e12")
+    assert llm_server.chat_requests == []
 
 
 def test_timeout_comes_from_config(llm_server: ScriptedLLMServer) -> None:

@@ -28,6 +28,7 @@ from vance_cli.errors import InputError, TaskTemplateError
     ("a\rb", ItemsFormat.AUTO, [(1, 1, "a"), (2, 2, "b")]),
     ("\n  \n a b \n\n\tc\n", ItemsFormat.AUTO, [(1, 3, "a b"), (2, 5, "c")]),
     ("", ItemsFormat.AUTO, []),
+    ("\u200b\u200d\ufeff\n \u2060 \na\n", ItemsFormat.AUTO, [(1, 3, "a")]),  # blank lines
     ("one\u2028two\n", ItemsFormat.AUTO, [(1, 1, "one\u2028two")]),  # only LF/CR/CRLF split
     ('{"a": 1}\n', ItemsFormat.LINES, [(1, 1, '{"a": 1}')]),
     ('\n  {"a": 1}\r\n{"b": [2]}\n', ItemsFormat.AUTO, [(1, 2, {"a": 1}), (2, 3, {"b": [2]})]),
@@ -62,9 +63,10 @@ def test_forced_jsonl_reads_a_plain_first_line_as_a_bad_item() -> None:
 
 def test_decode_items_tolerates_a_bom_and_rejects_other_encodings() -> None:
     assert decode_items("\ufeffa\n".encode(), "f.txt") == "a\n"
-    with pytest.raises(InputError, match=r"items in f\.txt are not UTF-8"):
+    with pytest.raises(InputError,
+                       match=r"items file 'f\.txt' is not valid UTF-8 \(byte 0xe9 at offset 0\)"):
         decode_items("é".encode("latin-1"), "f.txt")
-    with pytest.raises(InputError, match="items in stdin"):
+    with pytest.raises(InputError, match=r"stdin \(--items -\) is not valid UTF-8"):
         decode_items(b"\xff", "-")
 
 

@@ -116,3 +116,158 @@ def test_set_rejects_unknown_keys_and_bad_values(vance_home: Path) -> None:
 def test_secret_masking() -> None:
     assert mask_secret("sk-1234567890abcd") == "****abcd"
     assert mask_secret("short") == "****"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "ok"),
+    [
+        ("tenant", "acme", True),
+        ("tenant", "acme.corp_2-x", True),
+        ("tenant", "../../../../etc", False),
+        ("tenant", "..", False),
+        ("tenant", ".", False),
+        ("tenant", "a/b", False),
+        ("tenant", "a\\b", False),
+        ("tenant", "/etc", False),
+        ("tenant", "sp ace", False),
+        ("tenant", "ümlaut", False),
+        ("tenant", "x" * 129, False),
+        ("project", "_tenant", True),
+        ("project", "", True),  # no project
+        ("project", "../x", False),
+        ("user", "anna", True),
+        ("user", "anna/../../x", False),
+        ("session", "s-1", True),
+        ("session", "..", False),
+    ],
+)
+def test_ids_are_single_path_segments(vance_home: Path, key: str, value: str, ok: bool) -> None:
+    environ = {"VANCE_HOME": str(vance_home)}
+    if ok:
+        assert getattr(load_settings(flags={key: value}, environ=environ), key) == value
+        return
+    with pytest.raises(ConfigError, match=rf"^{key} \(--{key}\): {key} id"):
+        load_settings(flags={key: value}, environ=environ)
+
+
+@pytest.mark.parametrize("source", ["flag", "env", "file", "set"])
+def test_every_source_checks_ids(vance_home: Path, source: str) -> None:
+    environ = {"VANCE_HOME": str(vance_home)}
+    bad = "../../../../tmp/evil"
+    if source == "set":
+        with pytest.raises(ConfigError, match="project id"):
+            set_config_value(load_settings(environ=environ).paths, "project", bad)
+        assert not (vance_home / "config.yaml").exists()
+        return
+    flags = {"project": bad} if source == "flag" else {}
+    if source == "env":
+        environ["VANCE_PROJECT"] = bad
+    if source == "file":
+        _write_config(vance_home, f"project: '{bad}'\n")
+    where = {"flag": "--project", "env": "env:VANCE_PROJECT", "file": "config.yaml"}[source]
+    with pytest.raises(ConfigError, match=rf"project \(.*{where}\): project id"):
+        load_settings(flags=flags, environ=environ)
+
+
+def test_default_user_becomes_a_valid_id(monkeypatch: pytest.MonkeyPatch,
+                                         vance_home: Path) -> None:
+    import getpass
+
+    monkeypatch.setattr(getpass, "getuser", lambda: "CORP\\Anna Maier")
+    assert load_settings(environ={"VANCE_HOME": str(vance_home)}).user == "CORP_Anna_Maier"
+    monkeypatch.setattr(getpass, "getuser", lambda: "..")
+    assert load_settings(environ={"VANCE_HOME": str(vance_home)}).user == "user"
+
+
+BOUNDS = [
+    # (key, value, accepted)
+    ("llm.timeout", "30", True),
+    ("llm.timeout", "0.5", True),
+    ("llm.timeout", "3600", True),
+    ("llm.timeout", "3601", False),
+    ("llm.timeout", "inf", False),
+    ("llm.timeout", "nan", False),
+    ("llm.timeout", "0", False),
+    ("llm.timeout", "-1", False),
+    ("llm.timeout", "soon", False),
+    ("fallback.timeout", "604800", True),
+    ("fallback.timeout", "1e9", False),
+    ("fallback.timeout", "inf", False),
+    ("process.heartbeat_interval", "5", True),
+    ("process.heartbeat_interval", "1e5", False),
+    ("process.stale_timeout", "30", True),
+    ("process.stale_timeout", "inf", False),
+    ("llm.max_retries", "0", True),
+    ("llm.max_retries", "10", True),
+    ("llm.max_retries", "11", False),
+    ("llm.max_retries", "1000000", False),
+    ("llm.max_retries", "-1", False),
+    ("llm.max_retries", "2.5", False),
+    ("fallback.max_repairs", "10", True),
+    ("fallback.max_repairs", "1000", False),
+    ("llm.base_url", "http://localhost:11434/v1", True),
+    ("llm.base_url", "https://api.openai.com/v1", True),
+    ("llm.base_url", "HTTP://127.0.0.1:8080/v1", True),
+    ("llm.base_url", "ftp://x", False),
+    ("llm.base_url", "localhost:11434/v1", False),
+    ("llm.base_url", "http://", False),
+    ("llm.base_url", "http:///v1", False),
+    ("llm.base_url", "http://host:99999/v1", False),
+    ("llm.base_url", "file:///etc/passwd", False),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "ok"), BOUNDS)
+@pytest.mark.parametrize("source", ["env", "file", "set"])
+def test_settings_are_bounded_the_same_from_every_source(
+        vance_home: Path, key: str, value: str, ok: bool, source: str) -> None:
+    from vance_cli.config import spec_for
+
+    environ = {"VANCE_HOME": str(vance_home)}
+    paths = load_settings(environ=environ).paths
+    if source == "set":
+        if ok:
+            set_config_value(paths, key, value)
+        else:
+            with pytest.raises(ConfigError, match=rf"^{key}: "):
+                set_config_value(paths, key, value)
+            assert not paths.config_file.exists()
+        return
+    if source == "env":
+        environ[spec_for(key).env[0]] = value
+        where = f"env:{spec_for(key).env[0]}"
+    else:
+        parent, _, leaf = key.partition(".")
+        _write_config(vance_home, f"{parent}:\n  {leaf}: '{value}'\n")
+        where = "config.yaml"
+    if ok:
+        load_settings(environ=environ)
+    else:
+        with pytest.raises(ConfigError, match=rf"^{key} \(.*{where}\): "):
+            load_settings(environ=environ)
+
+
+def test_url_credentials_are_not_echoed(vance_home: Path) -> None:
+    paths = load_settings(environ={"VANCE_HOME": str(vance_home)}).paths
+    with pytest.raises(ConfigError) as info:
+        set_config_value(paths, "llm.base_url", "ftp://me:sk-secret-1234@host/v1")
+    assert "sk-secret" not in str(info.value)
+
+
+def test_catalog_file_is_made_absolute(vance_home: Path, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    work = tmp_path / "work"
+    monkeypatch.chdir(work)
+    paths = load_settings(environ={"VANCE_HOME": str(vance_home)}).paths
+    # config set: from the current folder, stored absolute (normalised)
+    assert set_config_value(paths, "catalog.file", "sub/../cat.yaml") == str(work / "cat.yaml")
+    assert "file: " + str(work / "cat.yaml") in paths.config_file.read_text()
+    # env and flags: from the current folder
+    environ = {"VANCE_HOME": str(vance_home), "VANCE_ENGINE_CATALOG": "env.yaml"}
+    assert load_settings(environ=environ).catalog_file == str(work / "env.yaml")
+    environ["VANCE_ENGINE_CATALOG"] = "~/cat.yaml"
+    assert load_settings(environ=environ).catalog_file == str(Path.home() / "cat.yaml")
+    # a relative path written into the file by hand: from the config file's folder
+    _write_config(vance_home, "catalog:\n  file: ops/engines.yaml\n")
+    settings = load_settings(environ={"VANCE_HOME": str(vance_home)})
+    assert settings.catalog_file == str(vance_home.resolve() / "ops" / "engines.yaml")

@@ -29,7 +29,13 @@ def _ws() -> Workspace:
 
 @pytest.mark.parametrize(("task", "slug"), [
     (ESSAY, "write-a-short-essay-about-the-history-of"),
-    ("Übersetze diese E-Mail ins Englische!", "ubersetze-diese-e-mail-ins-englische"),
+    ("Übersetze diese E-Mail ins Englische!", "uebersetze-diese-e-mail-ins-englische"),
+    ("Straße über Äpfel und Öl", "strasse-ueber-aepfel-und-oel"),
+    ("GROẞE GRÜẞE", "grosse-gruesse"),
+    ("Crème brûlée à Málaga, façade", "creme-brulee-a-malaga-facade"),
+    ("\uff26\uff55\uff4c\uff4c \uff57\uff49\uff44\uff54\uff48", "full-width"),  # NFKD
+    ("Обзор кода", "обзор-кода"),  # other scripts stay
+
     ("   ", "task"),
     ("{{ }} !!!", "task"),
     ("a" * 60, "a" * 40),
@@ -37,6 +43,15 @@ def _ws() -> Workspace:
 ])
 def test_slugify(task: str, slug: str) -> None:
     assert slugify(task) == slug
+
+
+@pytest.mark.parametrize(("one", "other"), [
+    ("Übung", "U\u0308bung"),  # precomposed and decomposed umlaut
+    ("Straße", "STRASSE"), ("Straße", "strasse"), ("GROẞ", "groß"),
+    ("Äpfel", "aepfel"), ("café", "cafe\u0301"),
+])
+def test_the_same_text_gives_the_same_slug(one: str, other: str) -> None:
+    assert slugify(one) == slugify(other)
 
 
 def test_default_name_has_a_random_suffix() -> None:

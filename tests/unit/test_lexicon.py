@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from vance_cli import lexicon
 from vance_cli.lexicon import (
+    NEGATIONS,
     is_content,
     language,
+    negated_at,
     ngrams,
     prose_words,
     tokens,
@@ -87,6 +90,26 @@ def test_negated_stretches_are_left_out_of_a_task() -> None:
     assert words == ["explain", "tests"]
 
 
+@pytest.mark.parametrize("task", [
+    "Do not write an essay, just book me a flight",
+    "No code, but tests. Never again; then without notes and with care\nnot this",
+    "Keine Übersetzung, sondern eine Zusammenfassung ohne Quellen und dann nichts mehr",
+    "A summary without citations or links but with a title",
+])
+def test_negated_at_agrees_with_the_words_tokens_leave_out(task: str) -> None:
+    import re
+
+    # One rule: a word negated_at calls negated is exactly one tokens() leaves out
+    # for negation (NEGATIONS words themselves aside: they are stop words anyway).
+    offsets = {m.start(): m.group().casefold() for m in re.finditer(r"\w+", task)}
+    flags = negated_at(task, offsets)
+    kept = {t.word for t in tokens(task)}
+    for offset, word in offsets.items():
+        if word in NEGATIONS or not is_content(word):
+            continue
+        assert flags[offset] == (word not in kept), word
+
+
 def test_negated_stretches_and_question_words_are_left_out_of_prose() -> None:
     kept = prose_words("Delivers a written analysis, not code or a finished essay. "
                        "Use it only when it fits; it doesn't change the code.")
@@ -107,3 +130,20 @@ def test_phrases_may_leave_out_pronouns_and_determiners_but_not_negated_words() 
     assert ("walk", "me", "through") in grams
     negated = {g for _p, g in ngrams("Skip this, no bullet points", 2)}
     assert ("bullet", "points") not in negated
+
+
+def test_analysed_text_is_a_bounded_prefix_without_a_cut_word() -> None:
+    short = "Translate this letter"
+    assert lexicon.analysed(short) is short
+    exact = "x" * lexicon.ANALYSED_CHARS
+    assert lexicon.analysed(exact) == exact
+    huge = "word " * (lexicon.ANALYSED_CHARS // 5) + "übersetzung " * 100_000
+    head = lexicon.analysed(huge)
+    assert len(head) <= lexicon.ANALYSED_CHARS and huge.startswith(head)
+    assert head.split() == ["word"] * (lexicon.ANALYSED_CHARS // 5)
+    # a word cut by the limit is left out whole, not as a fragment
+    cut = "a" * (lexicon.ANALYSED_CHARS - 3) + " translate"
+    assert lexicon.analysed(cut + " " * 10) == "a" * (lexicon.ANALYSED_CHARS - 3) + " "
+    # a cut right after a word keeps it
+    whole = "b" * (lexicon.ANALYSED_CHARS - 4) + " tea essay"
+    assert lexicon.analysed(whole) == "b" * (lexicon.ANALYSED_CHARS - 4) + " tea"

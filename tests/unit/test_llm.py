@@ -246,3 +246,13 @@ def test_unexpected_client_failure_is_redacted(llm_server: ScriptedLLMServer,
         complete(_config(llm_server), MESSAGES)
     assert str(info.value) == "RuntimeError: header Authorization: Bearer [REDACTED]"
     assert info.value.__suppress_context__
+
+
+def test_key_echoed_in_a_reply_is_redacted(llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply(f'Your request had "Authorization: Bearer {KEY}". {{"a": "{KEY}"}}',
+                     model=f"proxy-{KEY}")
+    answer = complete(_config(llm_server), MESSAGES)
+    assert KEY not in answer.text and KEY not in answer.model
+    assert answer.text == 'Your request had "Authorization: Bearer [REDACTED]". ' \
+        '{"a": "[REDACTED]"}'
+    assert answer.model == "proxy-[REDACTED]"

@@ -13,6 +13,7 @@ from vance_cli.errors import (
     InputError,
     InvalidTransition,
     ProcessNotFound,
+    ReservedProcessName,
     UnknownEngine,
     UnknownRecipe,
 )
@@ -169,3 +170,18 @@ def test_params_stored_as_json(ws: Workspace) -> None:
     raw = sqlite3.connect(ws.settings.paths.db_file).execute(
         "SELECT params FROM processes WHERE id = ?", (proc.id,)).fetchone()[0]
     assert json.loads(raw) == {"n": 3}
+
+
+@pytest.mark.parametrize("name", ["_session-root", "_x", "  _padded  "])
+def test_underscore_names_are_reserved_for_vance(ws: Workspace, name: str) -> None:
+    with pytest.raises(ReservedProcessName, match="names starting with '_'") as info:
+        create_process(ws, ProcessSpec(recipe="coding", name=name))
+    assert info.value.exit_code == 2 and info.value.details["field"] == "name"
+    assert _count(ws) == 0
+
+
+def test_vance_itself_may_use_the_reserved_prefix(ws: Workspace) -> None:
+    made = create_process(ws, ProcessSpec(recipe="coding", name="_internal", internal=True))
+    assert made.name == "_internal"
+    # an underscore inside a name is an ordinary character
+    assert create_process(ws, ProcessSpec(recipe="coding", name="a_b")).name == "a_b"

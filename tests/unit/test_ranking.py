@@ -202,3 +202,23 @@ def test_description_length_normalises_only_the_description() -> None:
     # the name field is not length-normalised: a long name scores as a short one
     named = [_recipe("summarize", "a"), _recipe("summarize-" + "-".join("x" * 30), "a")]
     assert len({h.score for h in rank(named, "summarize")}) == 1
+
+
+def test_a_huge_task_ranks_as_its_analysed_prefix() -> None:
+    from vance_cli.lexicon import ANALYSED_CHARS, analysed
+
+    recipes = [_recipe("summary", tags=("summarize",)), _recipe("translate", tags=("translate",)),
+               _recipe("poem", tags=("haiku",))]
+    head = "Please summarize this report. " * (ANALYSED_CHARS // 30 + 10)
+    huge = head + "Translate it, translate everything, write a haiku. " * 100_000
+    assert len(huge) > 5_000_000
+    prefix = analysed(huge)
+    assert len(prefix) <= ANALYSED_CHARS
+    hits = rank(recipes, huge)
+    assert hits == rank(recipes, prefix)
+    # the tail, which would change the ranking, is not read
+    assert hits[0].recipe.name == "summary"
+    assert [h.score for h in hits[1:]] == [0.0, 0.0]
+    assert rank(recipes, huge[-ANALYSED_CHARS:])[0].recipe.name != "summary"
+    many = [_recipe(f"filler-{i:03d}", description=f"filler job {i}") for i in range(70)]
+    assert cap_inventory(many + recipes, huge) == cap_inventory(many + recipes, prefix)

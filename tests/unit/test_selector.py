@@ -32,7 +32,8 @@ def _recipe(name: str, keywords: tuple[str, ...] = (), **kw: object) -> Recipe:
                   keywords=keywords, tags=tuple(kw.get("tags", ())))  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("task", ["", "   \n\t "])
+@pytest.mark.parametrize("task", ["", "   \n\t ", "\u200b\u200d\ufeff",
+                                  " \u200b\t\u2060\u00a0\n\u200c "])
 def test_empty_task_is_none_without_llm_call(online: ScriptedLLMServer, task: str) -> None:
     decision = select(_ws(), task)
     assert (decision.decision, decision.reason) == ("NONE", NoneReason.EMPTY_TASK)
@@ -72,6 +73,43 @@ def test_trigger_needs_exactly_one_recipe() -> None:
     assert hit is not None and hit[0].name == "c"
     assert trigger_match("Kauf das Buch 'Übersetzen als Kunst'", recipes) is None
     assert trigger_match("Please mistranslate this", recipes) is None
+
+
+NEGATION_CASES = [
+    # (task, recipe that fires or None) — recipes: a "write an essay", b "book a flight",
+    # c "without citations" (a keyword that holds a negation word itself)
+    ("Do not write an essay, just book me a flight", None),
+    ("Don't write an essay", None),
+    ("Don\u2019t write an essay", None),
+    ("Never write an essay for me", None),
+    ("No need to write an essay. Thanks", None),
+    ("Schreib nicht, write an essay", "a"),  # the comma ends the negated stretch
+    ("Not a poem but write an essay", "a"),  # a contrast word ends it
+    ("Not a poem; write an essay", "a"),  # so does the end of a sentence
+    ("No poem\nwrite an essay", "a"),  # and a line break
+    ("Not now, and then write an essay", "a"),
+    ("Do not write an essay, write an essay about tea", "a"),  # a second, free occurrence
+    ("Write an essay, do not book a flight", "a"),
+    ("Do not book a flight and write an essay", "a"),  # a clause word ends the stretch
+    ("A summary without citations", "c"),  # the keyword's own negation word counts not
+    ("Nothing without citations please", "c"),  # 'nothing' is no negation word
+    ("Ohne write an essay", None),
+]
+
+
+@pytest.mark.parametrize(("task", "fires"), NEGATION_CASES)
+def test_trigger_in_a_negated_stretch_does_not_fire(task: str, fires: str | None) -> None:
+    recipes = [_recipe("a", ("write an essay",)), _recipe("b", ("book a flight",)),
+               _recipe("c", ("without citations",))]
+    hit = trigger_match(task, recipes)
+    assert (hit[0].name if hit else None) == fires
+
+
+def test_negated_trigger_goes_to_the_llm(online: ScriptedLLMServer) -> None:
+    online.reply('{"decision": "NONE", "recipe": null, "rationale": "No flight booking."}')
+    decision = select(_ws(), "Do not write an essay, just book me a flight")
+    assert decision.mode is Mode.LLM and decision.reason is NoneReason.LLM_NONE
+    assert len(online.chat_requests) == 1
 
 
 def test_two_triggers_go_to_the_llm(online: ScriptedLLMServer) -> None:
@@ -124,6 +162,31 @@ def test_broken_prompt_template_is_none_not_an_exception(online: ScriptedLLMServ
     assert online.requests == []
 
 
+@pytest.mark.parametrize("source", [
+    "Pick a recipe from:\n{% for r in recipes %}- {{ r.name }}\n{% endfor %}",
+    "System: {{ engines|length }} engines\n<!-- user -->\nDecide. {{ marker }}\n",
+    "{% set task = 'nothing' %}<!-- user -->\nTask: {{ task }}\n",  # overrides the task
+])
+def test_prompt_template_without_the_task_is_none_without_llm_call(
+        online: ScriptedLLMServer, project_dir: Path, source: str) -> None:
+    build_file_tree(project_dir, {"prompts/recipe-selector.md": source})
+    decision = select(_ws(), "Render this paragraph in French")
+    assert decision.reason is NoneReason.SELECTOR_ERROR and decision.decision == "NONE"
+    assert decision.rationale.startswith("selector cannot run:")
+    assert str(project_dir / "prompts" / "recipe-selector.md") in decision.rationale
+    assert "never uses the variable 'task' ({{ task }})" in decision.rationale
+    assert online.chat_requests == []
+
+
+def test_prompt_template_with_the_task_in_the_system_part_is_fine(
+        online: ScriptedLLMServer, project_dir: Path) -> None:
+    build_file_tree(project_dir, {"prompts/recipe-selector.md":
+                                  "Task: {{ task|trim }}\n<!-- user -->\nAnswer in JSON.\n"})
+    online.reply('{"decision": "NONE", "recipe": null, "rationale": "n"}')
+    assert select(_ws(), "Render this paragraph").reason is NoneReason.LLM_NONE
+    assert len(online.chat_requests) == 1
+
+
 def test_inventory_over_fifty_is_capped_in_the_prompt(online: ScriptedLLMServer,
                                                       project_dir: Path) -> None:
     files = {f"recipes/filler-{i:03d}.yaml": f"engine: ford\ndescription: filler job {i}\n"
@@ -140,6 +203,35 @@ def test_inventory_over_fifty_is_capped_in_the_prompt(online: ScriptedLLMServer,
     assert decision.recipe is not None and decision.recipe.name == "zz-haiku"
     schema = online.chat_requests[0].json["response_format"]["json_schema"]["schema"]
     assert len(schema["properties"]["recipe"]["anyOf"][0]["enum"]) == 50
+
+
+def test_a_huge_task_is_selected_as_its_analysed_prefix() -> None:
+    from vance_cli.lexicon import ANALYSED_CHARS, analysed
+
+    head = "Summarize this meeting transcript into bullet points. " * (ANALYSED_CHARS // 54 + 10)
+    huge = head + "Please write a short essay about the history of tea. " * 100_000
+    decision, of_prefix = select(_ws(), huge), select(_ws(), analysed(huge))
+    assert decision.decision == of_prefix.decision == "MATCH"
+    assert decision.recipe == of_prefix.recipe and decision.rationale == of_prefix.rationale
+    # the tail's trigger keyword ("write a short essay") is past the cap: it does not fire
+    assert decision.mode is Mode.OFFLINE and decision.recipe is not None
+    assert decision.recipe.name == "document-summary"
+    inventory = load_recipes(_ws()).inventory()
+    late = "The weather was mild. " * (ANALYSED_CHARS // 22 + 10) + "Write a short essay on tea."
+    assert trigger_match(late, inventory) is None
+    assert select(_ws(), late).mode is not Mode.TRIGGER
+    fired = trigger_match(late[-200:], inventory)
+    assert fired is not None and fired[0].name == "essay-pipeline"
+
+
+def test_the_llm_still_gets_the_whole_huge_task(online: ScriptedLLMServer) -> None:
+    from vance_cli.lexicon import ANALYSED_CHARS
+
+    huge = "Render this paragraph in French. " * (ANALYSED_CHARS // 10) + "TAIL-MARKER-42"
+    online.reply('{"decision": "NONE", "rationale": "n"}')
+    select(_ws(), huge)
+    sent = json.dumps(online.chat_requests[0].json["messages"])
+    assert "TAIL-MARKER-42" in sent
 
 
 def test_offline_when_no_llm_is_configured() -> None:

@@ -299,6 +299,23 @@ def test_broken_prompt_override_fails_with_the_file(server_env: ScriptedLLMServe
     assert "slartibartfast.md" in fallback.rationale and "repair" in fallback.rationale
 
 
+def test_prompt_override_without_the_task_fails_before_any_slart_request(
+        server_env: ScriptedLLMServer, project_dir: Path) -> None:
+    build_file_tree(project_dir, {"prompts/slartibartfast.md":
+                                  "Design a recipe.\n<!-- user -->\nGo: {{ marker }}\n"
+                                  "<!-- repair -->\nFix {{ errors|join(', ') }}\n"})
+    server_env.reply(NONE)
+    server_env.reply(recipe())  # would be used if Slart asked: it must not
+    fallback = _run(_ws())
+    assert fallback.outcome is Outcome.FAILED
+    assert str(project_dir / "prompts" / "slartibartfast.md") in fallback.rationale
+    assert "never uses the variable 'task'" in fallback.rationale
+    assert len(server_env.chat_requests) == 1  # the selector's; Slartibartfast sent none
+    assert "recipe" in server_env.chat_requests[0].json["response_format"]["json_schema"][
+        "schema"]["properties"]
+    assert [p.name for p in list_processes(_ws()) if p.recipe != "slartibartfast"] == []
+
+
 @pytest.mark.parametrize(("timeout", "retries", "remaining", "expected"), [
     (30.0, 2, 240.0, (30.0, 2)),
     (30.0, 2, 70.0, (30.0, 1)),

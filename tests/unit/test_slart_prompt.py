@@ -74,6 +74,8 @@ def test_a_project_can_override_the_prompt(project_dir: Path) -> None:
 @pytest.mark.parametrize(("source", "error"), [
     ("system\n<!-- user -->\nuser only\n", "no '<!-- repair -->' part"),
     ("system\n<!-- user -->\n\n<!-- repair -->\nfix\n", "no user part"),
+    ("system\n<!-- user -->\nDesign a recipe\n<!-- repair -->\nfix {{ task }}\n",
+     r"slartibartfast\.md: Slartibartfast prompt template never uses the variable 'task'"),
 ])
 def test_broken_override_is_a_document_error(project_dir: Path, source: str,
                                              error: str) -> None:

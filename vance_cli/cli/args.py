@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,3 +38,22 @@ def parse_assignments(items: Sequence[str] | None, option: str) -> dict[str, Any
         else:
             out[key.strip()] = value
     return out
+
+
+def read_stdin(option: str) -> str:
+    """Read all of stdin as UTF-8 text (``--task -``, ``--values -``).
+
+    Args:
+        option: the option that asked for stdin, for messages, e.g. ``"--task"``.
+
+    Raises:
+        InputError: stdin is closed or not valid UTF-8.
+    """
+    from vance_cli.text_input import decode_utf8
+
+    stream = sys.stdin
+    if stream is None or stream.closed:
+        raise InputError(f"{option} - reads stdin, but stdin is closed", field=option)
+    data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode(
+        "utf-8", "surrogateescape")
+    return decode_utf8(data, f"stdin ({option} -)", field=option)

@@ -45,7 +45,6 @@ def set_(
     """Write KEY=VALUE into the config file (checked first; the file is replaced atomically)."""
     from vance_cli.config import mask_secret, set_config_value, spec_for
 
-    paths = context.settings(ctx).paths
-    written = set_config_value(paths, key, value)
+    written = set_config_value(context.paths(ctx), key, value)
     shown = mask_secret(str(written)) if spec_for(key).secret and written else written
     output.info(f"{key} = {shown}" if written is not None else f"{key} removed")

@@ -8,6 +8,7 @@ import typer
 
 if TYPE_CHECKING:
     from vance_cli.config import Settings
+    from vance_cli.paths import Paths
     from vance_cli.workspace import Workspace
 
 
@@ -29,6 +30,18 @@ def settings(ctx: typer.Context) -> Settings:
         output.warn(message)
     root.meta["vance.settings"] = resolved
     return resolved
+
+
+def paths(ctx: typer.Context) -> Paths:
+    """Resolve only the folders (``--home``, ``VANCE_HOME``, platformdirs) from ``ctx``.
+
+    For commands that must work while a setting is invalid: ``vance config set``
+    is how such a setting gets fixed.
+    """
+    from vance_cli.paths import Paths
+
+    opts = ctx.find_root().obj
+    return Paths.resolve(opts.home if opts else None)
 
 
 def workspace(ctx: typer.Context) -> Workspace:

@@ -27,9 +27,11 @@ def read_task(value: str) -> str:
     """Return the task: ``value`` itself, or stdin when it is ``-`` (white space trimmed)."""
     if value != "-":
         return value.strip()
+    from vance_cli.cli.args import read_stdin
+
     if sys.stdin.isatty():
         output.info("Reading the task from stdin; end it with Ctrl-D.")
-    return sys.stdin.read().strip()
+    return read_stdin("--task").strip()
 
 
 def print_result(result: DelegateResult, as_json: bool = False) -> None:

@@ -27,7 +27,7 @@ prompt_toolkit is imported only when the shell runs.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -196,6 +196,14 @@ def run_script(shell: Shell, lines: Iterable[str]) -> int:
     return 0
 
 
+def _script_lines() -> Iterator[str]:
+    """Yield the lines of stdin, each checked to be UTF-8 (a bad line stops the script)."""
+    from vance_cli.text_input import decode_utf8
+
+    for number, raw in enumerate(sys.stdin.buffer, start=1):
+        yield decode_utf8(raw, f"stdin line {number}", line=number)
+
+
 def command(
     ctx: typer.Context,
     dry_run: Annotated[bool, typer.Option(
@@ -212,7 +220,7 @@ def command(
     opts = ctx.find_root().obj
     shell = Shell(ctx, dry_run=dry_run, interactive=interactive,
                   debug=bool(getattr(opts, "debug", False)))
-    code = run_interactive(shell) if interactive else run_script(shell, sys.stdin)
+    code = run_interactive(shell) if interactive else run_script(shell, _script_lines())
     if code:
         raise typer.Exit(code)
 

@@ -119,7 +119,9 @@ def read_values_option(values: str | None) -> dict[str, Any]:
     if values == "-":
         if sys.stdin.isatty():
             output.info("Reading values (JSON or YAML) from stdin; end them with Ctrl-D.")
-        return read_values(sys.stdin.read(), "<stdin>")
+        from vance_cli.cli.args import read_stdin
+
+        return read_values(read_stdin("--values"), "<stdin>")
     path = Path(values)
     try:
         text = path.read_bytes().decode("utf-8-sig")

@@ -43,28 +43,42 @@ Progress = Callable[[], AbstractContextManager[object]]
 def trigger_match(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] | None:
     """Return ``(recipe, keyword)`` when exactly one recipe's trigger keyword occurs in the task.
 
-    The task is lower-cased and its white space collapsed; a keyword occurs
-    when it stands in that text as whole words: ``übersetze`` fires in
+    The task is lower-cased; a keyword occurs when it stands in that text as
+    whole words, any run of white space between them: ``übersetze`` fires in
     "Übersetze diese E-Mail" but not inside the book title "Übersetzen als
-    Kunst", and ``translate this`` not inside "mistranslate this".
+    Kunst", and ``translate this`` not inside "mistranslate this". A keyword
+    inside a negated stretch does not occur: "Do not write an essay, just
+    book me a flight" holds no ``write an essay`` (the negation rule of
+    ``lexicon``, the one the ranking uses). The fast path never costs a wrong
+    spawn: when in doubt, the selector decides. Only the task's first
+    ``lexicon.ANALYSED_CHARS`` characters are read, as by the ranking.
 
     Rule: DESIGN.md §5 step 3.
     """
-    text = " ".join(task.lower().split())
-    found: dict[str, tuple[Recipe, str]] = {}
+    from vance_cli import lexicon
+
+    text = lexicon.analysed(task).lower()
+    hits: list[tuple[int, Recipe, str]] = []  # (offset in text, recipe, keyword), keyword order
     for recipe in inventory:
         for keyword in recipe.keywords:
-            phrase = " ".join(keyword.split())
-            if phrase and _whole_words(phrase).search(text):
-                found.setdefault(recipe.name, (recipe, phrase))
-                break
-    return next(iter(found.values())) if len(found) == 1 else None
+            words = tuple(keyword.lower().split())
+            if words:
+                hits += [(m.start(), recipe, " ".join(words))
+                         for m in _whole_words(words).finditer(text)]
+    if not hits:
+        return None
+    negated = lexicon.negated_at(text, (offset for offset, _r, _k in hits))
+    fired: dict[str, tuple[Recipe, str]] = {}
+    for offset, recipe, keyword in hits:
+        if not negated[offset]:
+            fired.setdefault(recipe.name, (recipe, keyword))
+    return next(iter(fired.values())) if len(fired) == 1 else None
 
 
 @functools.cache
-def _whole_words(phrase: str) -> re.Pattern[str]:
-    """Match ``phrase`` where it is not part of a longer word on either side."""
-    return re.compile(rf"(?<!\w){re.escape(phrase)}(?!\w)")
+def _whole_words(words: tuple[str, ...]) -> re.Pattern[str]:
+    """Match ``words`` in a row, any white space between them, not inside longer words."""
+    return re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, words)) + r"(?!\w)")
 
 
 def select(ws: Workspace, task: str, *, model: str | None = None,
@@ -95,8 +109,9 @@ def select(ws: Workspace, task: str, *, model: str | None = None,
 def _select(ws: Workspace, task: str, model: str | None, recipes: RecipeSet | None,
             progress: Progress | None) -> Decision:
     from vance_cli.recipes import load_recipes
+    from vance_cli.text_input import is_blank
 
-    if not task.strip():
+    if is_blank(task):
         return none(NoneReason.EMPTY_TASK, "empty task description", Mode.PRECHECK)
     inventory = (load_recipes(ws) if recipes is None else recipes).inventory()
     if not inventory:

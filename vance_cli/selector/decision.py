@@ -34,7 +34,8 @@ class NoneReason(StrEnum):
     """Why the selector answered ``NONE`` (the ``reason`` field; README lists them)."""
 
     EMPTY_TASK = "empty_task"
-    """The task is empty or only white space; no LLM call."""
+    """The task is empty or shows nothing (white space, zero-width characters:
+    ``text_input.is_blank``); no LLM call."""
     NO_RECIPES = "no_recipes"
     """The inventory is empty; no LLM call."""
     LLM_ERROR = "llm_error"

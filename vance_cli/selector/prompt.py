@@ -11,6 +11,8 @@ Rules (DESIGN.md §5 step 4):
   so braces or Jinja syntax in it are plain text. The template puts it
   between two marker lines carrying a random token the task cannot know,
   so a fake end marker in the task ends nothing.
+- A template that never uses ``{{ task }}`` is an error (``check_task_used``),
+  found before any LLM call: the LLM would choose without the task.
 - A line ``<!-- user -->`` in the template splits it into the system
   message (before) and the user message (after). The split is made on the
   template source, before rendering, so the task cannot move it.
@@ -26,6 +28,8 @@ from vance_cli.documents import Kind
 from vance_cli.errors import DocumentError
 
 if TYPE_CHECKING:
+    from jinja2 import Environment
+
     from vance_cli.catalog import Catalog
     from vance_cli.recipes import Recipe
     from vance_cli.workspace import Workspace
@@ -35,6 +39,9 @@ PROMPT_NAME = "recipe-selector"
 
 USER_SPLIT = "<!-- user -->"
 """A template line of exactly this text splits the system message from the user message."""
+
+TASK_VARIABLE = "task"
+"""The template variable that holds the task; a prompt template must use it."""
 
 MAX_PROMPT_CHARS = 400_000
 """Longest rendered prompt, in characters: a runaway template is an error, not a huge request."""
@@ -85,6 +92,38 @@ def template_source(ws: Workspace) -> tuple[str, str]:
         raise DocumentError(f"cannot read the selector prompt: {exc}", path=str(ref.path)) from None
 
 
+def check_task_used(env: Environment, parts: Sequence[str], path: str, what: str) -> None:
+    """Fail when none of the template ``parts`` uses the ``task`` variable.
+
+    Checked on the parsed template (``jinja2.meta.find_undeclared_variables``),
+    before rendering and before any LLM call: a tenant's override that lost
+    ``{{ task }}`` would send a prompt without the task. A part that does not
+    parse is left to rendering, which reports the syntax error with its line.
+
+    Args:
+        env: the Jinja2 environment that will render the parts.
+        parts: template sources whose messages carry the task (not the repair part).
+        path: the template file, for the message.
+        what: the prompt's name for people, e.g. ``"selector prompt"``.
+
+    Raises:
+        DocumentError: no part uses ``task`` (``details["variable"] == "task"``).
+    """
+    from jinja2 import TemplateSyntaxError, meta
+
+    used: set[str] = set()
+    for part in parts:
+        try:
+            used |= meta.find_undeclared_variables(env.parse(part))
+        except TemplateSyntaxError:
+            return
+    if TASK_VARIABLE not in used:
+        raise DocumentError(
+            f"{what} template never uses the variable '{TASK_VARIABLE}' "
+            f"({{{{ {TASK_VARIABLE} }}}}): the LLM would get a prompt without the task",
+            path=path, variable=TASK_VARIABLE)
+
+
 def split_source(source: str) -> tuple[str, str]:
     """Split template source at the ``USER_SPLIT`` line into (system part, user part).
 
@@ -114,8 +153,8 @@ def render_messages(source: str, path: str, task: str, recipes: Sequence[Recipe]
         when the template has no split line).
 
     Raises:
-        DocumentError: the template does not compile or fails to render, or
-            renders more than ``MAX_PROMPT_CHARS``.
+        DocumentError: the template does not compile, never uses ``task``,
+            fails to render, or renders more than ``MAX_PROMPT_CHARS``.
     """
     from jinja2 import TemplateError
     from jinja2.sandbox import SandboxedEnvironment
@@ -131,6 +170,9 @@ def render_messages(source: str, path: str, task: str, recipes: Sequence[Recipe]
     }
     messages: list[dict[str, str]] = []
     system, user = split_source(source)
+    if not user.strip():
+        raise DocumentError(f"selector prompt has no user part after '{USER_SPLIT}'", path=path)
+    check_task_used(env, (system, user), path, "selector prompt")
     offsets = (0, system.count("\n") + 1 if system else 0)
     for role, part, offset in zip(("system", "user"), (system, user), offsets, strict=True):
         if not part.strip():
@@ -144,6 +186,4 @@ def render_messages(source: str, path: str, task: str, recipes: Sequence[Recipe]
         if len(text) > MAX_PROMPT_CHARS:
             raise DocumentError("selector prompt renders too long", path=path)
         messages.append({"role": role, "content": text})
-    if not messages or messages[-1]["role"] != "user":
-        raise DocumentError(f"selector prompt has no user part after '{USER_SPLIT}'", path=path)
     return messages

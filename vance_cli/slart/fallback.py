@@ -28,7 +28,6 @@ Rules (DESIGN.md §6):
 
 from __future__ import annotations
 
-import math
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vance_cli.config import FALLBACK_TIMEOUT_MAX, check_seconds
 from vance_cli.errors import DuplicateProcessName, InputError, VanceError
 from vance_cli.slart.audit import Audit, layer_path, run_folder
 
@@ -55,9 +55,9 @@ SLART_PREFIX = "delegate-fallback-slart-"
 NO_LLM = "no_llm"
 """``FallbackResult.code`` when no LLM is configured (people get a hint, not an alarm)."""
 
-MAX_TIMEOUT = 7 * 24 * 3600.0
-"""Longest fallback cutoff accepted, in seconds: a week (a larger value is more likely a typo
-than intent, and a deadline must stay a representable date)."""
+MAX_TIMEOUT = FALLBACK_TIMEOUT_MAX
+"""Longest fallback cutoff accepted, in seconds (``config.FALLBACK_TIMEOUT_MAX``: one rule
+for the flag and the setting)."""
 
 NUMBERED_VARIANTS = 8
 """Numbered name variants (``-2`` … ``-9``) tried before random suffixes."""
@@ -160,10 +160,10 @@ def check_timeout(seconds: float) -> float:
     Raises:
         InputError: anything else (0, negative, ``nan``, ``inf``, more than a week).
     """
-    if not (math.isfinite(seconds) and 0 < seconds <= MAX_TIMEOUT):
-        raise InputError(f"the fallback timeout must be more than 0 and at most {MAX_TIMEOUT:g}"
-                         f" seconds, not {seconds:g}", field="fallback_timeout")
-    return seconds
+    try:
+        return check_seconds(seconds, MAX_TIMEOUT)
+    except ValueError as exc:
+        raise InputError(f"--fallback-timeout: {exc}", field="fallback_timeout") from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,8 @@ Rules (DESIGN.md §6; the selector prompt's rules apply the same way):
   recipes whose names are taken; at most ``MAX_LISTED`` of them),
   ``total_recipes``, ``task``, ``marker``, ``max_attempts``; the repair part
   also gets ``errors`` (one string each) and ``attempt`` (the number of the
-  try that answers it).
+  try that answers it). The system or first user part must use ``task``
+  (``check_task_used``): without it the prompt is an error before any LLM call.
 """
 
 from __future__ import annotations
@@ -26,7 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 from vance_cli.documents import Kind
 from vance_cli.errors import DocumentError
-from vance_cli.selector.prompt import MAX_PROMPT_CHARS, USER_SPLIT, new_marker, split_source
+from vance_cli.selector.prompt import (
+    MAX_PROMPT_CHARS,
+    USER_SPLIT,
+    check_task_used,
+    new_marker,
+    split_source,
+)
 
 if TYPE_CHECKING:
     from vance_cli.catalog import Engine
@@ -126,8 +133,11 @@ def load_prompt(ws: Workspace, task: str, engines: Sequence[Engine],
         max_attempts: the first try plus the repairs allowed.
 
     Raises:
-        DocumentError: no layer has the template, it is unreadable, or a part is missing.
+        DocumentError: no layer has the template, it is unreadable, a part is
+            missing, or neither the system nor the user part uses ``task``.
     """
+    from jinja2.sandbox import SandboxedEnvironment
+
     ref = ws.cascade(Kind.PROMPTS).find(PROMPT_NAME)
     if ref is None:
         raise DocumentError(f"prompt '{PROMPT_NAME}' not found in any layer",
@@ -142,6 +152,7 @@ def load_prompt(ws: Workspace, task: str, engines: Sequence[Engine],
     if not user.strip():
         raise DocumentError(f"Slartibartfast prompt has no user part after '{USER_SPLIT}'",
                             path=str(ref.path))
+    check_task_used(SandboxedEnvironment(), (system, user), str(ref.path), "Slartibartfast prompt")
     shown = list(recipes)[:MAX_LISTED]
     context = {
         "engines": [e.to_json() for e in engines],

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vance_cli.errors import StateError
+from vance_cli.errors import STORAGE_ERRNOS, StateError, StorageError
 
 BUSY_TIMEOUT_MS = 30_000
 """How long a writer waits for the lock, in milliseconds (8 parallel CLIs need < 1 s each)."""
@@ -53,12 +53,23 @@ class Database:
         """Open (creating if needed) and migrate the database at ``path``.
 
         Raises:
-            StateError: the file cannot be opened or is not a vance database.
+            StateError: the path is a folder, or the file cannot be opened or
+                is not a vance database.
+            StorageError: its folder cannot be created (permission denied,
+                read-only file system, disk full).
         """
         from vance_cli.state.migrations import migrate
 
+        if path.is_dir():
+            raise StateError(f"cannot open state database {path}: it is a folder, not a "
+                             "database file", path=str(path))
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            if exc.errno in STORAGE_ERRNOS:
+                raise StorageError.from_os_error(exc, path.parent, writing=True) from None
+            raise
+        try:
             conn = sqlite3.connect(
                 path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                 check_same_thread=False,

@@ -1,0 +1,140 @@
+"""The file system or SQLite refusing vance's home or state: one stderr line, exit 1, JSON."""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+from helpers import run_cli
+
+from vance_cli.errors import EXIT_RUNTIME
+
+ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def _one_line(stderr: str) -> str:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr and "--debug" not in stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(("make", "problem"), [
+    (lambda db: db.mkdir(parents=True), "it is a folder, not a database file"),
+    (lambda db: db.write_bytes(b"no sqlite file, just text" * 10), "file is not a database"),
+])
+def test_a_bad_database_path_is_one_line_and_exit_1(  # type: ignore[no-untyped-def]
+        vance_home: Path, make, problem: str) -> None:
+    db = vance_home / "state" / "vance.db"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    make(db)
+    result = run_cli(["process", "list"])
+    assert result.exit_code == EXIT_RUNTIME
+    assert _one_line(result.stderr) == f"vance: error: cannot open state database {db}: {problem}"
+    data = run_cli(["process", "list", "--json"]).json()
+    assert (data["error"], data["path"]) == ("state_error", str(db))
+    assert problem in data["message"]
+
+
+@pytest.mark.skipif(ROOT, reason="root ignores file permissions")
+def test_a_read_only_home_folder_is_permission_denied(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        env = {"VANCE_HOME": str(locked / "home")}
+        result = run_cli(["process", "list"], env=env)
+        assert result.exit_code == EXIT_RUNTIME
+        line = _one_line(result.stderr)
+        assert line.startswith(f"vance: error: cannot write {locked / 'home'}")
+        assert line.endswith(": Permission denied")
+        data = run_cli(["process", "list", "--json"], env=env).json()
+        assert (data["error"], data["errno"]) == ("storage_error", "EACCES")
+    finally:
+        locked.chmod(stat.S_IRWXU)
+
+
+@pytest.mark.skipif(ROOT, reason="root ignores file permissions")
+def test_a_read_only_config_folder_keeps_the_old_file(vance_home: Path) -> None:
+    assert run_cli(["config", "set", "llm.model", "old"]).exit_code == 0
+    vance_home.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        result = run_cli(["config", "set", "llm.model", "new"])
+    finally:
+        vance_home.chmod(stat.S_IRWXU)
+    assert result.exit_code == EXIT_RUNTIME
+    line = _one_line(result.stderr)
+    assert str(vance_home) in line and line.endswith(": Permission denied")
+    assert "old" in (vance_home / "config.yaml").read_text()
+
+
+@pytest.mark.parametrize(("code", "reason"), [
+    (errno.EROFS, "Read-only file system"),
+    (errno.EACCES, "Permission denied"),
+    (errno.ENOSPC, "No space left on device"),
+])
+def test_os_errors_creating_the_state_folder(vance_home: Path, monkeypatch: pytest.MonkeyPatch,
+                                             code: int, reason: str) -> None:
+    # Works as root too: the OS error is what a read-only mount or a full disk raises.
+    real_mkdir = Path.mkdir
+
+    def refuse(self: Path, *args: object, **kwargs: object) -> None:
+        if self.name == "state":
+            raise OSError(code, os.strerror(code), str(self))
+        real_mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    result = run_cli(["process", "list", "--json"])
+    assert result.exit_code == EXIT_RUNTIME
+    assert _one_line(result.stderr) == \
+        f"vance: error: cannot write {vance_home / 'state'}: {reason}"
+    data = result.json()
+    assert data["error"] == "storage_error" and data["path"] == str(vance_home / "state")
+    assert data["errno"] == errno.errorcode[code]
+
+
+def test_a_full_disk_while_writing_the_config_keeps_the_old_file(
+        vance_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert run_cli(["config", "set", "llm.model", "old"]).exit_code == 0
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # fsync names no file
+
+    monkeypatch.setattr(os, "fsync", full)
+    result = run_cli(["config", "set", "llm.model", "new"])
+    assert result.exit_code == EXIT_RUNTIME
+    config = vance_home / "config.yaml"
+    assert _one_line(result.stderr) == \
+        f"vance: error: cannot write {config}: No space left on device"
+    assert "old" in config.read_text()
+    assert [p.name for p in vance_home.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_an_sqlite_write_error_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vance_cli.state import process_store
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(process_store, "insert_process", full)
+    result = run_cli(["process", "create", "--recipe", "coding", "--name", "x", "--json"])
+    assert result.exit_code == EXIT_RUNTIME
+    assert _one_line(result.stderr) == \
+        "vance: error: state database error: database or disk is full"
+    assert result.json()["error"] == "state_error"
+
+
+def test_an_unexpected_os_error_is_still_a_bug_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vance_cli.state import process_store
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(process_store, "insert_process", broken)
+    result = run_cli(["process", "create", "--recipe", "coding", "--name", "x"])
+    assert result.exit_code == EXIT_RUNTIME
+    assert "OSError" in result.stderr and "--debug" in result.stderr
