@@ -226,6 +226,9 @@ def test_stop_ends_the_background_worker(llm_server: ScriptedLLMServer,
     pid = load_process(ws, slart).worker_pid
     ws.close()
     assert pid is not None
+    deadline = time.monotonic() + 10  # the start line: its SIGTERM handler is in place
+    while f"worker {pid}: process" not in worker_log(slart) and time.monotonic() < deadline:
+        time.sleep(0.02)
     stopped = vance_json(env, "process", "stop", slart)
     assert stopped["signalledPid"] == pid
     deadline = time.monotonic() + 10

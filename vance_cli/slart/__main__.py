@@ -18,11 +18,12 @@ import os
 import sys
 import time
 
-from vance_cli.slart.launch import FLAG_KEYS, work
-from vance_cli.worker import WorkerTerminated
+from vance_cli.worker import WorkerTerminated, install_sigterm
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
+    from vance_cli.slart.launch import FLAG_KEYS
+
     parser = argparse.ArgumentParser(prog="python -m vance_cli.slart",
                                      description="Background Slartibartfast worker.")
     parser.add_argument("--home")
@@ -36,12 +37,22 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 
 def main() -> int:
-    """Run the worker; return its exit code."""
-    args = _parse(sys.argv[1:])
+    """Run the worker; return its exit code.
+
+    SIGTERM (``vance process stop``) is handled from the first line on, before
+    the imports: a stop that comes while the worker is still starting ends it
+    the same way (logged, exit 143) as one that comes during the LLM call.
+    The start line is printed once the handler is in place.
+    """
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    print(f"{stamp} slartibartfast worker {os.getpid()}: process {args.process_id}", flush=True)
-    flags = {key: getattr(args, key) for key in FLAG_KEYS}
     try:
+        install_sigterm()
+        args = _parse(sys.argv[1:])
+        print(f"{stamp} slartibartfast worker {os.getpid()}: process {args.process_id}",
+              flush=True)
+        from vance_cli.slart.launch import FLAG_KEYS, work
+
+        flags = {key: getattr(args, key) for key in FLAG_KEYS}
         code, summary = work(args.process_id, args.deadline, args.timeout, args.home, flags)
     except WorkerTerminated:
         print(f"{stamp} worker {os.getpid()}: received SIGTERM", flush=True)
