@@ -180,3 +180,26 @@ def test_piped_caption_goes_to_stderr_only_when_it_is_a_terminal(
     assert out.getvalue() == "x\n"
     shown = "Title\n1 recipe\n" if stderr_is_terminal else ""
     assert err.getvalue() == shown + "vance: warning: still shown\n"
+
+
+def test_shrink_columns_give_way_first_so_the_id_stays_whole(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    out, _ = terminal(monkeypatch)  # TERM=dumb: 80 columns
+    ident, name = "83d1ec0a00406a1b", "write-a-short-essay-about-the-history-of-23ddc4"
+    output.table(None, ("id", "name", "recipe", "engine", "status", "created"),
+                 [(ident, name, "essay-pipeline", "vogon", "IDLE", "11-30 03:47")],
+                 shrink=("name", "recipe"))
+    lines = out.getvalue().splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    header, row = (line for line in lines if line.startswith(("│", "┃")))  # nothing wraps
+    for whole in ("id", "engine", "status", "created"):
+        assert whole in header
+    for whole in (ident, "vogon", "IDLE", "11-30 03:47"):
+        assert whole in row
+    assert "write-a-s" in row and name not in row  # the name gave way first
+
+
+def test_shrink_changes_nothing_when_the_row_fits(monkeypatch: pytest.MonkeyPatch) -> None:
+    out, _ = terminal(monkeypatch)
+    output.table(None, ("id", "name"), [("1", "a-name-that-fits")], shrink=("name",))
+    assert "a-name-that-fits" in out.getvalue() and "…" not in out.getvalue()

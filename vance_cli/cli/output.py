@@ -177,7 +177,7 @@ def say(message: str) -> None:
 
 def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]],
           caption: str | None = None, one_line: Sequence[str] = (), text: Sequence[str] = (),
-          group: Sequence[str] = ()) -> None:
+          group: Sequence[str] = (), shrink: Sequence[str] = ()) -> None:
     """Print a table to stdout; cells go through ``display`` and ``visible``.
 
     On a terminal: a Rich table (cells escaped). Identifier columns (every
@@ -199,6 +199,9 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any
         text: free-text columns that wrap.
         group: columns whose value is shown only where it changes from the
             row above (terminal only; piped rows stay complete).
+        shrink: identifier columns that give way first, in this order, down
+            to ``MIN_ONE_LINE`` cells, when the row is wider than the terminal
+            (e.g. a long generated name before the id one acts on).
 
     Rule: DESIGN.md §3 (human output, diagnostics only on a TTY).
     """
@@ -220,16 +223,45 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any
     fixed = sum(max([len(c)] + [len(r[i]) for r in cells]) + 3
                 for i, c in enumerate(columns) if c not in one_line)
     spare = max(MIN_ONE_LINE, (console().width - fixed - 4) // max(1, len(one_line)))
+    natural = {column: min(spare, max([len(column)] + [len(r[i]) for r in cells]))
+               if column in one_line else max([len(column)] + [len(r[i]) for r in cells])
+               for i, column in enumerate(columns) if column not in text}
+    limits = _give_way(natural, shrink, console().width - 3 * len(columns) - 1)
     for column in columns:
         if column in one_line:
             grid.add_column(column, overflow="ellipsis", no_wrap=True, max_width=spare)
         elif column in text:
             grid.add_column(column, overflow="fold")
         else:
-            grid.add_column(column, overflow="ellipsis", no_wrap=True)
+            grid.add_column(column, overflow="ellipsis", no_wrap=True,
+                            max_width=limits.get(column))
     for row in cells:
         grid.add_row(*(escape(cell) for cell in row))
     console().print(grid)
+
+
+def _give_way(widths: dict[str, int], shrink: Sequence[str], budget: int) -> dict[str, int]:
+    """Return max widths for ``shrink`` columns so the row fits ``budget`` cells.
+
+    Args:
+        widths: natural width of each non-wrapping column, in cells.
+        shrink: the columns that may narrow, first to give way first.
+        budget: cells available for content (terminal width minus borders).
+
+    Returns:
+        ``{column: max_width}`` for the columns that had to narrow; each keeps
+        at least ``MIN_ONE_LINE`` cells (or its natural width when smaller).
+    """
+    excess = sum(widths.values()) - budget
+    limits: dict[str, int] = {}
+    for column in shrink:
+        if excess <= 0:
+            break
+        cut = min(excess, widths.get(column, 0) - MIN_ONE_LINE)
+        if cut > 0:
+            limits[column] = widths[column] - cut
+            excess -= cut
+    return limits
 
 
 def _one_line(cell: str) -> str:

@@ -87,8 +87,9 @@ def list_(
     output.table(None, columns,
                  ((p.id, *((p.session,) if all_sessions else ()), p.name, p.recipe, p.engine,
                    p.status.value + (f"/{p.close_reason}" if p.close_reason else ""),
-                   p.created_at) for p in processes),
-                 caption=counted(len(processes), "process", "processes"))
+                   p.created_at[5:16].replace("T", " ")) for p in processes),
+                 caption=counted(len(processes), "process", "processes"),
+                 shrink=("name", "session", "recipe"))
 
 
 @app.command("show")
