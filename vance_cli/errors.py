@@ -255,9 +255,11 @@ class StateError(VanceError):
 
 
 STORAGE_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC,
-                            errno.EDQUOT, errno.EFBIG})
+                            errno.EDQUOT, errno.EFBIG, errno.ENOTDIR, errno.EISDIR,
+                            errno.ELOOP, errno.ENAMETOOLONG})
 """OS errors that mean "the environment refuses the write" (permissions, a
-read-only file system, a full disk or quota), not a bug of vance."""
+read-only file system, a full disk or quota, a file where a folder must be,
+a symlink loop, a path too long), not a bug of vance."""
 
 _FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
 

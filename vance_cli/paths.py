@@ -16,6 +16,7 @@ Nothing here creates a directory on import or construction; writers call
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -70,11 +71,18 @@ class Paths:
 
         Returns:
             Absolute paths (``~`` expanded); nothing is created.
+
+        Raises:
+            OSError: ``ELOOP`` when the home is a symlink loop (Python 3.11
+                raises RuntimeError there; 3.13 an OSError, as here).
         """
         env = os.environ if environ is None else environ
         root = home or env.get("VANCE_HOME") or None
         if root:
-            base = Path(root).expanduser().resolve()
+            try:
+                base = Path(root).expanduser().resolve()
+            except RuntimeError as exc:  # "Symlink loop from …" before Python 3.13
+                raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(root)) from exc
             return cls(base, base / "data", base / "state")
         import platformdirs  # only when there is no VANCE_HOME (≈40 ms)
 

@@ -151,8 +151,11 @@ def test_output_larger_than_the_pipe_buffer_ends_quietly_in_head(project_dir: Pa
         (recipes / f"r{i:04d}.yaml").write_text(
             f"engine: ford\ndescription: generated recipe number {i} " + "x" * 100 + "\n")
     for args in ("recipe list --json", "recipe list"):
-        proc = subprocess.run(f"{sys.executable} -m vance_cli {args} | head -n 2",
-                              shell=True, capture_output=True, text=True, timeout=120)
+        # pipefail: the exit code is vance's own; a reader that stops early is no error
+        proc = subprocess.run(["bash", "-c", f"set -o pipefail; {sys.executable} -m vance_cli "
+                               f"{args} | head -n 2"],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
         assert len(proc.stdout.splitlines()) == 2
         assert proc.stderr == "", proc.stderr
         assert "Traceback" not in proc.stderr and "Broken pipe" not in proc.stderr

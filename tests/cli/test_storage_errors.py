@@ -138,3 +138,40 @@ def test_an_unexpected_os_error_is_still_a_bug_line(monkeypatch: pytest.MonkeyPa
     result = run_cli(["process", "create", "--recipe", "coding", "--name", "x"])
     assert result.exit_code == EXIT_RUNTIME
     assert "OSError" in result.stderr and "--debug" in result.stderr
+
+
+def _loop(tmp: Path) -> Path:
+    (tmp / "loop1").symlink_to(tmp / "loop2")
+    (tmp / "loop2").symlink_to(tmp / "loop1")
+    return tmp / "loop1"
+
+
+@pytest.mark.parametrize(("make", "code", "reason"), [
+    (lambda tmp: (tmp / "afile").write_text("x") and tmp / "afile", "ENOTDIR",
+     "Not a directory"),
+    (_loop, "ELOOP", "Too many levels of symbolic links"),
+    (lambda tmp: tmp / ("x" * 300), "ENAMETOOLONG", "File name too long"),
+])
+def test_a_home_the_file_system_cannot_hold_is_one_line_and_json(  # type: ignore[no-untyped-def]
+        tmp_path: Path, make, code: str, reason: str) -> None:
+    env = {"VANCE_HOME": str(make(tmp_path))}
+    result = run_cli(["delegate", "--task", "Write a short essay about tea", "--json"], env=env)
+    assert result.exit_code == EXIT_RUNTIME
+    line = _one_line(result.stderr)
+    assert line.startswith("vance: error: cannot ") and line.endswith(f": {reason}")
+    data = result.json()
+    assert (data["error"], data["errno"]) == ("storage_error", code)
+
+
+def test_an_unforeseen_error_is_json_with_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vance_cli import processes
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(processes, "list_processes", broken)
+    result = run_cli(["process", "list", "--json"])
+    assert result.exit_code == EXIT_RUNTIME
+    assert result.json() == {"error": "unexpected_error", "message": "ZeroDivisionError: a bug"}
+    assert result.stderr.strip() == ("vance: error: ZeroDivisionError: a bug "
+                                     "(run with --debug for the traceback)")

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from vance_cli.errors import (
     EXIT_INTERRUPTED,
+    EXIT_OK,
     EXIT_RUNTIME,
     STORAGE_ERRNOS,
     StateError,
@@ -44,13 +45,20 @@ def _debug(argv: Sequence[str]) -> bool:
 
 
 def _quiet_broken_pipe() -> int:
-    # Point stdout at /dev/null so the interpreter's final flush cannot raise again.
+    """The reader closed stdout early (``| head``): end quietly, exit 0.
+
+    The reader has what it wanted, and whether a write hit the closed pipe
+    depends only on timing and output size: exit 0 keeps ``set -o pipefail``
+    scripts independent of that (ripgrep does the same). stdout is pointed
+    at /dev/null so the interpreter's final flush cannot raise again.
+    Rule: DESIGN.md §3 ("``| head`` ends quietly").
+    """
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass
-    return EXIT_RUNTIME
+    return EXIT_OK
 
 
 def run(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one return per exception kind
@@ -80,6 +88,11 @@ def run(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one return
         return exc.exit_code
     except click.exceptions.ClickException as exc:
         return _parser_error(exc, args)
+    except SystemExit as exc:  # click turns a broken stdout into exit 1 even when not standalone
+        context = exc.__context__
+        if isinstance(context, OSError) and context.errno == errno.EPIPE:
+            return _quiet_broken_pipe()
+        raise
     except OSError as exc:
         if exc.errno == errno.EPIPE:
             return _quiet_broken_pipe()
@@ -157,8 +170,12 @@ def _command_path(args: Sequence[str]) -> str:
 
 
 def _unexpected(exc: BaseException, args: Sequence[str]) -> int:
+    """Report an error vance did not foresee: one stderr line, JSON with --json, exit 1."""
     from vance_cli.cli import output
 
+    if _wants_json(args):
+        output.emit_json({"error": "unexpected_error",
+                          "message": f"{type(exc).__name__}: {exc}"})
     if _debug(args):
         import traceback
 
@@ -204,6 +221,10 @@ def main() -> NoReturn:
     code = run()
     try:
         sys.stdout.flush()
-    except (BrokenPipeError, OSError):
-        code = _quiet_broken_pipe()
+    except BrokenPipeError:
+        _quiet_broken_pipe()  # the command's own exit code stands
+    except OSError as exc:  # e.g. stdout on a full disk: the output is lost
+        _quiet_broken_pipe()
+        sys.stderr.write(f"vance: error: cannot write the output: {exc.strerror or exc}\n")
+        code = EXIT_RUNTIME
     sys.exit(code)
