@@ -236,3 +236,11 @@ def test_events_follow_prints_json_lines_until_ctrl_c() -> None:
         follower.send_signal(signal.SIGINT)
         _, err = follower.communicate(timeout=20)
     assert follower.returncode == 130 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1"])
+def test_wait_timeout_must_be_finite_and_not_negative(value: str) -> None:
+    result = run_cli(["process", "wait", "abcd", "--timeout", value, "--json"])
+    assert result.exit_code == 2
+    assert result.json()["error"] == "usage_error"
+    assert f"must be 0 or more seconds (a finite number), not {value}" in result.stderr

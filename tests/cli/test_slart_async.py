@@ -308,3 +308,21 @@ def test_worker_sees_the_same_tenant_project_session_and_folder(
     [event] = vance_json(env, *scope, "process", "events", "--for", root["id"])
     assert event["source"] == slart
     assert vance_json(env, "process", "list") == []  # nothing in the default tenant/session
+
+
+def test_a_worker_that_cannot_start_is_failed_with_a_plain_reason(
+        llm_server: ScriptedLLMServer, env: dict[str, str], project_dir: Path) -> None:
+    hide_every_recipe(project_dir)
+    logs = Workspace(load_settings()).settings.paths.logs_dir
+    logs.parent.mkdir(parents=True, exist_ok=True)
+    logs.write_text("a file where the log folder belongs")
+    result = vance(env, "delegate", "--task", TASK, "--async-fallback", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    fallback = data["fallback"]
+    assert fallback["outcome"] == "FAILED"
+    assert fallback["rationale"].startswith(
+        "Slartibartfast cannot start: the background worker could not be started: ")
+    slart = vance_json(env, "process", "show", fallback["slartProcessId"])
+    assert (slart["status"], slart["closeReason"]) == ("CLOSED", "STALE")
+    assert llm_server.chat_requests == []  # no recipe was asked for

@@ -50,6 +50,13 @@ PARSED = [
     # inner braces of the answer are not separate candidates
     ('{"decision": "MATCH", "recipe": "coding", "rationale": "a {b} c", "extra": {"d": 1}}',
      "stop", "MATCH", "coding", "a {b} c"),
+    # a rationale in another JSON shape is text, never Python's repr
+    ('{"decision": "MATCH", "recipe": "coding", "rationale": ["Code.", "With tests."]}',
+     "stop", "MATCH", "coding", "Code. With tests."),
+    ('{"decision": "NONE", "recipe": null, "rationale": {"why": "nothing fits"}}',
+     "stop", "NONE", None, '{"why": "nothing fits"}'),
+    ('{"decision": "MATCH", "recipe": "coding", "rationale": 42}', "stop",
+     "MATCH", "coding", "42"),
 ]
 
 

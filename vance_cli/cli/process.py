@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -108,12 +109,19 @@ def show(
         print_process(process)
 
 
+def _wait_seconds(value: float | None) -> float | None:
+    """``--timeout`` of ``wait``: a finite number of seconds, 0 or more (0: look once)."""
+    if value is not None and not (math.isfinite(value) and value >= 0):
+        raise typer.BadParameter(f"must be 0 or more seconds (a finite number), not {value:g}")
+    return value
+
+
 @app.command("wait")
 def wait(
     ctx: typer.Context,
     ident: IdArg,
     timeout: Annotated[float | None, typer.Option(
-        "--timeout", "-t", min=0, metavar="S",
+        "--timeout", "-t", metavar="S", callback=_wait_seconds,
         help="Give up after S seconds (exit 124). Default: wait until it closes.")] = None,
     as_json: JsonFlag = False,
 ) -> None:

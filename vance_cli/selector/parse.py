@@ -185,11 +185,28 @@ def clean_name(value: str) -> str:
     return value.strip(_NAME_TRIM)
 
 
+def _rationale_text(value: Any) -> str:
+    """The rationale as one line of text, whatever JSON shape the model gave it.
+
+    A string as it is; a list (models sometimes give reasons as bullet items)
+    joined with spaces; any other value as compact JSON (never Python's repr);
+    null as "".
+    """
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        text = " ".join(_rationale_text(item) for item in value)
+    elif isinstance(value, str):
+        text = value
+    else:
+        text = json.dumps(value, ensure_ascii=False)
+    return " ".join(text.split())
+
+
 def _normalized(obj: Mapping[str, Any]) -> Reply:
     raw_decision = obj.get("decision")
     decision = clean_name(raw_decision).upper() if isinstance(raw_decision, str) else None
-    rationale = obj.get("rationale")
-    rationale_text = " ".join(str(rationale).split()) if rationale is not None else ""
+    rationale_text = _rationale_text(obj.get("rationale"))
     if decision == NONE:
         return Reply(NONE, None, rationale_text)
     if decision != MATCH:

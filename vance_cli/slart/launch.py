@@ -150,7 +150,7 @@ def start_background(ws: Workspace, request: DelegateRequest, timeout: float) ->
             close_process(ws, slart_id, CloseReason.STALE, {"reason": reason,
                                                             **started.plan.refs}, note=reason)
             started.control.settle(ws, started.plan)
-        return FallbackResult(Outcome.FAILED, f"Slartibartfast {reason}", slart_id)
+        return FallbackResult(Outcome.FAILED, f"Slartibartfast cannot start: {reason}", slart_id)
     who = "the caller" if caller is not None else "the session root"
     return FallbackResult(Outcome.PENDING, (
         f"Slartibartfast is designing a new recipe in the background (process {slart_id}, "
