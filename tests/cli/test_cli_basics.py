@@ -196,3 +196,18 @@ def test_a_group_without_a_command_still_shows_its_help() -> None:
     result = run_cli(["config"])
     assert result.exit_code == 2
     assert "set" in result.stdout + result.stderr and "vance: error" not in result.stderr
+
+
+@pytest.mark.parametrize(("args", "code"), [
+    # a reader that never reads: the exit code is still the command's own
+    ("delegate --require-match --dry-run --json --task 'zzz qqq'", 3),
+    ("delegate --require-match --dry-run --task 'zzz qqq'", 3),
+    ("recipe show nosuch --json", 2),
+    ("delegate --nope --json", 2),
+    ("delegate --dry-run --json --task 'Write a short essay about the history of tea'", 0),
+])
+def test_a_closed_pipe_keeps_the_commands_exit_code(args: str, code: int) -> None:
+    proc = subprocess.run(["bash", "-c", f"set -o pipefail; {sys.executable} -m vance_cli "
+                           f"{args} | true"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == code, proc.stderr
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr

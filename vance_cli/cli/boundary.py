@@ -45,19 +45,14 @@ def _debug(argv: Sequence[str]) -> bool:
 
 
 def _quiet_broken_pipe() -> int:
-    """The reader closed stdout early (``| head``): end quietly, exit 0.
+    """A write outside ``output``'s writers (help text) hit a closed pipe: end quietly, exit 0.
 
-    The reader has what it wanted, and whether a write hit the closed pipe
-    depends only on timing and output size: exit 0 keeps ``set -o pipefail``
-    scripts independent of that (ripgrep does the same). stdout is pointed
-    at /dev/null so the interpreter's final flush cannot raise again.
-    Rule: DESIGN.md §3 ("``| head`` ends quietly").
+    ``output``'s writers release stdout themselves and let the command end
+    with its own code (``output.release_stdout``).
     """
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
+    from vance_cli.cli import output
+
+    output.release_stdout()
     return EXIT_OK
 
 

@@ -27,7 +27,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, ParamSpec, TextIO
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -40,6 +40,7 @@ _CONTROL_ALL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _LINE_BREAKS = re.compile(r"[ \t]*(?:\r\n|\r|\n)\s*")
 MIN_ONE_LINE = 10
 """Narrowest width of a one-line column, in cells: the identifier columns come first."""
+_P = ParamSpec("_P")
 ONE_LINE_BREAK = " \u23ce "
 """What a line break shows as in a cell cut to one line (`` ⏎ ``)."""
 
@@ -88,18 +89,54 @@ def display(value: Any) -> str:
     return str(value)
 
 
+def release_stdout() -> None:
+    """Point stdout at /dev/null after its reader went away (``| head`` closed the pipe).
+
+    Later writes, and the interpreter's final flush, then succeed silently, so
+    the command runs to its end and exits with its own code: the reader
+    stopping early is not an error, and the exit code does not depend on how
+    much output was still unwritten. Rule: DESIGN.md §3 ("``| head`` ends
+    quietly").
+    """
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def _to_stdout(write: Callable[_P, None]) -> Callable[_P, None]:
+    """Decorate a stdout writer: a closed pipe releases stdout instead of raising."""
+    from functools import wraps
+
+    @wraps(write)
+    def safe(*args: _P.args, **kwargs: _P.kwargs) -> None:
+        try:
+            write(*args, **kwargs)
+        except BrokenPipeError:
+            release_stdout()
+
+    return safe
+
+
+@_to_stdout
 def emit_json(data: Any) -> None:
     """Write ``data`` as one JSON document (2-space indent, UTF-8, newline) to stdout."""
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     sys.stdout.flush()
 
 
+@_to_stdout
 def emit_json_line(data: Any) -> None:
     """Write ``data`` as one compact JSON line to stdout (JSON-lines output)."""
     sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
     sys.stdout.flush()
 
 
+@_to_stdout
 def emit_text(text: str) -> None:
     """Write raw text to stdout exactly as given (e.g. a rendered prompt), plus a final newline."""
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -121,10 +158,19 @@ def terminal_stream() -> TextIO:
 
 @cache
 def console() -> Console:
-    """Return the Rich console for human output on stdout."""
+    """Return the Rich console for human output on stdout.
+
+    A closed pipe releases stdout (``release_stdout``) and quiets the console,
+    instead of Rich's own ``SystemExit(1)``: the command ends with its own code.
+    """
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=True)
+    class _Stdout(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            release_stdout()
+
+    return _Stdout(highlight=False, soft_wrap=True)
 
 
 @cache
@@ -169,12 +215,14 @@ def note(message: str) -> None:
         info(message)
 
 
+@_to_stdout
 def say(message: str) -> None:
     """Write a human line to stdout (control characters made visible; no Rich markup)."""
     sys.stdout.write(visible(message) + "\n")
     sys.stdout.flush()
 
 
+@_to_stdout
 def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]],
           caption: str | None = None, one_line: Sequence[str] = (), text: Sequence[str] = (),
           group: Sequence[str] = (), shrink: Sequence[str] = ()) -> None:
@@ -280,6 +328,7 @@ def _blank_repeats(columns: Sequence[str], cells: list[list[str]], group: Sequen
             previous = current
 
 
+@_to_stdout
 def fields(pairs: Iterable[tuple[str, Any]], title: str | None = None) -> None:
     """Print ``label: value`` lines (labels bold; values through ``display``, made visible)."""
     out = console()
