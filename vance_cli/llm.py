@@ -18,7 +18,10 @@ Rules (DESIGN.md §10):
   from any text that came from the client or the server, and the original
   exception is never chained (``from None``), so no traceback shows it.
 - A successful reply's text and model name have the key redacted too (a
-  server may echo it), so no caller ever holds it in a reply.
+  server may echo it), so no caller ever holds it in a reply — but only a
+  key long enough to be a real secret (``REPLY_SECRET_MIN``): placeholder
+  keys of local servers (``ollama``, ``EMPTY``, ``code``) are ordinary words
+  that a reply must keep (a recipe ``code-read`` must stay ``code-read``).
 - ``llm.json_mode`` picks the structured-output request: ``json_schema``
   (a strict schema), ``json_object`` (any JSON object) or ``none``;
   ``auto`` chooses per endpoint (``resolve_json_mode``).
@@ -135,10 +138,22 @@ def safe_endpoint(url: str) -> str:
     return f"{parts.scheme}://{host}{parts.path}".rstrip("/")
 
 
-def redact(text: str, secrets: Sequence[str | None]) -> str:
-    """Replace every occurrence of each secret (at least 4 characters) with ``[REDACTED]``."""
+REPLY_SECRET_MIN = 16
+"""Shortest key redacted from a successful reply's text: real API keys are
+longer (OpenAI ``sk-…`` 40+), placeholder keys of local servers shorter."""
+
+
+def redact(text: str, secrets: Sequence[str | None], min_length: int = 4) -> str:
+    """Replace every occurrence of each secret with ``[REDACTED]``.
+
+    Args:
+        text: any text that came from the client or the server.
+        secrets: the values to hide (None entries are skipped).
+        min_length: secrets shorter than this are left alone (4 for error
+            messages; ``REPLY_SECRET_MIN`` for reply text that gets parsed).
+    """
     for secret in secrets:
-        if secret and len(secret) >= 4:
+        if secret and len(secret) >= min_length:
             text = text.replace(secret, REDACTED)
     return text
 
@@ -316,9 +331,9 @@ def _completion(reply: Any, model: str, mode: str, started: float,
     message = getattr(choice, "message", None)
     usage = getattr(reply, "usage", None)
     return Completion(
-        text=redact(str(getattr(message, "content", None) or ""), secrets),
+        text=redact(str(getattr(message, "content", None) or ""), secrets, REPLY_SECRET_MIN),
         finish_reason=getattr(choice, "finish_reason", None),
-        model=redact(str(getattr(reply, "model", None) or model), secrets),
+        model=redact(str(getattr(reply, "model", None) or model), secrets, REPLY_SECRET_MIN),
         prompt_tokens=getattr(usage, "prompt_tokens", None),
         completion_tokens=getattr(usage, "completion_tokens", None),
         latency_ms=round((time.monotonic() - started) * 1000, 1),

@@ -256,3 +256,11 @@ def test_key_echoed_in_a_reply_is_redacted(llm_server: ScriptedLLMServer) -> Non
     assert answer.text == 'Your request had "Authorization: Bearer [REDACTED]". ' \
         '{"a": "[REDACTED]"}'
     assert answer.model == "proxy-[REDACTED]"
+
+
+def test_a_short_placeholder_key_never_changes_a_reply(llm_server: ScriptedLLMServer) -> None:
+    reply = '{"decision": "MATCH", "recipe": "code-read", "rationale": "read the code"}'
+    for key in ("code", "llama", "EMPTY"):
+        llm_server.reply(reply, model="llama3")
+        answer = complete(_config(llm_server, api_key=key), MESSAGES)
+        assert (answer.text, answer.model) == (reply, "llama3")
