@@ -203,3 +203,26 @@ def test_shrink_changes_nothing_when_the_row_fits(monkeypatch: pytest.MonkeyPatc
     out, _ = terminal(monkeypatch)
     output.table(None, ("id", "name"), [("1", "a-name-that-fits")], shrink=("name",))
     assert "a-name-that-fits" in out.getvalue() and "…" not in out.getvalue()
+
+
+def test_shrink_counts_terminal_cells_not_characters(monkeypatch: pytest.MonkeyPatch) -> None:
+    out, _ = terminal(monkeypatch)  # 80 columns
+    # 16 letters fit the row by count, but they take 32 cells
+    ident, name = "e5bab2179e7d4c21", "東京の天気について短い文章を書く"
+    assert len(name) == 16
+    output.table(None, ("id", "name", "recipe", "engine", "status", "created"),
+                 [(ident, name, "essay", "vogon", "IDLE", "11-30 03:47")],
+                 shrink=("name", "recipe"))
+    row = next(line for line in out.getvalue().splitlines() if line.startswith("│"))
+    assert ident in row and name not in row
+
+
+def test_times_are_short_on_a_terminal_and_exact_when_piped(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    stamp = "2026-11-30T03:47:19.822Z"
+    output.table(None, ("id", "created (UTC)"), [("a1", stamp)], times=("created (UTC)",))
+    assert capsys.readouterr().out == f"a1\t{stamp}\n"
+    out, _ = terminal(monkeypatch)
+    output.table(None, ("id", "created (UTC)"), [("a1", stamp)], times=("created (UTC)",))
+    assert "11-30 03:47" in out.getvalue() and stamp not in out.getvalue()
+    assert output.short_time("not a time") == "not a time"

@@ -6,9 +6,12 @@
 - A usage error from the option parser exits 2 with its message on one
   line and a pointer to the command's ``--help`` (JSON too, with ``--json``).
 - The environment refusing a write (``OSError`` of ``errors.STORAGE_ERRNOS``:
-  permission denied, read-only file system, disk full) and any SQLite error
-  are runtime errors too (exit 1): one line naming the path, JSON with
-  ``--json``, no traceback.
+  permission denied, read-only file system, disk full) is a runtime error
+  too (exit 1): one line naming the path, JSON with ``--json``, no
+  traceback. So is a SQLite error of the database itself (``OperationalError``
+  — locked, disk I/O, full — or a plain ``DatabaseError`` such as a corrupt
+  file); SQLite errors that mean a bug of vance (``IntegrityError``,
+  ``ProgrammingError`` …) stay unexpected, with their traceback under ``--debug``.
 - Anything else exits 1 with one line; the traceback only with ``--debug``
   (or ``VANCE_DEBUG=1``).
 - A closed stdout (``vance … | head``) ends quietly.
@@ -96,7 +99,8 @@ def run(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one return
         return _unexpected(exc, args)
     except Exception as exc:  # the boundary: anything else is a bug, exit 1
         sqlite3 = sys.modules.get("sqlite3")  # loaded whenever the state was touched
-        if sqlite3 is not None and isinstance(exc, sqlite3.Error):
+        if sqlite3 is not None and (isinstance(exc, sqlite3.OperationalError)
+                                    or type(exc) is sqlite3.DatabaseError):
             return _report(StateError(f"state database error: {exc}"), args)
         return _unexpected(exc, args)
     return result if isinstance(result, int) else 0

@@ -27,10 +27,10 @@ def command(
     with_model = any(e.model for e in entries)
     columns = ("id", "time (UTC)", "mode", "decision", "recipe/reason",
                *(("model",) if with_model else ()), "ms", "task")
-    rows = ((e.id, e.created_at[5:16].replace("T", " "), e.mode, e.decision,
+    rows = ((e.id, e.created_at, e.mode, e.decision,
              e.recipe or e.reason, *((e.model or "",) if with_model else ()),
              f"{e.latency_ms:.0f}" if e.latency_ms is not None else "",
              e.task if e.task is not None else f"(private: sha256 {e.task_hash[:12]}…)")
             for e in entries)
     output.table(None, columns, rows, caption=counted(len(entries), "decision"),
-                 one_line=("task",))
+                 one_line=("task",), times=("time (UTC)",))

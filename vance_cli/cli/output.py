@@ -225,7 +225,8 @@ def say(message: str) -> None:
 @_to_stdout
 def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]],
           caption: str | None = None, one_line: Sequence[str] = (), text: Sequence[str] = (),
-          group: Sequence[str] = (), shrink: Sequence[str] = ()) -> None:
+          group: Sequence[str] = (), shrink: Sequence[str] = (),
+          times: Sequence[str] = ()) -> None:
     """Print a table to stdout; cells go through ``display`` and ``visible``.
 
     On a terminal: a Rich table (cells escaped). Identifier columns (every
@@ -247,6 +248,8 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any
         text: free-text columns that wrap.
         group: columns whose value is shown only where it changes from the
             row above (terminal only; piped rows stay complete).
+        times: columns of ISO-8601 UTC timestamps, shown as ``MM-DD HH:MM``
+            on a terminal; piped rows keep the exact timestamp.
         shrink: identifier columns that give way first, in this order, down
             to ``MIN_ONE_LINE`` cells, when the row is wider than the terminal
             (e.g. a long generated name before the id one acts on).
@@ -262,18 +265,21 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any
             if line:
                 note(line)
         return
+    from rich.cells import cell_len
     from rich.table import Table
 
-    cells = [[visible(_one_line(cell) if column in one_line else cell)
+    cells = [[visible(_one_line(cell) if column in one_line else
+                      short_time(cell) if column in times else cell)
               for column, cell in zip(columns, row, strict=False)] for row in raw]
     _blank_repeats(columns, cells, group)
     grid = Table(title=title, caption=caption, header_style="bold", expand=False)
-    fixed = sum(max([len(c)] + [len(r[i]) for r in cells]) + 3
-                for i, c in enumerate(columns) if c not in one_line)
+    # natural widths in terminal cells (a CJK letter takes two)
+    width = {c: max([cell_len(c)] + [cell_len(r[i]) for r in cells])
+             for i, c in enumerate(columns)}
+    fixed = sum(width[c] + 3 for c in columns if c not in one_line)
     spare = max(MIN_ONE_LINE, (console().width - fixed - 4) // max(1, len(one_line)))
-    natural = {column: min(spare, max([len(column)] + [len(r[i]) for r in cells]))
-               if column in one_line else max([len(column)] + [len(r[i]) for r in cells])
-               for i, column in enumerate(columns) if column not in text}
+    natural = {c: min(spare, width[c]) if c in one_line else width[c]
+               for c in columns if c not in text}
     limits = _give_way(natural, shrink, console().width - 3 * len(columns) - 1)
     for column in columns:
         if column in one_line:
@@ -286,6 +292,16 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any
     for row in cells:
         grid.add_row(*(escape(cell) for cell in row))
     console().print(grid)
+
+
+def short_time(timestamp: str) -> str:
+    """Return ``MM-DD HH:MM`` of an ISO-8601 timestamp (``2026-11-30T03:47:19.822Z``).
+
+    Text that is not such a timestamp is returned unchanged.
+    """
+    if len(timestamp) >= 16 and timestamp[4] == "-" and timestamp[10] == "T":
+        return timestamp[5:16].replace("T", " ")
+    return timestamp
 
 
 def _give_way(widths: dict[str, int], shrink: Sequence[str], budget: int) -> dict[str, int]:

@@ -84,13 +84,13 @@ def list_(
         output.emit_json([p.to_json() for p in processes])
         return
     columns = ("id", *(("session",) if all_sessions else ()), "name", "recipe", "engine",
-               "status", "created")
+               "status", "created (UTC)")
     output.table(None, columns,
                  ((p.id, *((p.session,) if all_sessions else ()), p.name, p.recipe, p.engine,
                    p.status.value + (f"/{p.close_reason}" if p.close_reason else ""),
-                   p.created_at[5:16].replace("T", " ")) for p in processes),
+                   p.created_at) for p in processes),
                  caption=counted(len(processes), "process", "processes"),
-                 shrink=("name", "session", "recipe"))
+                 shrink=("name", "session", "recipe"), times=("created (UTC)",))
 
 
 @app.command("show")
