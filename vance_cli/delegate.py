@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from vance_cli.selector.decision import Decision
     from vance_cli.workspace import Workspace
 
+SLUG_SOURCE_MAX = 4096
+"""Characters of a task that ``slugify`` reads (its first words make the slug)."""
 SLUG_MAX = 40
 """Longest slug part of a default process name, in characters (cut at a word boundary)."""
 
@@ -147,7 +149,9 @@ def slugify(task: str, limit: int = SLUG_MAX) -> str:
     Returns:
         Words joined by ``-``; ``"task"`` when the text has no letters or digits.
     """
-    folded = unicodedata.normalize("NFC", task).lower().translate(_GERMAN_LETTERS)
+    # the first words are all a slug needs: a bounded head keeps a huge task cheap
+    folded = unicodedata.normalize("NFC", task[:SLUG_SOURCE_MAX]).lower()
+    folded = folded.translate(_GERMAN_LETTERS)
     folded = unicodedata.normalize("NFKD", folded)
     folded = "".join(c for c in folded if not unicodedata.combining(c))
     slug = ""

@@ -288,6 +288,8 @@ def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
         _write_replace(path, text, mode)
     except OSError as exc:
         if exc.errno in STORAGE_ERRNOS:
+            if exc.filename is not None and Path(exc.filename).parent == path.parent:
+                exc.filename = str(path)  # name the file, not our temporary file beside it
             raise StorageError.from_os_error(exc, path, writing=True) from None
         raise
 

@@ -175,3 +175,21 @@ def test_an_unforeseen_error_is_json_with_json(monkeypatch: pytest.MonkeyPatch) 
     assert result.json() == {"error": "unexpected_error", "message": "ZeroDivisionError: a bug"}
     assert result.stderr.strip() == ("vance: error: ZeroDivisionError: a bug "
                                      "(run with --debug for the traceback)")
+
+
+def test_a_refused_temporary_file_names_the_file_being_written(
+        vance_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    assert run_cli(["config", "set", "llm.model", "old"]).exit_code == 0
+
+    def refuse(*_args: object, prefix: str = "", dir: str = "", **_kwargs: object) -> None:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES),
+                              os.path.join(dir, f"{prefix}x1y2.tmp"))
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    result = run_cli(["config", "set", "llm.model", "new"])
+    assert result.exit_code == EXIT_RUNTIME
+    config = vance_home / "config.yaml"
+    assert _one_line(result.stderr) == f"vance: error: cannot write {config}: Permission denied"
+    assert "old" in config.read_text()

@@ -205,3 +205,12 @@ def test_recipe_problems_become_warnings(project_dir: Path) -> None:
     build_file_tree(project_dir, {"recipes/broken.yaml": "engine: [\n"})
     result = delegate(_ws(), DelegateRequest(task=ESSAY, dry_run=True))
     assert len(result.warnings) == 1 and result.warnings[0].startswith("recipe 'broken' left out")
+
+
+def test_slug_of_a_huge_task_reads_only_its_head() -> None:
+    from vance_cli.delegate import SLUG_SOURCE_MAX, slugify
+
+    head = "Write a short essay about the history of tea "
+    huge = head + "x" * (5 * 1024 * 1024)
+    assert slugify(huge) == slugify(head) == "write-a-short-essay-about-the-history-of"
+    assert slugify(" " * SLUG_SOURCE_MAX + "late words") == "task"
