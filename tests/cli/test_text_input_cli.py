@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from helpers import run_cli
 
@@ -79,3 +84,25 @@ def test_real_argv_bytes_in_a_subprocess() -> None:
     assert json.loads(done.stdout)["error"] == "invalid_input"
     assert done.stderr.decode() == ("vance: error: argument 3 ('Translate th\\xe9 text', the value"
                                     " of --task) is not valid UTF-8 (byte 0xe9 at character 13)\n")
+
+
+@pytest.mark.parametrize(("args", "option"), [
+    ("delegate --task - --json", "--task"),
+    ("wizard render gremium --values - --json", "--values"),
+    ("delegate --task-template 'x {{ item }}' --items - --json", "--items"),
+])
+def test_closed_stdin_is_a_clear_usage_error(args: str, option: str) -> None:
+    proc = subprocess.run(["bash", "-c", f"{sys.executable} -m vance_cli {args} <&-"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert f"{option} - reads stdin, but stdin is closed" in proc.stderr
+    assert "Traceback" not in proc.stderr and "AttributeError" not in proc.stderr
+    assert json.loads(proc.stdout)["error"] == "invalid_input"
+
+
+def test_a_values_file_that_is_not_utf8_names_the_byte(tmp_path: Path) -> None:
+    bad = tmp_path / "values.json"
+    bad.write_bytes(b'{"name": "caf\xe9"}')
+    result = run_cli(["wizard", "render", "gremium", "--values", str(bad), "--json"])
+    assert result.exit_code == 2
+    assert f"values file '{bad}' is not valid UTF-8 (byte 0xe9 at offset 13)" in result.stderr

@@ -40,20 +40,37 @@ def parse_assignments(items: Sequence[str] | None, option: str) -> dict[str, Any
     return out
 
 
-def read_stdin(option: str) -> str:
+def read_stdin_bytes(option: str, hint: str) -> bytes:
+    """Read all of stdin as bytes (``--task -``, ``--values -``, ``--items -``).
+
+    Args:
+        option: the option that asked for stdin, for messages, e.g. ``"--task"``.
+        hint: shown (stderr) when stdin is a terminal, e.g. how to end the input.
+
+    Raises:
+        InputError: stdin is closed (``<&-``) or missing.
+    """
+    from vance_cli.cli import output
+
+    stream = sys.stdin
+    if stream is None or stream.closed:
+        raise InputError(f"{option} - reads stdin, but stdin is closed", field=option)
+    if stream.isatty():
+        output.info(hint)
+    return stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode(
+        "utf-8", "surrogateescape")
+
+
+def read_stdin(option: str, hint: str) -> str:
     """Read all of stdin as UTF-8 text (``--task -``, ``--values -``).
 
     Args:
         option: the option that asked for stdin, for messages, e.g. ``"--task"``.
+        hint: shown (stderr) when stdin is a terminal.
 
     Raises:
         InputError: stdin is closed or not valid UTF-8.
     """
     from vance_cli.text_input import decode_utf8
 
-    stream = sys.stdin
-    if stream is None or stream.closed:
-        raise InputError(f"{option} - reads stdin, but stdin is closed", field=option)
-    data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode(
-        "utf-8", "surrogateescape")
-    return decode_utf8(data, f"stdin ({option} -)", field=option)
+    return decode_utf8(read_stdin_bytes(option, hint), f"stdin ({option} -)", field=option)

@@ -7,7 +7,6 @@ spinner and a progress bar (terminal only) and the summary line.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,9 +35,10 @@ def read_items(source: str, fmt: ItemsFormat) -> list[Item]:
     from vance_cli.errors import InputError
 
     if source == "-":
-        if sys.stdin.isatty():
-            output.info("Reading items from stdin, one per line; end them with Ctrl-D.")
-        data = sys.stdin.buffer.read()
+        from vance_cli.cli.args import read_stdin_bytes
+
+        data = read_stdin_bytes(
+            "--items", "Reading items from stdin, one per line; end them with Ctrl-D.")
     else:
         try:
             data = Path(source).read_bytes()

@@ -6,7 +6,6 @@ shell): it delegates one request and prints the result the same way.
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -29,9 +28,7 @@ def read_task(value: str) -> str:
         return value.strip()
     from vance_cli.cli.args import read_stdin
 
-    if sys.stdin.isatty():
-        output.info("Reading the task from stdin; end it with Ctrl-D.")
-    return read_stdin("--task").strip()
+    return read_stdin("--task", "Reading the task from stdin; end it with Ctrl-D.").strip()
 
 
 def print_result(result: DelegateResult, as_json: bool = False) -> None:

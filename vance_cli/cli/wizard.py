@@ -117,19 +117,18 @@ def read_values_option(values: str | None) -> dict[str, Any]:
     if values is None:
         return {}
     if values == "-":
-        if sys.stdin.isatty():
-            output.info("Reading values (JSON or YAML) from stdin; end them with Ctrl-D.")
         from vance_cli.cli.args import read_stdin
 
-        return read_values(read_stdin("--values"), "<stdin>")
-    path = Path(values)
+        return read_values(read_stdin(
+            "--values", "Reading values (JSON or YAML) from stdin; end them with Ctrl-D."),
+            "<stdin>")
+    from vance_cli.text_input import decode_utf8
+
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        data = Path(values).read_bytes()
     except OSError as exc:
         raise DocumentError(f"cannot read values file: {exc.strerror}", path=values) from None
-    except UnicodeDecodeError:
-        raise DocumentError("values file is not UTF-8", path=values) from None
-    return read_values(text, values)
+    return read_values(decode_utf8(data, f"values file '{values}'", field="--values"), values)
 
 
 def _prefill(wizard: LoadedWizard, values: str | None, sets: list[str] | None,

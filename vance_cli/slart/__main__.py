@@ -39,10 +39,13 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 def main() -> int:
     """Run the worker; return its exit code.
 
-    SIGTERM (``vance process stop``) is handled from the first line on, before
-    the imports: a stop that comes while the worker is still starting ends it
-    the same way (logged, exit 143) as one that comes during the LLM call.
-    The start line is printed once the handler is in place.
+    SIGTERM (``vance process stop``) is handled from the first line of this
+    function on, before the engine's imports, so a stop while the worker is
+    still loading ends it the same way (logged, exit 143) as one during the
+    LLM call. The start line is printed once the handler is in place. A stop
+    in the interpreter's own start-up, before this function runs (tens of
+    ms), ends the worker by the default action; ``process stop`` closes the
+    process and its close hook settles the audit file in either case.
     """
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     try:
