@@ -10,6 +10,9 @@ import pytest
 from helpers import CliResult, build_file_tree, run_cli  # noqa: F401 - re-exported for tests
 from llm_server import ScriptedLLMServer
 
+from vance_cli.config import load_settings
+from vance_cli.workspace import Workspace
+
 _CLEARED_PREFIXES = ("VANCE_", "OPENAI_")
 _CLEARED = ("NO_COLOR", "FORCE_COLOR", "LC_ALL", "LC_MESSAGES", "VISUAL", "EDITOR")
 
@@ -41,6 +44,14 @@ def project_dir(vance_home: Path) -> Path:
 def tenant_dir(vance_home: Path) -> Path:
     """The default tenant's own layer folder (projects/_tenant)."""
     return vance_home / "data" / "tenants" / "default" / "projects" / "_tenant"
+
+
+@pytest.fixture()
+def ws(vance_home: Path) -> Iterator[Workspace]:
+    """A Workspace on the test's VANCE_HOME (settings from the environment), closed after."""
+    workspace = Workspace(load_settings())
+    yield workspace
+    workspace.close()
 
 
 @pytest.fixture()

@@ -7,7 +7,10 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vance_cli.workspace import Workspace
 
 
 def build_file_tree(root: Path, spec: Mapping[str, str | bytes]) -> None:
@@ -62,3 +65,10 @@ def slart_recipe_reply(engine: str = "ford", name: str = "smart-home-control") -
             f"description: >-\n  Switches smart-home devices such as lights, heating and\n"
             f"  blinds through their home-automation interface.\n"
             f"tags: [switch, control devices, schalten]\n```\n\nHope this helps!")
+
+
+def make_process(ws: Workspace, name: str, parent: str | None = None) -> str:
+    """Create a ``coding`` process named ``name`` (under ``parent``); return its id."""
+    from vance_cli.processes import ProcessSpec, create_process
+
+    return create_process(ws, ProcessSpec(recipe="coding", name=name, parent=parent)).id

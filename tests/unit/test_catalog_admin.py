@@ -34,12 +34,6 @@ def with_extra(extra: str = EXTRA) -> str:
     return BUNDLED_TEXT.rstrip("\n") + "\n" + extra
 
 
-@pytest.fixture()
-def ws() -> Workspace:
-    workspace = Workspace(load_settings())
-    yield workspace
-    workspace.close()
-
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
     path = tmp_path / name

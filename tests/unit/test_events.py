@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+from helpers import make_process as make
 
 from vance_cli.config import load_settings
 from vance_cli.errors import ProcessNotFound
@@ -14,23 +15,10 @@ from vance_cli.events import (
 from vance_cli.lifecycle import close_process
 from vance_cli.processes import (
     CloseReason,
-    ProcessSpec,
     Status,
-    create_process,
     transition,
 )
 from vance_cli.workspace import Workspace
-
-
-@pytest.fixture()
-def ws() -> Workspace:
-    workspace = Workspace(load_settings())
-    yield workspace
-    workspace.close()
-
-
-def make(ws: Workspace, name: str, parent: str | None = None) -> str:
-    return create_process(ws, ProcessSpec(recipe="coding", name=name, parent=parent)).id
 
 
 def test_one_event_per_child_close_in_the_parents_queue(ws: Workspace) -> None:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from helpers import make_process as make
 
 from vance_cli.config import load_settings
 from vance_cli.errors import InvalidTransition
@@ -24,10 +25,8 @@ from vance_cli.lifecycle import (
 from vance_cli.processes import (
     TRANSITIONS,
     CloseReason,
-    ProcessSpec,
     Status,
     check_transition,
-    create_process,
     get_process,
     list_processes,
     load_process,
@@ -44,15 +43,6 @@ def iso(delta_seconds: float) -> str:
         timespec="milliseconds").replace("+00:00", "Z")
 
 
-@pytest.fixture()
-def ws() -> Workspace:
-    workspace = Workspace(load_settings())
-    yield workspace
-    workspace.close()
-
-
-def make(ws: Workspace, name: str, parent: str | None = None) -> str:
-    return create_process(ws, ProcessSpec(recipe="coding", name=name, parent=parent)).id
 
 
 def age(ws: Workspace, process_id: str, seconds: float, pid: int | None = None) -> None:

@@ -30,13 +30,6 @@ from vance_cli.processes import (
 from vance_cli.workspace import Workspace
 
 
-@pytest.fixture()
-def ws() -> Workspace:
-    workspace = Workspace(load_settings())
-    yield workspace
-    workspace.close()
-
-
 def _count(ws: Workspace) -> int:
     return ws.db.query_one("SELECT COUNT(*) FROM processes")[0]  # type: ignore[index]
 

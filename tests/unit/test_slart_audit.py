@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 import pytest
 
-from vance_cli.config import load_settings
 from vance_cli.processes import Status, apply_transition
 from vance_cli.slart.audit import Audit, layer_path, run_folder
 from vance_cli.workspace import Workspace
@@ -20,12 +18,6 @@ from vance_cli.workspace import Workspace
 if TYPE_CHECKING:
     from vance_cli.slart.fallback import Started
 
-
-@pytest.fixture()
-def ws() -> Iterator[Workspace]:
-    workspace = Workspace(load_settings())
-    yield workspace
-    workspace.close()
 
 
 def _read(path: Path) -> dict[str, object]:

@@ -6,12 +6,13 @@ import threading
 import time
 
 import pytest
+from helpers import make_process as make
 
 from vance_cli.config import load_settings
 from vance_cli.errors import InvalidTransition
 from vance_cli.events import EventQuery, pending_events
 from vance_cli.lifecycle import stop_process
-from vance_cli.processes import CloseReason, ProcessSpec, Status, create_process, load_process
+from vance_cli.processes import CloseReason, Status, load_process
 from vance_cli.worker import WorkerTerminated, heartbeat_interval, running
 from vance_cli.workspace import Workspace
 
@@ -24,9 +25,6 @@ def ws(monkeypatch: pytest.MonkeyPatch) -> Workspace:
     yield workspace
     workspace.close()
 
-
-def make(ws: Workspace, name: str, parent: str | None = None) -> str:
-    return create_process(ws, ProcessSpec(recipe="coding", name=name, parent=parent)).id
 
 
 def test_interval_is_at_most_a_third_of_the_timeout() -> None:
