@@ -162,12 +162,11 @@ def test_output_larger_than_the_pipe_buffer_ends_quietly_in_head(project_dir: Pa
 
 
 USAGE_ERRORS = [
-    # (args, where --json goes, message, command whose help is pointed to)
-    (["delegate", "--nope"], 1, "No such option: --nope (Possible options: --name)",
-     "vance delegate"),
+    # (args, where --json goes, what the message says, command whose help is pointed to);
+    # click words its own messages (they change between click releases): only vance's are exact
+    (["delegate", "--nope"], 1, "--nope", "vance delegate"),
     (["delegate"], 1, "Invalid value for --task: missing: give the task", "vance delegate"),
-    (["log", "-n", "0"], 1, "Invalid value for '-n' / '--limit': Input should be greater "
-     "than or equal to 1", "vance log"),
+    (["log", "-n", "0"], 1, "Invalid value for '-n' / '--limit'", "vance log"),
     (["process", "show"], 2, "Missing argument 'ID'", "vance process show"),
     (["frobnicate"], 1, "No such command 'frobnicate'", "vance"),
     (["wizard", "render", "gremium", "--set"], 3, "Option '--set' requires an argument",
@@ -182,7 +181,7 @@ def test_usage_errors_are_one_line_and_json_with_json(args: list[str], at: int, 
     result = run_cli([*args[:at], "--json", *args[at:]] if as_json else args)
     assert result.exit_code == 2
     line = result.stderr
-    assert line.startswith(f"vance: error: {message}") and line.count("\n") == 1, line
+    assert line.startswith("vance: error: ") and message in line and line.count("\n") == 1, line
     assert line.endswith(f" — see '{command} --help'\n")
     assert "Usage:" not in line and "Try '" not in line
     if as_json:

@@ -28,12 +28,14 @@ def _fresh_consoles() -> Iterator[None]:
 
 
 def terminal(monkeypatch: pytest.MonkeyPatch) -> tuple[_Tty, _Tty]:
-    """Make stdout (and stderr) a terminal without colours (TERM=dumb: Rich uses 80 columns).
+    """Make stdout (and stderr) an 80-column terminal without colours (TERM=dumb, COLUMNS=80).
 
     Called inside the test: pytest puts its own capture back between setup and call.
     """
     out, err = _Tty(), _Tty()
     monkeypatch.setenv("TERM", "dumb")
+    monkeypatch.setenv("COLUMNS", "80")  # else Rich asks the real terminal, if there is one
+    monkeypatch.setenv("LINES", "25")
     monkeypatch.setattr(sys, "stdout", out)
     monkeypatch.setattr(sys, "stderr", err)
     return out, err

@@ -296,7 +296,7 @@ def test_wizard_list_json_imports_no_prompt_library() -> None:
             "sys.stderr.write('MODULES=' + ','.join(sorted(sys.modules)))\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     loaded = {m.split(".")[0] for m in proc.stderr.rsplit("MODULES=", 1)[1].split(",")}
-    assert loaded & {"questionary", "prompt_toolkit", "openai", "rich", "click"} == set()
+    assert loaded & {"questionary", "prompt_toolkit", "openai", "rich"} == set()
 
 
 # --- submit: the delegate path -------------------------------------------------------------------

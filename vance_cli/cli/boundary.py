@@ -36,7 +36,7 @@ from vance_cli.errors import (
 )
 
 if TYPE_CHECKING:
-    from typer._click.exceptions import ClickException
+    from click.exceptions import ClickException
 
 
 def _wants_json(argv: Sequence[str]) -> bool:
@@ -66,7 +66,7 @@ def run(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one return
         argv: arguments without the program name; ``sys.argv[1:]`` when None.
     """
     import typer
-    from typer import _click as click  # the parser Typer vendors
+    import click
 
     from vance_cli.cli import output
     from vance_cli.cli.app import app
@@ -125,7 +125,7 @@ def _parser_error(exc: ClickException, args: Sequence[str]) -> int:
     A usage error (exit 2) ends with a pointer to the command's help instead
     of click's three-line usage block.
     """
-    from typer import _click as click
+    import click
 
     from vance_cli.cli import output
 

@@ -194,7 +194,7 @@ class Shell:
         ``obj`` (the global flags); the workspace is built first through the
         real root, so it is closed with it.
         """
-        from typer import _click as click
+        import click
 
         root = self.ctx.find_root()
         _ = self.ws
@@ -270,7 +270,7 @@ class Shell:
         its JSON document on stdout, as ``vance … --json`` does.
         """
         import typer
-        from typer import _click as click
+        import click
 
         try:
             return action()
