@@ -58,7 +58,7 @@ def main() -> None:
     env = {**os.environ, "VANCE_HOME": home, **server.env()}
     hidden = Path(home) / "data/tenants/default/projects/hidden/recipes"
     hidden.mkdir(parents=True)
-    from vance_cli.paths import bundled_dir
+    from vance_cli.base.paths import bundled_dir
 
     for path in (bundled_dir("catalog") / "recipes").glob("*.yaml"):
         (hidden / path.name).write_text("engine: ford\ndescription: hidden\ninternal: true\n")

@@ -27,12 +27,13 @@ def timed(label: str, func: Callable[[], object], repeat: int = 20) -> None:
 def main() -> None:
     home = tempfile.mkdtemp(prefix="vance-bench-")
     os.environ["VANCE_HOME"] = home
-    from vance_cli.catalog import load_active
-    from vance_cli.catalog_admin import reload_catalog
-    from vance_cli.config import load_settings
-    from vance_cli.lifecycle import reap_stale
-    from vance_cli.paths import bundled_dir
-    from vance_cli.processes import ProcessSpec, Status, create_process, get_process, transition
+    from vance_cli.base.config import load_settings
+    from vance_cli.base.paths import bundled_dir
+    from vance_cli.catalog.admin import reload_catalog
+    from vance_cli.catalog.model import load_active
+    from vance_cli.processes.lifecycle import reap_stale
+    from vance_cli.processes.model import ProcessSpec, Status
+    from vance_cli.processes.records import create_process, load_process, transition
     from vance_cli.workspace import Workspace
 
     ws = Workspace(load_settings())
@@ -41,7 +42,7 @@ def main() -> None:
     for pid in ids[:200]:
         transition(ws, pid, Status.RUNNING)
     timed("reap_stale, 1000 processes, 200 RUNNING and fresh", lambda: reap_stale(ws))
-    timed("get_process (reap + read), 200 RUNNING", lambda: get_process(ws, ids[500]))
+    timed("load_process (reap + read), 200 RUNNING", lambda: load_process(ws, ids[500]))
 
     project = Path(home) / "data/tenants/default/projects/default/recipes"
     project.mkdir(parents=True)

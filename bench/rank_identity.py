@@ -82,7 +82,7 @@ def big_tasks(count: int) -> list[str]:
 
 def generated(bundled: list[Any], all_tasks: list[str], size: int) -> list[Any]:
     """Return ``size`` recipes with varied words (seeded), drawn from recipes and tasks."""
-    from vance_cli.recipes import Recipe
+    from vance_cli.recipes.loader import Recipe
 
     rng = random.Random(20240611)
     task_words = [w for t in all_tasks for w in re.findall(r"\w+", t)]
@@ -131,7 +131,7 @@ def generated(bundled: list[Any], all_tasks: list[str], size: int) -> list[Any]:
 
 def answer(recipes: list[Any], task: str, cap: bool) -> dict[str, Any]:
     """Return what ``rank`` (and, when ``cap``, ``cap_inventory``) says for one task."""
-    from vance_cli.ranking import cap_inventory, rank
+    from vance_cli.ranking.bm25 import cap_inventory, rank
 
     hits = rank(recipes, task)
     order = hashlib.sha256("\n".join(h.recipe.name for h in hits).encode()).hexdigest()
@@ -147,7 +147,7 @@ def answer(recipes: list[Any], task: str, cap: bool) -> dict[str, Any]:
 def _forget_analyses() -> None:
     """Drop the analyses kept in memory (a vance without ``recipe_terms`` keeps none)."""
     try:
-        from vance_cli import recipe_terms
+        from vance_cli.ranking import terms as recipe_terms
     except ImportError:
         return
     recipe_terms._memo.clear()
@@ -155,8 +155,8 @@ def _forget_analyses() -> None:
 
 def compute(big: int) -> tuple[dict[str, Any], dict[str, float]]:
     """Return the whole record and the seconds each part took."""
-    from vance_cli.config import load_settings
-    from vance_cli.recipes import load_recipes
+    from vance_cli.base.config import load_settings
+    from vance_cli.recipes.loader import load_recipes
     from vance_cli.workspace import Workspace
 
     seconds: dict[str, float] = {}

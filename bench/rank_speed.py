@@ -12,7 +12,7 @@ median over the tasks is printed per state:
   stemmed yet — a warm ``vance delegate`` run;
 - **repeat**: the same inventory ranked again in the same process (a batch).
 
-A version of vance without ``vance_cli.recipe_terms`` keeps nothing between
+A version of vance without ``vance_cli.ranking.terms`` keeps nothing between
 calls; all three states are then the same.
 
 Usage: python bench/rank_speed.py [--sizes 50,500,5000] [--tasks 20]
@@ -43,12 +43,13 @@ def _forget(stored: list[tuple[Any, Any]] | None) -> None:
     ``stored``: (recipe, stored analysis) pairs to hand over as a warm
     ``load_recipes`` does (``recipe_terms.remember``).
     """
-    from vance_cli import lexicon, ranking
+    from vance_cli.ranking import bm25 as ranking
+    from vance_cli.ranking import lexicon
 
     lexicon.word_keys.cache_clear()
     getattr(ranking, "_keys_of", {}).clear()
     try:
-        from vance_cli import recipe_terms
+        from vance_cli.ranking import terms as recipe_terms
     except ImportError:
         return
     recipe_terms._memo.clear()
@@ -59,7 +60,7 @@ def _forget(stored: list[tuple[Any, Any]] | None) -> None:
 def _stored(recipes: list[Any]) -> list[tuple[Any, Any]]:
     """Return each recipe with its analysis as the document cache holds it (after JSON)."""
     try:
-        from vance_cli import recipe_terms
+        from vance_cli.ranking import terms as recipe_terms
     except ImportError:
         return []
     return [(r, json.loads(json.dumps(recipe_terms.to_cache(recipe_terms.analyse(r)))))
@@ -67,7 +68,7 @@ def _stored(recipes: list[Any]) -> list[tuple[Any, Any]]:
 
 
 def _median_ms(recipes: list[Any], chosen: list[str], before: Callable[[], None]) -> float:
-    from vance_cli.ranking import rank
+    from vance_cli.ranking.bm25 import rank
 
     samples = []
     for task in chosen:
@@ -84,8 +85,8 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=20)
     args = parser.parse_args()
 
-    from vance_cli.config import load_settings
-    from vance_cli.recipes import load_recipes
+    from vance_cli.base.config import load_settings
+    from vance_cli.recipes.loader import load_recipes
     from vance_cli.workspace import Workspace
 
     with tempfile.TemporaryDirectory(prefix="vance-rank-speed-") as home:

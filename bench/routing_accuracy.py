@@ -37,10 +37,10 @@ def main() -> None:
     parser.add_argument("--quiet", action="store_true", help="print only the summary")
     args = parser.parse_args()
 
-    from vance_cli.config import load_settings
+    from vance_cli.base.config import load_settings
     from vance_cli.llm import safe_endpoint
-    from vance_cli.recipes import load_recipes
-    from vance_cli.selector import select
+    from vance_cli.recipes.loader import load_recipes
+    from vance_cli.selector.core import select
     from vance_cli.workspace import Workspace
 
     settings = load_settings()

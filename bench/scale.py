@@ -95,7 +95,7 @@ def _recipe_text(i: int, rng: random.Random) -> tuple[str, str]:
 def build_tree(root: Path, size: int, wizards: int) -> tuple[Path, Path]:
     """Create the package copy and the home; return (pythonpath, home)."""
     import vance_cli
-    from vance_cli.paths import bundled_dir
+    from vance_cli.base.paths import bundled_dir
 
     package = Path(vance_cli.__file__).resolve().parent
     pythonpath = root / "site"
@@ -155,9 +155,9 @@ def _count_tokens(text: str) -> tuple[int, bool]:
 
 def worker(runs: int) -> dict[str, Any]:
     """Measure in this process (started with the package copy on PYTHONPATH)."""
-    from vance_cli.config import load_settings
-    from vance_cli.ranking import cap_inventory
-    from vance_cli.recipes import load_recipes
+    from vance_cli.base.config import load_settings
+    from vance_cli.ranking.bm25 import cap_inventory
+    from vance_cli.recipes.loader import load_recipes
     from vance_cli.selector import prompt
     from vance_cli.workspace import Workspace
 
@@ -198,7 +198,7 @@ def _wizards(ws: Any, runs: int) -> dict[str, Any]:
         from vance_cli.wizards.loader import load_cascade
     except ImportError:
         return {"wizards": None}
-    from vance_cli.documents import Kind
+    from vance_cli.documents.cascade import Kind
     from vance_cli.workspace import Workspace
 
     cache_file = ws.settings.paths.cache_dir / "wizards.json"

@@ -65,9 +65,10 @@ def completion(env: dict[str, str]) -> None:
     from prompt_toolkit.document import Document
 
     from vance_cli.cli.app import app
-    from vance_cli.cli.shell_complete import ShellCompleter, Sources
-    from vance_cli.cli.shell_dispatch import Shell
-    from vance_cli.processes import ProcessSpec, create_process
+    from vance_cli.cli.shell.complete import ShellCompleter, Sources
+    from vance_cli.cli.shell.dispatch import Shell
+    from vance_cli.processes.model import ProcessSpec
+    from vance_cli.processes.records import create_process
 
     root = typer.main.get_command(app)
     with root.make_context("vance", ["shell"]) as ctx:

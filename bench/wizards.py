@@ -28,8 +28,8 @@ def _best(fn, repeat: int = 20) -> tuple[float, float]:  # type: ignore[no-untyp
 def main() -> None:
     home = tempfile.mkdtemp(prefix="vance-bench-")
     os.environ["VANCE_HOME"] = home
-    from vance_cli.config import load_settings
-    from vance_cli.documents import Kind
+    from vance_cli.base.config import load_settings
+    from vance_cli.documents.cascade import Kind
     from vance_cli.wizards.form import read_values
     from vance_cli.wizards.loader import find_wizard, load_cascade
     from vance_cli.wizards.prompt import RenderContext, build_prompt

@@ -10,7 +10,7 @@ import pytest
 from helpers import CliResult, build_file_tree, run_cli  # noqa: F401 - re-exported for tests
 from llm_server import ScriptedLLMServer
 
-from vance_cli.config import load_settings
+from vance_cli.base.config import load_settings
 from vance_cli.workspace import Workspace
 
 _CLEARED_PREFIXES = ("VANCE_", "OPENAI_")

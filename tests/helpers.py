@@ -69,6 +69,7 @@ def slart_recipe_reply(engine: str = "ford", name: str = "smart-home-control") -
 
 def make_process(ws: Workspace, name: str, parent: str | None = None) -> str:
     """Create a ``coding`` process named ``name`` (under ``parent``); return its id."""
-    from vance_cli.processes import ProcessSpec, create_process
+    from vance_cli.processes.model import ProcessSpec
+    from vance_cli.processes.records import create_process
 
     return create_process(ws, ProcessSpec(recipe="coding", name=name, parent=parent)).id

@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from vance_cli.errors import LLMError, LLMNotConfigured
+from vance_cli.base.errors import LLMError, LLMNotConfigured
 
 if TYPE_CHECKING:
-    from vance_cli.config import Settings
+    from vance_cli.base.config import Settings
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 """Endpoint used when a key is configured but no base URL (OpenAI itself)."""

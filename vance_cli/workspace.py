@@ -19,14 +19,16 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vance_cli.documents import Cascade, DirectoryLayer, Kind, Layer
-from vance_cli.paths import bundled_dir, find_project_folder
+from vance_cli.base.paths import bundled_dir, find_project_folder
+from vance_cli.catalog.model import active_catalog
+from vance_cli.documents.cache import WIZARDS_FILE_NAME, DocumentCache
+from vance_cli.documents.cascade import Cascade, DirectoryLayer, Kind, Layer
+from vance_cli.engines.registry import EngineRegistry
+from vance_cli.state.db import Database
 
 if TYPE_CHECKING:
-    from vance_cli.catalog import Catalog
-    from vance_cli.config import Settings
-    from vance_cli.doc_cache import DocumentCache
-    from vance_cli.state.db import Database
+    from vance_cli.base.config import Settings
+    from vance_cli.catalog.model import Catalog
 
 TENANT_PROJECT = "_tenant"
 """The tenant's own project id (DESIGN.md §2)."""
@@ -95,29 +97,33 @@ class Workspace:
     @cached_property
     def db(self) -> Database:
         """The state database, opened and migrated on first use."""
-        from vance_cli.state.db import Database
-
         return Database.open(self.settings.paths.db_file)
 
     @cached_property
     def document_cache(self) -> DocumentCache:
         """The parsed-document cache in the state dir (read on first use)."""
-        from vance_cli.doc_cache import DocumentCache
-
         return DocumentCache.load(self.settings.paths.cache_dir)
 
     @cached_property
     def wizard_cache(self) -> DocumentCache:
         """The wizard listing's parsed-document cache in the state dir (read on first use)."""
-        from vance_cli.doc_cache import WIZARDS_FILE_NAME, DocumentCache
-
         return DocumentCache.load(self.settings.paths.cache_dir, WIZARDS_FILE_NAME)
 
     def catalog(self) -> Catalog:
         """Return the active engine catalog (DESIGN.md §7), read fresh each call."""
-        from vance_cli.catalog import active_catalog
-
         return active_catalog(self.settings.paths)
+
+    @cached_property
+    def engines(self) -> EngineRegistry:
+        """The engine registry (engines load on first use)."""
+        return EngineRegistry()
+
+    def fork(self) -> Workspace:
+        """Return a new workspace over the same settings and folder, with its own connection.
+
+        For a thread that works on the state database beside this one.
+        """
+        return Workspace(self.settings, self.cwd)
 
     def close(self) -> None:
         """Close the database connection if one was opened."""

@@ -13,10 +13,10 @@ from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from terminal import Key
 
+from vance_cli.base.errors import Cancelled
 from vance_cli.cli import ask
 from vance_cli.cli.ask import TerminalAsker
-from vance_cli.documents import Layer
-from vance_cli.errors import Cancelled
+from vance_cli.documents.cascade import Layer
 from vance_cli.wizards.form import fill_form
 from vance_cli.wizards.loader import LoadedWizard, parse_wizard
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from helpers import build_file_tree, run_cli
 
-from vance_cli.catalog import load_active
-from vance_cli.config import load_settings
-from vance_cli.paths import bundled_dir
+from vance_cli.base.config import load_settings
+from vance_cli.base.paths import bundled_dir
+from vance_cli.catalog.model import load_active
 
 BUNDLED_TEXT = (bundled_dir("catalog") / "engines.yaml").read_text(encoding="utf-8")
 

@@ -278,7 +278,7 @@ def test_help_for_new_commands() -> None:
 
 
 def test_readme_documents_delegate_log_and_every_reason_code() -> None:
-    from vance_cli.selector import NoneReason
+    from vance_cli.selector.decision import NoneReason
 
     readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
     assert "## Delegate" in readme and "### vance log" in readme

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
 import pytest
 import typer
 from helpers import run_cli
 
 from vance_cli.cli.app import app
+from vance_cli.cli.boundary import subcommand
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 
@@ -16,10 +18,10 @@ README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding=
 def _commands() -> list[tuple[str, ...]]:
     root = typer.main.get_command(app)
     found: list[tuple[str, ...]] = []
-    for name, group in root.commands.items():  # type: ignore[attr-defined]
-        subs = getattr(group, "commands", None)
-        if subs:
-            found += [(name, sub) for sub in subs]
+    for name in root.list_commands(click.Context(root)):  # type: ignore[attr-defined]
+        group = subcommand(root, name)
+        if isinstance(group, click.Group):
+            found += [(name, sub) for sub in group.list_commands(click.Context(group))]
         else:
             found.append((name,))
     return found

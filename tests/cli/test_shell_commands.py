@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from helpers import build_file_tree, run_cli
 
-from vance_cli.cli.shell_commands import (
+from vance_cli.base.errors import InputError
+from vance_cli.cli.shell.commands import (
     COMMANDS,
     ParsedLine,
     WizardArgs,
@@ -20,7 +21,6 @@ from vance_cli.cli.shell_commands import (
     parse_wizard_args,
     unknown_command,
 )
-from vance_cli.errors import InputError
 
 BUNDLED_CATALOG = Path(__file__).resolve().parents[2] / "catalog" / "engines.yaml"
 
@@ -170,7 +170,7 @@ def test_unknown_subcommand_and_usage_errors_name_the_shell_command() -> None:
     assert "/process has no subcommand 'lst' — did you mean list" in result.stderr
     result = run_cli(["shell"], input="/process show\n")
     assert result.exit_code == 2
-    assert "Missing argument 'ID'. (try '/process show --help')" in result.stderr
+    assert "Missing argument 'ID' — see '/process show --help'" in result.stderr
     result = run_cli(["shell"], input="/process list --frob\n")
     assert result.exit_code == 2 and "--frob" in result.stderr
 
@@ -286,12 +286,12 @@ def test_global_flags_reach_the_shells_commands(tmp_path: Path) -> None:
 
 def test_unexpected_error_is_one_line_and_the_traceback_needs_debug(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import vance_cli.delegate
+    import vance_cli.cli.commands.delegate as delegate_command
 
     def boom(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(vance_cli.delegate, "delegate", boom)
+    monkeypatch.setattr(delegate_command, "delegate", boom)
     result = run_cli(["shell"], input=f"{TEA}\n")
     assert result.exit_code == 1
     assert "vance: error: line 1: RuntimeError: disk on fire (run with --debug" in result.stderr

@@ -12,8 +12,8 @@ from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
 from vance_cli.cli.app import app
-from vance_cli.cli.shell_complete import ShellCompleter, Sources
-from vance_cli.cli.shell_dispatch import Shell
+from vance_cli.cli.shell.complete import ShellCompleter, Sources
+from vance_cli.cli.shell.dispatch import Shell
 
 
 @pytest.fixture()

@@ -15,8 +15,8 @@ from terminal import Key
 
 from vance_cli.cli import output
 from vance_cli.cli.app import app
-from vance_cli.cli.shell import run_interactive
-from vance_cli.cli.shell_dispatch import Shell
+from vance_cli.cli.shell.dispatch import Shell
+from vance_cli.cli.shell.repl import run_interactive
 
 
 class Run:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,10 +17,10 @@ import pytest
 from helpers import build_file_tree
 from llm_server import ScriptedLLMServer
 
-from vance_cli.config import load_settings
-from vance_cli.lifecycle import is_pid_alive
-from vance_cli.paths import bundled_dir
-from vance_cli.processes import load_process
+from vance_cli.base.config import load_settings
+from vance_cli.base.paths import bundled_dir
+from vance_cli.processes.lifecycle import is_pid_alive
+from vance_cli.processes.records import load_process
 from vance_cli.workspace import Workspace
 
 TASK = "Turn off the kitchen lights"
@@ -63,10 +64,16 @@ def vance_json(env: dict[str, str], *args: str) -> Any:
 
 
 def hide_every_recipe(project_dir: Path) -> None:
-    """Override each bundled recipe as internal: the inventory is empty (NONE, no LLM call)."""
+    """Override each bundled recipe as internal: the inventory is empty (NONE, no LLM call).
+
+    Each keeps its engine: a process's engine decides which code runs it.
+    """
     recipes = bundled_dir("catalog") / "recipes"
-    build_file_tree(project_dir, {f"recipes/{p.name}": "engine: ford\ndescription: hidden\n"
-                                  "internal: true\n" for p in recipes.glob("*.yaml")})
+    engine = re.compile(r"^engine:\s*(\S+)", re.M)
+    build_file_tree(project_dir, {
+        f"recipes/{p.name}": f"engine: {engine.search(p.read_text()).group(1)}\n"  # type: ignore[union-attr]
+                             "description: hidden\ninternal: true\n"
+        for p in recipes.glob("*.yaml")})
 
 
 def worker_log(slart_id: str) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import run_cli
 
-from vance_cli.errors import EXIT_RUNTIME
+from vance_cli.base.errors import EXIT_RUNTIME
 
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
@@ -164,7 +164,7 @@ def test_a_home_the_file_system_cannot_hold_is_one_line_and_json(  # type: ignor
 
 
 def test_an_unforeseen_error_is_json_with_json(monkeypatch: pytest.MonkeyPatch) -> None:
-    from vance_cli import processes
+    from vance_cli.cli.commands import process as processes
 
     def broken(*_args: object, **_kwargs: object) -> None:
         raise ZeroDivisionError("a bug")

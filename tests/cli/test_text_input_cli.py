@@ -55,7 +55,7 @@ def test_shell_script_line_not_utf8_stops_the_script() -> None:
 
 
 def test_debug_hint_only_without_debug(monkeypatch: pytest.MonkeyPatch) -> None:
-    from vance_cli import recipes
+    from vance_cli.cli.commands import recipe as recipes
 
     def broken(*_args: object, **_kw: object) -> None:
         raise RuntimeError("boom")

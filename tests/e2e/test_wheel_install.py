@@ -65,7 +65,7 @@ def test_wheel_ships_the_bundled_layer(installed: Path) -> None:
 def test_main_job_runs_from_the_installed_wheel(installed: Path, tmp_path: Path) -> None:
     cwd, home = tmp_path / "elsewhere", tmp_path / "home"
     cwd.mkdir()
-    where = _run(installed, cwd, home, ["-c", "import vance_cli.paths as p; "
+    where = _run(installed, cwd, home, ["-c", "import vance_cli.base.paths as p; "
                                         "print(p.bundled_dir('catalog')); print(p.__file__)"])
     assert where.returncode == 0, where.stderr
     bundled, module = where.stdout.split()

@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
-from vance_cli.batch import BatchRequest, BatchSummary, ItemResult, run_batch, start_batch
-from vance_cli.batch_input import parse_items
-from vance_cli.config import load_settings
-from vance_cli.delegate import DelegateRequest
-from vance_cli.processes import Process, ProcessSpec, create_process, list_processes
+from vance_cli.base.config import load_settings
+from vance_cli.delegate.batch import BatchRequest, BatchSummary, ItemResult, run_batch, start_batch
+from vance_cli.delegate.batch_input import parse_items
+from vance_cli.delegate.request import DelegateRequest
+from vance_cli.processes.model import Process, ProcessSpec
+from vance_cli.processes.records import create_process, list_processes
 from vance_cli.selector.decision import Decision
 from vance_cli.workspace import Workspace
 
@@ -98,7 +99,7 @@ def test_a_none_on_the_template_never_runs_the_fallback_for_the_template() -> No
 
 
 def test_an_unexpected_exception_is_the_items_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    import vance_cli.processes as processes
+    import vance_cli.delegate.batch as processes  # where the batch calls process_create
 
     real = processes.create_process
     count = {"n": 0}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from vance_cli.batch_input import (
+from vance_cli.base.errors import InputError, TaskTemplateError
+from vance_cli.delegate.batch_input import (
     MAX_TASK_CHARS,
     NEEDS_AN_ITEM,
     PLACEHOLDER,
@@ -19,7 +20,6 @@ from vance_cli.batch_input import (
     item_context,
     parse_items,
 )
-from vance_cli.errors import InputError, TaskTemplateError
 
 
 @pytest.mark.parametrize(("text", "fmt", "expected"), [

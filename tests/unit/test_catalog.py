@@ -5,7 +5,8 @@ from collections.abc import Callable
 
 import pytest
 
-from vance_cli.catalog import (
+from vance_cli.base.errors import CatalogError, UnknownEngine
+from vance_cli.catalog.model import (
     DIGEST_KEY,
     Catalog,
     bundled_catalog,
@@ -14,7 +15,6 @@ from vance_cli.catalog import (
     parse_catalog,
     record_digest,
 )
-from vance_cli.errors import CatalogError, UnknownEngine
 
 SIX = ["arthur", "ford", "marvin", "vogon", "zaphod", "slartibartfast"]
 

@@ -7,17 +7,17 @@ from pathlib import Path
 import pytest
 from helpers import build_file_tree
 
-from vance_cli.catalog import active_catalog, bundled_catalog, load_active
-from vance_cli.catalog_admin import (
+from vance_cli.base.config import load_settings
+from vance_cli.base.errors import CatalogError, InputError
+from vance_cli.base.paths import bundled_dir
+from vance_cli.catalog.admin import (
     catalog_source,
     catalog_status,
     find_orphans,
     reload_catalog,
     validate_catalog_file,
 )
-from vance_cli.config import load_settings
-from vance_cli.errors import CatalogError, InputError
-from vance_cli.paths import bundled_dir
+from vance_cli.catalog.model import active_catalog, bundled_catalog, load_active
 from vance_cli.workspace import Workspace
 
 BUNDLED_TEXT = (bundled_dir("catalog") / "engines.yaml").read_text(encoding="utf-8")

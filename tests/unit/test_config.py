@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from vance_cli.config import load_settings, locale_language, mask_secret, set_config_value
-from vance_cli.errors import ConfigError
+from vance_cli.base.config import load_settings, locale_language, mask_secret, set_config_value
+from vance_cli.base.errors import ConfigError
 
 
 def _write_config(home: Path, text: str) -> None:
@@ -221,7 +221,7 @@ BOUNDS = [
 @pytest.mark.parametrize("source", ["env", "file", "set"])
 def test_settings_are_bounded_the_same_from_every_source(
         vance_home: Path, key: str, value: str, ok: bool, source: str) -> None:
-    from vance_cli.config import spec_for
+    from vance_cli.base.config import spec_for
 
     environ = {"VANCE_HOME": str(vance_home)}
     paths = load_settings(environ=environ).paths

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from vance_cli.config import load_settings
-from vance_cli.recipes import Recipe
+from vance_cli.base.config import load_settings
+from vance_cli.recipes.loader import Recipe
 from vance_cli.selector.decision import Mode, NoneReason, Trace, match, none
 from vance_cli.state.decision_log import LogEntry, recent, record, task_hash
 from vance_cli.workspace import Workspace

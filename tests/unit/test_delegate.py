@@ -10,12 +10,14 @@ import pytest
 from helpers import build_file_tree
 from llm_server import ScriptedLLMServer
 
-from vance_cli import delegate as delegate_module
-from vance_cli.config import load_settings
-from vance_cli.delegate import DelegateRequest, default_name, delegate, slugify
-from vance_cli.errors import DuplicateProcessName, InputError, ProcessNotFound
-from vance_cli.processes import Process, ProcessSpec, create_process, list_processes
-from vance_cli.selector import Decision, NoneReason
+from vance_cli.base.config import load_settings
+from vance_cli.base.errors import DuplicateProcessName, InputError, ProcessNotFound
+from vance_cli.delegate import flow as delegate_module
+from vance_cli.delegate.flow import delegate
+from vance_cli.delegate.request import DelegateRequest, default_name, slugify
+from vance_cli.processes.model import Process, ProcessSpec
+from vance_cli.processes.records import create_process, list_processes
+from vance_cli.selector.decision import Decision, NoneReason
 from vance_cli.state.decision_log import recent
 from vance_cli.workspace import Workspace
 
@@ -113,7 +115,7 @@ def test_given_name_is_used_and_a_taken_one_fails_before_the_selector(
 def test_name_taken_between_selection_and_create_is_still_an_error_and_logged(
         monkeypatch: pytest.MonkeyPatch) -> None:
     ws = _ws()
-    import vance_cli.selector as selector_package
+    import vance_cli.delegate.flow as selector_package  # where delegate() calls select()
 
     real_select = selector_package.select
 
@@ -208,7 +210,7 @@ def test_recipe_problems_become_warnings(project_dir: Path) -> None:
 
 
 def test_slug_of_a_huge_task_reads_only_its_head() -> None:
-    from vance_cli.delegate import SLUG_SOURCE_MAX, slugify
+    from vance_cli.delegate.request import SLUG_SOURCE_MAX, slugify
 
     head = "Write a short essay about the history of tea "
     huge = head + "x" * (5 * 1024 * 1024)

@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 from llm_server import ScriptedLLMServer
 
-from vance_cli.config import load_settings
-from vance_cli.delegate import DelegateRequest, delegate
-from vance_cli.processes import Process
-from vance_cli.selector import Decision, NoneReason
+from vance_cli.base.config import load_settings
+from vance_cli.delegate.flow import delegate
+from vance_cli.delegate.request import DelegateRequest
+from vance_cli.processes.model import Process
+from vance_cli.selector.decision import Decision, NoneReason
 from vance_cli.state.decision_log import recent
 from vance_cli.workspace import Workspace
 

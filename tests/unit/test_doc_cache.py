@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from helpers import build_file_tree
 
-from vance_cli import recipe_terms
-from vance_cli.config import load_settings
-from vance_cli.doc_cache import FILE_NAME, FORMAT, DocumentCache
-from vance_cli.ranking import rank
-from vance_cli.recipes import find_recipe, load_recipes
+from vance_cli.base.config import load_settings
+from vance_cli.documents.cache import FILE_NAME, FORMAT, DocumentCache
+from vance_cli.ranking import terms as recipe_terms
+from vance_cli.ranking.bm25 import rank
+from vance_cli.recipes.loader import find_recipe, load_recipes
 from vance_cli.workspace import Workspace
 
 
@@ -35,7 +35,7 @@ def test_cache_is_written_and_used(vance_home: Path, project_dir: Path,
     data = json.loads(_cache_file(vance_home).read_text())
     assert str(project_dir / "recipes" / "mine.yaml") in data["entries"]
 
-    import vance_cli.recipes as recipes_module
+    import vance_cli.recipes.loader as recipes_module
 
     def no_yaml(*_a: object, **_k: object) -> None:
         raise AssertionError("parsed again")
@@ -145,15 +145,17 @@ def test_warm_offline_delegate_imports_no_yaml(vance_home: Path) -> None:
     assert outputs[1].endswith("YAML=False")  # warm: from the cache
 
 
-def test_a_warm_listing_imports_neither_yaml_nor_the_lexicon(vance_home: Path) -> None:
+def test_a_warm_listing_neither_parses_yaml_nor_analyses_recipes(vance_home: Path) -> None:
     env = {**os.environ, "VANCE_HOME": str(vance_home)}
-    code = ("import sys\nfrom vance_cli.config import load_settings\n"
-            "from vance_cli.recipes import load_recipes\n"
+    code = ("import sys\nfrom vance_cli.base.config import load_settings\n"
+            "from vance_cli.ranking import terms\n"
+            "from vance_cli.recipes.loader import load_recipes\n"
             "from vance_cli.workspace import Workspace\n"
+            "calls = []\nreal = terms._analyse\n"
+            "terms._analyse = lambda *a: calls.append(1) or real(*a)\n"
             "load_recipes(Workspace(load_settings()))\n"
-            "print(sorted(m for m in ('yaml', 'vance_cli.lexicon', 'Stemmer')\n"
-            "             if m in sys.modules))\n")
+            "print('yaml' in sys.modules, len(calls) > 0)\n")
     outputs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                               text=True, timeout=60, check=True).stdout for _ in range(2)]
-    assert outputs[0].strip() == "['Stemmer', 'vance_cli.lexicon', 'yaml']"  # cold: analysed
-    assert outputs[1].strip() == "[]"  # warm: parsed recipes and analyses from the cache
+    assert outputs[0].strip() == "True True"  # cold: parsed and analysed
+    assert outputs[1].strip() == "False False"  # warm: parsed recipes and analyses from the cache

@@ -5,9 +5,10 @@ from pathlib import Path
 import pytest
 from helpers import build_file_tree
 
-from vance_cli.config import load_settings
-from vance_cli.documents import Cascade, DirectoryLayer, Kind, Layer, check_name, close_matches
-from vance_cli.errors import InvalidDocumentName
+from vance_cli.base.config import load_settings
+from vance_cli.base.errors import InvalidDocumentName
+from vance_cli.base.names import check_name, close_matches
+from vance_cli.documents.cascade import Cascade, DirectoryLayer, Kind, Layer
 from vance_cli.workspace import Workspace
 
 

@@ -3,21 +3,18 @@ from __future__ import annotations
 import pytest
 from helpers import make_process as make
 
-from vance_cli.config import load_settings
-from vance_cli.errors import ProcessNotFound
-from vance_cli.events import (
+from vance_cli.base.config import load_settings
+from vance_cli.base.errors import ProcessNotFound
+from vance_cli.processes.events import (
     ack_events,
     follow_events,
     pending_events,
     post_event,
     resolve_query,
 )
-from vance_cli.lifecycle import close_process
-from vance_cli.processes import (
-    CloseReason,
-    Status,
-    transition,
-)
+from vance_cli.processes.lifecycle import close_process
+from vance_cli.processes.model import CloseReason, Status
+from vance_cli.processes.records import transition
 from vance_cli.workspace import Workspace
 
 

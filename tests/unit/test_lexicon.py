@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from vance_cli import lexicon
-from vance_cli.lexicon import (
+from vance_cli.ranking import lexicon
+from vance_cli.ranking.lexicon import (
     NEGATIONS,
     is_content,
     language,

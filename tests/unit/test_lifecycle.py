@@ -12,26 +12,19 @@ from typing import Any
 import pytest
 from helpers import make_process as make
 
-from vance_cli.config import load_settings
-from vance_cli.errors import InvalidTransition
-from vance_cli.lifecycle import (
+from vance_cli.base.config import load_settings
+from vance_cli.base.errors import InvalidTransition
+from vance_cli.processes.lifecycle import (
     close_process,
     is_pid_alive,
+    reap_and_load,
     reap_stale,
     stale_reason,
     stop_process,
     wait_process,
 )
-from vance_cli.processes import (
-    TRANSITIONS,
-    CloseReason,
-    Status,
-    check_transition,
-    get_process,
-    list_processes,
-    load_process,
-    transition,
-)
+from vance_cli.processes.model import TRANSITIONS, CloseReason, Status, check_transition
+from vance_cli.processes.records import list_processes, load_process, transition
 from vance_cli.state import process_store as store
 from vance_cli.workspace import Workspace
 
@@ -125,7 +118,7 @@ def test_reap_closes_stale_and_notifies_parent_once(ws: Workspace) -> None:
     child = make(ws, "child", parent)
     transition(ws, child, Status.RUNNING)
     age(ws, child, 31.0, pid=None)
-    shown = get_process(ws, child)  # the read reaps
+    shown = reap_and_load(ws, child)  # the commands' named step: reap, then read
     assert shown.status is Status.CLOSED and shown.close_reason == "STALE"
     assert shown.result is not None and "no heartbeat" in shown.result["reason"]
     assert reap_stale(ws) == []
@@ -142,12 +135,16 @@ def test_fresh_running_process_is_left_alone(ws: Workspace) -> None:
     assert [p.status for p in list_processes(ws)] == [Status.RUNNING]
 
 
-def test_list_reaps_too(ws: Workspace) -> None:
+def test_reads_never_write(ws: Workspace) -> None:
     pid = make(ws, "old")
     transition(ws, pid, Status.RUNNING)
     age(ws, pid, 5.0, pid=999_999_99)  # pid that cannot exist
-    listed = list_processes(ws)
-    assert listed[0].status is Status.CLOSED and "is gone" in listed[0].result["reason"]  # type: ignore[index]
+    before = ws.db.query("SELECT count(*) FROM process_transitions")[0][0]
+    assert [p.status for p in list_processes(ws)] == [Status.RUNNING]
+    assert load_process(ws, pid).status is Status.RUNNING
+    assert ws.db.query("SELECT count(*) FROM process_transitions")[0][0] == before
+    [reaped] = reap_stale(ws)  # the named step closes it
+    assert reaped.status is Status.CLOSED and "is gone" in reaped.result["reason"]  # type: ignore[index]
 
 
 def test_concurrent_reapers_close_once() -> None:
@@ -273,7 +270,7 @@ def test_stop_signals_a_running_worker_with_a_fresh_heartbeat(ws: Workspace) -> 
 def test_stop_never_signals_a_pid_whose_heartbeat_is_old(
         ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     """An old heartbeat means the pid may belong to someone else now: no SIGTERM."""
-    import vance_cli.lifecycle as lifecycle
+    import vance_cli.processes.lifecycle as lifecycle
 
     stranger = _sleeper()
     try:

@@ -6,8 +6,8 @@ import traceback
 import pytest
 from llm_server import ScriptedLLMServer
 
-from vance_cli.config import load_settings
-from vance_cli.errors import LLMError, LLMNotConfigured
+from vance_cli.base.config import load_settings
+from vance_cli.base.errors import LLMError, LLMNotConfigured
 from vance_cli.llm import (
     OPENAI_BASE_URL,
     PLACEHOLDER_KEY,

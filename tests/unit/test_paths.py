@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from vance_cli.errors import InvalidId
-from vance_cli.paths import Paths
+from vance_cli.base.errors import InvalidId
+from vance_cli.base.paths import Paths
 
 
 @pytest.mark.parametrize(

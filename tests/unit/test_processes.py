@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from helpers import build_file_tree
 
-from vance_cli.config import load_settings
-from vance_cli.errors import (
+from vance_cli.base.config import load_settings
+from vance_cli.base.errors import (
     DuplicateProcessName,
     InputError,
     InvalidTransition,
@@ -17,16 +17,8 @@ from vance_cli.errors import (
     UnknownEngine,
     UnknownRecipe,
 )
-from vance_cli.processes import (
-    TRANSITIONS,
-    CloseReason,
-    ProcessSpec,
-    Status,
-    create_process,
-    get_process,
-    list_processes,
-    transition,
-)
+from vance_cli.processes.model import TRANSITIONS, CloseReason, ProcessSpec, Status
+from vance_cli.processes.records import create_process, list_processes, load_process, transition
 from vance_cli.workspace import Workspace
 
 
@@ -114,19 +106,19 @@ def test_transition_table_is_enforced(ws: Workspace) -> None:
 
 def test_get_by_unique_prefix(ws: Workspace) -> None:
     proc = create_process(ws, ProcessSpec(recipe="coding", name="pre"))
-    assert get_process(ws, proc.id[:6]).id == proc.id
+    assert load_process(ws, proc.id[:6]).id == proc.id
     with pytest.raises(ProcessNotFound):
-        get_process(ws, "zzzzzz")
+        load_process(ws, "zzzzzz")
 
 
 def test_a_short_id_says_a_prefix_needs_four_characters(ws: Workspace) -> None:
     proc = create_process(ws, ProcessSpec(recipe="coding", name="pre"))
     with pytest.raises(ProcessNotFound) as short:
-        get_process(ws, proc.id[:3])
+        load_process(ws, proc.id[:3])
     assert short.value.message == (f"no process with id '{proc.id[:3]}'"
                                    " (an id prefix needs at least 4 characters)")
     with pytest.raises(ProcessNotFound) as long_enough:
-        get_process(ws, "zzzzzz")
+        load_process(ws, "zzzzzz")
     assert long_enough.value.message == "no process with id 'zzzzzz'"
 
 

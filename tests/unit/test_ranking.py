@@ -4,9 +4,9 @@ import re
 import string
 import sys
 
-from vance_cli import ranking
-from vance_cli.ranking import INVENTORY_CAP, Hit, cap_inventory, rank, single_term_score
-from vance_cli.recipes import Recipe
+from vance_cli.ranking import bm25 as ranking
+from vance_cli.ranking.bm25 import INVENTORY_CAP, Hit, cap_inventory, rank, single_term_score
+from vance_cli.recipes.loader import Recipe
 
 
 def _recipe(name: str, description: str = "does things", tags: tuple[str, ...] = (),
@@ -205,7 +205,7 @@ def test_description_length_normalises_only_the_description() -> None:
 
 
 def test_a_huge_task_ranks_as_its_analysed_prefix() -> None:
-    from vance_cli.lexicon import ANALYSED_CHARS, analysed
+    from vance_cli.ranking.lexicon import ANALYSED_CHARS, analysed
 
     recipes = [_recipe("summary", tags=("summarize",)), _recipe("translate", tags=("translate",)),
                _recipe("poem", tags=("haiku",))]

@@ -24,10 +24,10 @@ from typing import Any
 
 import pytest
 
-from vance_cli import recipe_terms
-from vance_cli.config import load_settings
-from vance_cli.ranking import rank
-from vance_cli.recipes import Recipe, load_recipes
+from vance_cli.base.config import load_settings
+from vance_cli.ranking import terms as recipe_terms
+from vance_cli.ranking.bm25 import rank
+from vance_cli.recipes.loader import Recipe, load_recipes
 from vance_cli.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from vance_cli import recipe_terms
-from vance_cli.recipe_terms import VERSION, analyse, remember, to_cache
-from vance_cli.recipes import Recipe
+from vance_cli.ranking import terms as recipe_terms
+from vance_cli.ranking.terms import VERSION, analyse, remember, to_cache
+from vance_cli.recipes.loader import Recipe
 
 SAMPLE = Recipe(
     name="sample", engine="ford", title="Who writes the Überblick?",

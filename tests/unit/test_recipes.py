@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 from helpers import build_file_tree
 
-from vance_cli.config import load_settings
-from vance_cli.documents import Layer
-from vance_cli.errors import DocumentError, UnknownRecipe
-from vance_cli.recipes import find_recipe, load_recipes, parse_recipe
+from vance_cli.base.config import load_settings
+from vance_cli.base.errors import DocumentError, UnknownRecipe
+from vance_cli.documents.cascade import Layer
+from vance_cli.recipes.loader import find_recipe, load_recipes, parse_recipe
 from vance_cli.workspace import Workspace
 
 BUNDLED = {

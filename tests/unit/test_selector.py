@@ -9,9 +9,10 @@ import pytest
 from helpers import build_file_tree
 from llm_server import ScriptedLLMServer
 
-from vance_cli.config import load_settings
-from vance_cli.recipes import Recipe, load_recipes
-from vance_cli.selector import Mode, NoneReason, select, trigger_match
+from vance_cli.base.config import load_settings
+from vance_cli.recipes.loader import Recipe, load_recipes
+from vance_cli.selector.core import select, trigger_match
+from vance_cli.selector.decision import Mode, NoneReason
 from vance_cli.selector.offline import OFFLINE, select_offline, threshold
 from vance_cli.workspace import Workspace
 
@@ -206,7 +207,7 @@ def test_inventory_over_fifty_is_capped_in_the_prompt(online: ScriptedLLMServer,
 
 
 def test_a_huge_task_is_selected_as_its_analysed_prefix() -> None:
-    from vance_cli.lexicon import ANALYSED_CHARS, analysed
+    from vance_cli.ranking.lexicon import ANALYSED_CHARS, analysed
 
     head = "Summarize this meeting transcript into bullet points. " * (ANALYSED_CHARS // 54 + 10)
     huge = head + "Please write a short essay about the history of tea. " * 100_000
@@ -225,7 +226,7 @@ def test_a_huge_task_is_selected_as_its_analysed_prefix() -> None:
 
 
 def test_the_llm_still_gets_the_whole_huge_task(online: ScriptedLLMServer) -> None:
-    from vance_cli.lexicon import ANALYSED_CHARS
+    from vance_cli.ranking.lexicon import ANALYSED_CHARS
 
     huge = "Render this paragraph in French. " * (ANALYSED_CHARS // 10) + "TAIL-MARKER-42"
     online.reply('{"decision": "NONE", "rationale": "n"}')

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from vance_cli.errors import DocumentError, LLMError
-from vance_cli.recipes import Recipe
+from vance_cli.base.errors import DocumentError, LLMError
+from vance_cli.recipes.loader import Recipe
 from vance_cli.selector.decision import (
     Decision,
     Mode,

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from helpers import build_file_tree
 
-from vance_cli.catalog import bundled_catalog
-from vance_cli.config import load_settings
-from vance_cli.errors import DocumentError
-from vance_cli.recipes import Recipe, load_recipes
+from vance_cli.base.config import load_settings
+from vance_cli.base.errors import DocumentError
+from vance_cli.catalog.model import bundled_catalog
+from vance_cli.recipes.loader import Recipe, load_recipes
 from vance_cli.selector.prompt import (
     USER_SPLIT,
     render_messages,

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from vance_cli.config import load_settings
-from vance_cli.errors import InputError
-from vance_cli.lifecycle import close_process
-from vance_cli.processes import ProcessSpec, create_process, list_processes
-from vance_cli.session import ROOT_NAME, find_session_root, session_root
+from vance_cli.base.config import load_settings
+from vance_cli.base.errors import InputError
+from vance_cli.processes.lifecycle import close_process
+from vance_cli.processes.model import ProcessSpec
+from vance_cli.processes.records import create_process, list_processes
+from vance_cli.processes.session import ROOT_NAME, find_session_root, session_root
 from vance_cli.workspace import Workspace
 
 

@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from vance_cli.processes import Status, apply_transition
-from vance_cli.slart.audit import Audit, layer_path, run_folder
+from vance_cli.engines.slartibartfast.audit import Audit, layer_path, run_folder
+from vance_cli.processes.model import Status
+from vance_cli.processes.records import apply_transition
 from vance_cli.workspace import Workspace
 
 if TYPE_CHECKING:
-    from vance_cli.slart.fallback import Started
+    from vance_cli.engines.slartibartfast.start import Started
 
 
 
@@ -87,8 +88,8 @@ def test_layer_path() -> None:
 
 
 def _started_slart(ws: Workspace) -> Started:
-    from vance_cli.delegate import DelegateRequest
-    from vance_cli.slart.fallback import start_slart
+    from vance_cli.delegate.request import DelegateRequest
+    from vance_cli.engines.slartibartfast.start import start_slart
 
     return start_slart(ws, DelegateRequest(task="Turn off the lights", name="lights"), None,
                        None, 60.0, "sync")
@@ -114,7 +115,7 @@ def test_the_audit_file_is_recorded_in_the_process_params(ws: Workspace) -> None
 
 
 def test_a_reaped_slart_process_ends_its_audit_stale(ws: Workspace) -> None:
-    from vance_cli.lifecycle import reap_stale
+    from vance_cli.processes.lifecycle import reap_stale
     from vance_cli.state import process_store
 
     started = _started_slart(ws)
@@ -132,7 +133,7 @@ def test_a_reaped_slart_process_ends_its_audit_stale(ws: Workspace) -> None:
 
 
 def test_a_slart_process_stopped_from_outside_ends_its_audit_stopped(ws: Workspace) -> None:
-    from vance_cli.lifecycle import stop_process
+    from vance_cli.processes.lifecycle import stop_process
 
     started = _started_slart(ws)
     assert stop_process(ws, started.process.id).stopped
@@ -141,7 +142,7 @@ def test_a_slart_process_stopped_from_outside_ends_its_audit_stopped(ws: Workspa
 
 
 def test_a_final_audit_is_left_alone(ws: Workspace) -> None:
-    from vance_cli.lifecycle import stop_process
+    from vance_cli.processes.lifecycle import stop_process
 
     started = _started_slart(ws)
     started.control.audit.finish("FAILED", "no valid recipe")
@@ -159,16 +160,18 @@ def test_a_final_audit_is_left_alone(ws: Workspace) -> None:
 ])
 def test_closed_state_maps_the_close_reason(reason: str, result: dict | None,
                                             state: tuple[str, str] | None) -> None:
-    from vance_cli.slart.audit import closed_state
+    from vance_cli.engines.slartibartfast.audit import closed_state
 
     process = SimpleNamespace(close_reason=reason, result=result)
     assert closed_state(process) == state  # type: ignore[arg-type]
 
 
-def test_close_hooks_run_per_recipe_and_never_fail_the_close(
-        ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
-    from vance_cli import lifecycle
-    from vance_cli.processes import ProcessSpec, create_process
+def test_close_hooks_run_per_engine_and_a_failure_is_logged_not_raised(
+        ws: Workspace, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from vance_cli.engines.registry import Engine, EngineRegistry
+    from vance_cli.processes import lifecycle
+    from vance_cli.processes.model import ProcessSpec
+    from vance_cli.processes.records import create_process
 
     seen: list[tuple[str, str | None]] = []
 
@@ -176,11 +179,30 @@ def test_close_hooks_run_per_recipe_and_never_fail_the_close(
         seen.append((process.name, process.close_reason))  # type: ignore[attr-defined]
         raise RuntimeError("a broken hook")
 
-    monkeypatch.setitem(sys.modules, "fake_engine_hooks", SimpleNamespace(on_close=hook))
-    monkeypatch.setattr(lifecycle, "CLOSE_HOOKS", {"translate": "fake_engine_hooks:on_close"})
+    monkeypatch.setitem(sys.modules, "fake_ford", SimpleNamespace(
+        ENGINE=Engine("ford", on_close=hook)))
+    ws.__dict__["engines"] = EngineRegistry({"ford": "fake_ford"})
     ford = create_process(ws, ProcessSpec(recipe="translate", name="t"))
-    other = create_process(ws, ProcessSpec(recipe="discuss", name="d"))
+    other = create_process(ws, ProcessSpec(recipe="discuss", name="d"))  # arthur: no hook
     after, closed_from = lifecycle.close_process(ws, ford.id, "STOPPED")
-    assert closed_from is Status.IDLE and after.status is Status.CLOSED
+    assert closed_from is Status.IDLE and after.status is Status.CLOSED  # the close stands
     lifecycle.close_process(ws, other.id, "STOPPED")
-    assert seen == [("t", "STOPPED")]  # only the recipe with a hook; the close stands
+    assert seen == [("t", "STOPPED")]  # only the engine with a hook
+    assert [r.getMessage() for r in caplog.records] == [
+        f"the ford close hook failed for process {ford.id}: RuntimeError: a broken hook"]
+
+
+def test_a_stop_from_another_process_wins_over_a_late_worker_write(tmp_path: Path) -> None:
+    """Compare-and-set on the file: the worker's copy cannot write RUNNING over STOPPED."""
+    from vance_cli.engines.slartibartfast.audit import Audit
+
+    path = tmp_path / "audit.json"
+    worker = Audit.create(path, runId="r")
+    assert worker.begin_attempt(1, {"model": "m"})
+    stopper = Audit.load(path)  # another OS process: its own copy of the file
+    assert stopper is not None and stopper.finish("STOPPED", "stopped by hand")
+    assert not worker.end_attempt(reply="late")  # refused: the file is final
+    assert not worker.update(note="late")
+    assert worker.state == "STOPPED" and worker.final
+    assert json.loads(path.read_text())["state"] == "STOPPED"
+    assert not worker.finish("GENERATED")  # the end stays the one on disk

@@ -13,22 +13,18 @@ from helpers import build_file_tree
 from llm_server import ScriptedLLMServer
 
 from vance_cli import llm
-from vance_cli.config import load_settings
-from vance_cli.delegate import DelegateRequest, delegate
-from vance_cli.events import EventQuery, pending_events
-from vance_cli.lifecycle import close_process, stop_process
-from vance_cli.processes import (
-    CloseReason,
-    Process,
-    ProcessSpec,
-    Status,
-    create_process,
-    list_processes,
-)
-from vance_cli.slart import Fallback, FallbackResult, Outcome
-from vance_cli.slart import engine as engine_mod
-from vance_cli.slart.engine import bounded_config
-from vance_cli.slart.fallback import slart_names
+from vance_cli.base.config import load_settings
+from vance_cli.delegate.flow import delegate
+from vance_cli.delegate.request import DelegateRequest
+from vance_cli.engines.slartibartfast import engine as engine_mod
+from vance_cli.engines.slartibartfast.engine import bounded_config
+from vance_cli.engines.slartibartfast.fallback import Fallback
+from vance_cli.engines.slartibartfast.outcome import FallbackResult, Outcome
+from vance_cli.engines.slartibartfast.start import slart_names
+from vance_cli.processes.events import EventQuery, pending_events
+from vance_cli.processes.lifecycle import close_process, stop_process
+from vance_cli.processes.model import CloseReason, Process, ProcessSpec, Status
+from vance_cli.processes.records import create_process, list_processes
 from vance_cli.workspace import Workspace
 
 TASK = "Turn off the kitchen lights"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vance_cli.slart.extract import NOTHING, extract_recipe
+from vance_cli.engines.slartibartfast.extract import NOTHING, extract_recipe
 
 RECIPE_YAML = """name: smart-home-control
 title: Control smart-home devices

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from vance_cli.slart.validate import KEY_ORDER, check_candidate
+from vance_cli.engines.slartibartfast.validate import KEY_ORDER, check_candidate
 
 ENGINES = ("arthur", "ford", "marvin", "vogon", "zaphod", "slartibartfast")
 EXISTING = {"coding", "essay-pipeline", "session-root"}

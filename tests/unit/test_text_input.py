@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from vance_cli.errors import InputError
-from vance_cli.text_input import check_utf8, decode_utf8, first_invalid, is_blank
+from vance_cli.base.errors import InputError
+from vance_cli.base.text_input import check_utf8, decode_utf8, first_invalid, is_blank
 
 
 @pytest.mark.parametrize(

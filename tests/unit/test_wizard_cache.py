@@ -10,10 +10,10 @@ import pytest
 from helpers import build_file_tree
 from test_wizard_loader import BROKEN
 
-from vance_cli import yamlio
-from vance_cli.config import load_settings
-from vance_cli.doc_cache import pack_yaml, unpack_yaml
-from vance_cli.documents import Kind
+from vance_cli.base import yaml_types, yamlio
+from vance_cli.base.config import load_settings
+from vance_cli.documents.cache import pack_yaml, unpack_yaml
+from vance_cli.documents.cascade import Kind
 from vance_cli.wizards import loader
 from vance_cli.wizards.loader import WizardLoadReport, load_cascade
 from vance_cli.wizards.prompt import RenderContext, build_prompt
@@ -63,9 +63,9 @@ def test_pack_and_unpack_keep_numbers_as_written(text: str) -> None:
         if isinstance(a, list) and isinstance(b, list):
             return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
         if isinstance(a, float) and math.isnan(a):
-            return isinstance(b, float) and math.isnan(b) and yamlio.as_text(a) == \
-                yamlio.as_text(b)
-        return type(a) is type(b) and a == b and yamlio.as_text(a) == yamlio.as_text(b)
+            return isinstance(b, float) and math.isnan(b) and yaml_types.as_text(a) == \
+                yaml_types.as_text(b)
+        return type(a) is type(b) and a == b and yaml_types.as_text(a) == yaml_types.as_text(b)
 
     assert same(data, back)
 
@@ -128,7 +128,7 @@ def test_wizards_have_their_own_cache_file(project_dir: Path, vance_home: Path) 
     build_file_tree(project_dir, {"wizards/numbers.yaml": WIZARD,
                                   "recipes/mine.yaml": "engine: ford\ndescription: mine\n"})
     _list()
-    from vance_cli.recipes import load_recipes
+    from vance_cli.recipes.loader import load_recipes
 
     load_recipes(Workspace(load_settings()))
     cache = vance_home / "state" / "cache"

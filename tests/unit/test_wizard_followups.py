@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from vance_cli.errors import InvalidWizardLink
+from vance_cli.base.errors import InvalidWizardLink
 from vance_cli.wizards.followups import (
     INSTRUCTIONS,
     append_followups,

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from vance_cli.documents import Layer
-from vance_cli.errors import Cancelled, DocumentError, FormInvalid, InputError
+from vance_cli.base.errors import Cancelled, DocumentError, FormInvalid, InputError
+from vance_cli.documents.cascade import Layer
 from vance_cli.wizards.form import (
     Question,
     RepeatQuestion,

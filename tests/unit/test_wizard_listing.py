@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from vance_cli.documents import Layer
+from vance_cli.documents.cascade import Layer
 from vance_cli.wizards.listing import glob_matches, group_wizards, is_available, wizard_details
 from vance_cli.wizards.loader import LoadedWizard, parse_wizard
 

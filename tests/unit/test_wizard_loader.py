@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from helpers import build_file_tree
 
-from vance_cli.config import load_settings
-from vance_cli.documents import Kind, Layer
-from vance_cli.errors import InvalidDocumentName, UnknownWizard, WizardBroken
+from vance_cli.base.config import load_settings
+from vance_cli.base.errors import InvalidDocumentName, UnknownWizard, WizardBroken
+from vance_cli.documents.cascade import Kind, Layer
 from vance_cli.wizards.loader import find_wizard, lint_cascade, lint_paths, load_cascade
 from vance_cli.workspace import Workspace
 

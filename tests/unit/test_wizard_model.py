@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from vance_cli import yamlio
+from vance_cli.base import yamlio
 from vance_cli.wizards.model import FieldType, LocalizableText, Wizard, WizardField
 
 

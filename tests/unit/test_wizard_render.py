@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from vance_cli.errors import RenderError
-from vance_cli.wizards.render import (
+from vance_cli.base.errors import RenderError
+from vance_cli.base.sandbox import (
     MAX_OUTPUT_CHARS,
     TemplateRejected,
     compile_condition,

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from vance_cli import yamlio
-from vance_cli.errors import FormInvalid
+from vance_cli.base import yamlio
+from vance_cli.base.errors import FormInvalid
 from vance_cli.wizards.model import WizardField
 from vance_cli.wizards.validate import (
     ErrorCode,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vance_cli.wording import counted
+from vance_cli.base.wording import counted
 
 
 @pytest.mark.parametrize(("count", "singular", "plural", "text"), [

@@ -8,12 +8,14 @@ import time
 import pytest
 from helpers import make_process as make
 
-from vance_cli.config import load_settings
-from vance_cli.errors import InvalidTransition
-from vance_cli.events import EventQuery, pending_events
-from vance_cli.lifecycle import stop_process
-from vance_cli.processes import CloseReason, Status, load_process
-from vance_cli.worker import WorkerTerminated, heartbeat_interval, running
+from vance_cli.base.config import load_settings
+from vance_cli.base.errors import InvalidTransition
+from vance_cli.base.signals import WorkerTerminated
+from vance_cli.processes.events import EventQuery, pending_events
+from vance_cli.processes.lifecycle import stop_process
+from vance_cli.processes.model import CloseReason, Status
+from vance_cli.processes.records import load_process
+from vance_cli.processes.worker import heartbeat_interval, running
 from vance_cli.workspace import Workspace
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 
-from vance_cli.config import load_settings
-from vance_cli.processes import CloseReason, ProcessSpec, Status, create_process, load_process
-from vance_cli.worker import hand_over, running
+from vance_cli.base.config import load_settings
+from vance_cli.processes.model import CloseReason, ProcessSpec, Status
+from vance_cli.processes.records import create_process, load_process
+from vance_cli.processes.worker import hand_over, running
 from vance_cli.workspace import Workspace
 
 
@@ -34,7 +35,7 @@ def test_a_worker_faster_than_its_launcher_keeps_the_process() -> None:
 def test_adopt_does_not_take_another_workers_process() -> None:
     import pytest
 
-    from vance_cli.errors import InvalidTransition
+    from vance_cli.base.errors import InvalidTransition
 
     ws = Workspace(load_settings())
     process = create_process(ws, ProcessSpec(recipe="slartibartfast", name="s"))

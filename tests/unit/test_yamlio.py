@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from vance_cli import yamlio
-from vance_cli.errors import DocumentError
+from vance_cli.base import files, yaml_dialect, yaml_types, yamlio
+from vance_cli.base.errors import DocumentError
 
 
 @pytest.mark.parametrize(
@@ -36,7 +36,7 @@ def test_yaml_12_scalars(text: str, expected: object, kind: type) -> None:
                                               ("v: 1e3", "1e3"), ("v: true", "true"),
                                               ("v: plain", "plain")])
 def test_numbers_keep_their_written_text(text: str, source: str) -> None:
-    assert yamlio.as_text(yamlio.loads(text)["v"]) == source
+    assert yaml_types.as_text(yamlio.loads(text)["v"]) == source
 
 
 def test_bom_is_tolerated(tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_top_level_must_be_mapping(tmp_path: Path) -> None:
 
 def test_atomic_write_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "sub" / "c.yaml"
-    yamlio.atomic_write_text(path, yamlio.dumps({"llm": {"model": "m", "timeout": 3.5}}),
+    files.atomic_write_text(path, yamlio.dumps({"llm": {"model": "m", "timeout": 3.5}}),
                              mode=0o600)
     assert yamlio.load_mapping(path) == {"llm": {"model": "m", "timeout": 3.5}}
     assert path.stat().st_mode & 0o777 == 0o600
@@ -98,6 +98,6 @@ def test_atomic_write_round_trip(tmp_path: Path) -> None:
 def test_reader_uses_the_libyaml_parser_when_present() -> None:
     import yaml
 
-    assert issubclass(yamlio.VanceLoader, yaml.CSafeLoader)
-    assert yamlio.VanceLoader.__mro__.index(yaml.CSafeLoader) == 1
-    assert yaml.cyaml.CParser in yamlio.VanceLoader.__mro__
+    assert issubclass(yaml_dialect.VanceLoader, yaml.CSafeLoader)
+    assert yaml_dialect.VanceLoader.__mro__.index(yaml.CSafeLoader) == 1
+    assert yaml.cyaml.CParser in yaml_dialect.VanceLoader.__mro__

@@ -13,9 +13,9 @@ import os
 import sys
 import time
 
-from vance_cli.config import load_settings
-from vance_cli.processes import CloseReason
-from vance_cli.worker import running
+from vance_cli.base.config import load_settings
+from vance_cli.processes.model import CloseReason
+from vance_cli.processes.worker import running
 from vance_cli.workspace import Workspace
 
 

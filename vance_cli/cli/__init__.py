@@ -1,1 +1,3 @@
 """The command-line layer: Typer commands that parse options, call one core function, print."""
+
+from __future__ import annotations

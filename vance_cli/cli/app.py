@@ -2,19 +2,103 @@
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated
+from typing import Annotated, Any
 
+import click
 import typer
+from typer.core import TyperGroup
 
 from vance_cli import __version__
-from vance_cli.cli import catalog, config, process, recipe, wizard
-from vance_cli.cli import delegate as delegate_cmd
-from vance_cli.cli import log as log_cmd
-from vance_cli.cli import shell as shell_cmd
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One command of ``vance``: the module that defines it, and its line in ``vance --help``.
+
+    Attributes:
+        module: dotted module with a Typer ``app`` (a group, or a single command).
+        summary: the command's one-line help (a test keeps it equal to the module's).
+    """
+
+    module: str
+    summary: str
+
+
+COMMANDS: Mapping[str, Entry] = {
+    "delegate": Entry("vance_cli.cli.commands.delegate", "Pick the recipe for a task (or NONE) "
+                      "and start a process for it; or one per item."),
+    "log": Entry("vance_cli.cli.commands.log",
+                 "Show the selector's decision log (this tenant, all sessions), newest first."),
+    "shell": Entry("vance_cli.cli.shell.command", "Interactive session: plain text goes to the "
+                   "selector, /help lists slash commands."),
+    "config": Entry("vance_cli.cli.commands.config",
+                    "Show and change settings (config file, env, flags)."),
+    "recipe": Entry("vance_cli.cli.commands.recipe",
+                    "List and show recipes (the selector's inventory)."),
+    "catalog": Entry("vance_cli.cli.commands.catalog",
+                     "Show, validate and reload the engine catalog."),
+    "process": Entry("vance_cli.cli.commands.process", "Create, list, inspect, wait for and stop "
+                     "processes; read their events."),
+    "wizard": Entry("vance_cli.cli.commands.wizard",
+                    "List, show, run and render prompt wizards."),
+}
+"""Every command of ``vance``, in ``--help`` order. A command's module is imported only when
+that command runs (click's lazy sub-commands): ``vance --help`` and ``vance delegate`` never
+load the wizard, shell or prompt libraries (docs/decisions/0003-imports.md)."""
+
+
+class LazyGroup(TyperGroup):
+    """The root group: lists ``COMMANDS`` and imports a command's module when it is resolved."""
+
+    listing = False
+    """True while the help text is formatted: commands are then shown from their summaries."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Return the command names in ``COMMANDS`` order."""
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """Return the command ``cmd_name``: loaded from its module, or a summary for ``--help``.
+
+        Returns:
+            None for an unknown name (click then reports "No such command").
+        """
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        if cmd_name not in self.commands:
+            if self.listing:
+                return click.Command(cmd_name, help=entry.summary)
+            self.commands[cmd_name] = load_command(cmd_name)
+        return self.commands[cmd_name]
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Format the root help from ``COMMANDS`` (no command module is imported)."""
+        self.listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self.listing = False
+
+
+def load_command(name: str) -> click.Command:
+    """Import the module of command ``name`` and return its Click command, named ``name``.
+
+    Raises:
+        KeyError: ``name`` is not in ``COMMANDS``.
+    """
+    module: Any = importlib.import_module(COMMANDS[name].module)
+    command = typer.main.get_command(module.app)
+    command.name = name
+    return command
+
 
 app = typer.Typer(
     name="vance",
+    cls=LazyGroup,
     help="Delegate tasks to the right recipe of an LLM think system, and fill prompt wizards.",
     no_args_is_help=True,
     add_completion=False,
@@ -63,12 +147,3 @@ def main(
         debug=debug,
     )
 
-
-app.command("delegate")(delegate_cmd.command)
-app.command("log")(log_cmd.command)
-app.command("shell")(shell_cmd.command)
-app.add_typer(config.app, name="config")
-app.add_typer(recipe.app, name="recipe")
-app.add_typer(catalog.app, name="catalog")
-app.add_typer(process.app, name="process")
-app.add_typer(wizard.app, name="wizard")

@@ -11,7 +11,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from vance_cli.errors import InputError
+from vance_cli.base.errors import InputError
+from vance_cli.base.text_input import decode_utf8
+from vance_cli.cli import output
 
 
 def parse_assignments(items: Sequence[str] | None, option: str) -> dict[str, Any]:
@@ -50,8 +52,6 @@ def read_stdin_bytes(option: str, hint: str) -> bytes:
     Raises:
         InputError: stdin is closed (``<&-``) or missing.
     """
-    from vance_cli.cli import output
-
     stream = sys.stdin
     if stream is None or stream.closed:
         raise InputError(f"{option} - reads stdin, but stdin is closed", field=option)
@@ -71,6 +71,4 @@ def read_stdin(option: str, hint: str) -> str:
     Raises:
         InputError: stdin is closed or not valid UTF-8.
     """
-    from vance_cli.text_input import decode_utf8
-
     return decode_utf8(read_stdin_bytes(option, hint), f"stdin ({option} -)", field=option)

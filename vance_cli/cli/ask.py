@@ -26,6 +26,8 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+import click
+
 from vance_cli.cli.output import terminal_stream
 from vance_cli.wizards.form import Question, RepeatQuestion
 from vance_cli.wizards.model import FieldType
@@ -114,8 +116,6 @@ def edit_in_editor(text: str, command: str) -> str | None:
     Raises:
         OSError: the editor could not be started or exited non-zero (message says which).
     """
-    import click
-
     try:
         with _stdout_on_terminal():
             result = click.edit(text, editor=command, extension=".md", require_save=True)

@@ -1,4 +1,4 @@
-"""The one place where exceptions become exit codes (DESIGN.md §3 "Exit codes").
+"""The one place where exceptions become exit codes (docs/exit-codes.md).
 
 - A ``VanceError`` becomes one stderr line (or its JSON with ``--json``) and
   its own exit code (2 input, 1 runtime, 130 cancelled).
@@ -15,17 +15,26 @@
 - Anything else exits 1 with one line; the traceback only with ``--debug``
   (or ``VANCE_DEBUG=1``).
 - A closed stdout (``vance … | head``) ends quietly.
+
+``report`` is the mapping; ``run`` (the ``vance`` command) and ``vance shell``
+(each line) both use it, so a line in the shell fails exactly as the
+command would.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import sqlite3
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn
+import traceback
+from collections.abc import Callable, Sequence
+from typing import NoReturn
 
-from vance_cli.errors import (
+import click
+import typer
+
+from vance_cli.base.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_RUNTIME,
@@ -34,17 +43,85 @@ from vance_cli.errors import (
     StorageError,
     VanceError,
 )
+from vance_cli.base.text_input import check_utf8, first_invalid
+from vance_cli.cli import output
+from vance_cli.cli.app import app
 
-if TYPE_CHECKING:
-    from click.exceptions import ClickException
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Run the vance command line and return its exit code (never raises).
+
+    Args:
+        argv: arguments without the program name; ``sys.argv[1:]`` when None.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    output.show_core_warnings()
+    command = typer.main.get_command(app)
+    try:
+        check_argv(args)
+        result = command.main(args=args, prog_name="vance", standalone_mode=False)
+    except BaseException as exc:  # the boundary: every failure gets its exit code here
+        return report(exc, as_json="--json" in args, debug=_debug(args),
+                      command_path=lambda: _command_path(command, args))
+    return result if isinstance(result, int) else 0
 
 
-def _wants_json(argv: Sequence[str]) -> bool:
-    return "--json" in argv
+def report(exc: BaseException, *, as_json: bool, debug: bool, where: str = "",  # noqa: PLR0911
+           command_path: Callable[[], str] | None = None) -> int:
+    """Report one exception the way vance reports every error; return its exit code.
+
+    The one mapping from exceptions to exit codes, used by ``run`` and by
+    ``vance shell`` for each line (docs/exit-codes.md).
+
+    Args:
+        exc: what a command raised.
+        as_json: the command was given ``--json``: the error is also printed as JSON on stdout.
+        debug: print the traceback of an unexpected error.
+        where: prefix of the stderr line (``"line 3: "`` in a shell script).
+        command_path: names the command for a usage error that has no click context.
+
+    Returns:
+        The exit code: the error's own, 2 usage, 130 cancelled, 1 anything else.
+
+    Raises:
+        BaseException: ``exc`` itself when it is a ``SystemExit`` that no broken pipe caused,
+            or another non-``Exception`` it does not map (``GeneratorExit``).
+    """
+    if isinstance(exc, VanceError):
+        return _report(exc, as_json, where)
+    if isinstance(exc, KeyboardInterrupt | EOFError | click.exceptions.Abort):
+        output.info("cancelled")
+        return EXIT_INTERRUPTED
+    if isinstance(exc, click.exceptions.Exit):  # a command's own exit code; it has said why
+        return exc.exit_code
+    if isinstance(exc, click.exceptions.NoArgsIsHelpError):  # `vance config`: the group's help
+        exc.show()
+        return exc.exit_code
+    if isinstance(exc, click.exceptions.ClickException):
+        return _parser_error(exc, as_json, where, command_path)
+    if isinstance(exc, SystemExit):  # click turns a broken stdout into exit 1
+        if isinstance(exc.__context__, OSError) and exc.__context__.errno == errno.EPIPE:
+            return _quiet_broken_pipe()
+        raise exc
+    if isinstance(exc, OSError):
+        if exc.errno == errno.EPIPE:
+            return _quiet_broken_pipe()
+        if exc.errno in STORAGE_ERRNOS:
+            return _report(StorageError.from_os_error(exc), as_json, where)
+    if isinstance(exc, sqlite3.OperationalError) or type(exc) is sqlite3.DatabaseError:
+        return _report(StateError(f"state database error: {exc}"), as_json, where)
+    if not isinstance(exc, Exception):
+        raise exc
+    return _unexpected(exc, as_json, debug, where)
 
 
 def _debug(argv: Sequence[str]) -> bool:
-    return "--debug" in argv or os.environ.get("VANCE_DEBUG", "") not in ("", "0")
+    return "--debug" in argv or debug_from_env()
+
+
+def debug_from_env() -> bool:
+    """True when ``VANCE_DEBUG`` asks for tracebacks (set and not ``0``)."""
+    return os.environ.get("VANCE_DEBUG", "") not in ("", "0")
 
 
 def _quiet_broken_pipe() -> int:
@@ -53,106 +130,48 @@ def _quiet_broken_pipe() -> int:
     ``output``'s writers release stdout themselves and let the command end
     with its own code (``output.release_stdout``).
     """
-    from vance_cli.cli import output
-
     output.release_stdout()
     return EXIT_OK
 
 
-def run(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one return per exception kind
-    """Run the vance command line and return its exit code (never raises).
-
-    Args:
-        argv: arguments without the program name; ``sys.argv[1:]`` when None.
-    """
-    import typer
-    import click
-
-    from vance_cli.cli import output
-    from vance_cli.cli.app import app
-
-    args = list(sys.argv[1:] if argv is None else argv)
-    command = typer.main.get_command(app)
-    try:
-        check_argv(args)
-        result = command.main(args=args, prog_name="vance", standalone_mode=False)
-    except VanceError as exc:
-        return _report(exc, args)
-    except (KeyboardInterrupt, EOFError, typer.Abort):
-        output.info("cancelled")
-        return EXIT_INTERRUPTED
-    except click.exceptions.NoArgsIsHelpError as exc:  # `vance config`: the group's help
-        exc.show()
-        return exc.exit_code
-    except click.exceptions.ClickException as exc:
-        return _parser_error(exc, args)
-    except SystemExit as exc:  # click turns a broken stdout into exit 1 even when not standalone
-        context = exc.__context__
-        if isinstance(context, OSError) and context.errno == errno.EPIPE:
-            return _quiet_broken_pipe()
-        raise
-    except OSError as exc:
-        if exc.errno == errno.EPIPE:
-            return _quiet_broken_pipe()
-        if exc.errno in STORAGE_ERRNOS:
-            return _report(StorageError.from_os_error(exc), args)
-        return _unexpected(exc, args)
-    except Exception as exc:  # the boundary: anything else is a bug, exit 1
-        sqlite3 = sys.modules.get("sqlite3")  # loaded whenever the state was touched
-        if sqlite3 is not None and (isinstance(exc, sqlite3.OperationalError)
-                                    or type(exc) is sqlite3.DatabaseError):
-            return _report(StateError(f"state database error: {exc}"), args)
-        return _unexpected(exc, args)
-    return result if isinstance(result, int) else 0
-
-
-def _report(exc: VanceError, args: Sequence[str]) -> int:
+def _report(exc: VanceError, as_json: bool, where: str) -> int:
     """Print a VanceError as one stderr line (and its JSON with --json); return its exit code."""
-    from vance_cli.cli import output
-
     if exc.exit_code == EXIT_INTERRUPTED:
         output.info("cancelled")
     else:
-        if _wants_json(args):
+        if as_json:
             output.emit_json(exc.to_json())
-        output.error(exc.message)
+        output.error(where + exc.message)
     return exc.exit_code
 
 
-def _parser_error(exc: ClickException, args: Sequence[str]) -> int:
+def _parser_error(exc: click.exceptions.ClickException, as_json: bool, where: str,
+                  command_path: Callable[[], str] | None) -> int:
     """Report an error of the option parser as every other error: one line, JSON with --json.
 
     A usage error (exit 2) ends with a pointer to the command's help instead
     of click's three-line usage block.
     """
-    import click
-
-    from vance_cli.cli import output
-
     message = " ".join(exc.format_message().split()).removesuffix(".")
     code = "error"
     if isinstance(exc, click.exceptions.UsageError):
         code = "usage_error"
-        path = exc.ctx.command_path if exc.ctx is not None else _command_path(args)
+        path = (exc.ctx.command_path if exc.ctx is not None
+                else command_path() if command_path is not None else "vance")
         message += f" — see '{path} --help'"
-    if _wants_json(args):
+    if as_json:
         output.emit_json({"error": code, "message": message})
-    output.error(message)
+    output.error(where + message)
     return exc.exit_code
 
 
-def _command_path(args: Sequence[str]) -> str:
+def _command_path(root: click.Command, args: Sequence[str]) -> str:
     """Return ``vance <group> <command>`` as far as ``args`` name one (errors without context).
 
     Walks the command tree: options are skipped (with their value, when the
     option takes one), a word that names a sub-command descends.
     """
-    import typer
-
-    from vance_cli.cli.app import app
-
-    command = typer.main.get_command(app)
-    path, words = ["vance"], iter(args)
+    command, path, words = root, ["vance"], iter(args)
     for word in words:
         if word.startswith("-"):
             param = next((p for p in command.params if word in p.opts), None)
@@ -160,7 +179,7 @@ def _command_path(args: Sequence[str]) -> str:
                     and not getattr(param, "count", False):
                 next(words, None)
             continue
-        sub = getattr(command, "commands", {}).get(word)
+        sub = subcommand(command, word)
         if sub is None:
             break
         command = sub
@@ -168,20 +187,23 @@ def _command_path(args: Sequence[str]) -> str:
     return " ".join(path)
 
 
-def _unexpected(exc: BaseException, args: Sequence[str]) -> int:
+def subcommand(command: click.Command, name: str) -> click.Command | None:
+    """Return the sub-command ``name`` of a group (loading it), or None (not a group, unknown)."""
+    if not isinstance(command, click.Group):
+        return None
+    return command.get_command(click.Context(command), name)
+
+
+def _unexpected(exc: BaseException, as_json: bool, debug: bool, where: str) -> int:
     """Report an error vance did not foresee: one stderr line, JSON with --json, exit 1."""
-    from vance_cli.cli import output
-
-    if _wants_json(args):
-        output.emit_json({"error": "unexpected_error",
-                          "message": f"{type(exc).__name__}: {exc}"})
-    if _debug(args):
-        import traceback
-
+    text = f"{type(exc).__name__}: {exc}"
+    if as_json:
+        output.emit_json({"error": "unexpected_error", "message": text})
+    if debug:
         traceback.print_exception(exc)
-        output.error(f"{type(exc).__name__}: {exc}")
+        output.error(where + text)
     else:
-        output.error(f"{type(exc).__name__}: {exc} (run with --debug for the traceback)")
+        output.error(f"{where}{text} (run with --debug for the traceback)")
     return EXIT_RUNTIME
 
 
@@ -200,8 +222,6 @@ def check_argv(args: Sequence[str]) -> None:
     Raises:
         InputError: the first such argument (exit 2).
     """
-    from vance_cli.text_input import check_utf8, first_invalid
-
     for index, arg in enumerate(args):
         if first_invalid(arg) is None:
             continue

@@ -6,10 +6,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from vance_cli.base.config import load_settings
+from vance_cli.base.paths import Paths
+from vance_cli.cli import output
+from vance_cli.workspace import Workspace
+
 if TYPE_CHECKING:
-    from vance_cli.config import Settings
-    from vance_cli.paths import Paths
-    from vance_cli.workspace import Workspace
+    from vance_cli.base.config import Settings
 
 
 def settings(ctx: typer.Context) -> Settings:
@@ -17,9 +20,6 @@ def settings(ctx: typer.Context) -> Settings:
 
     Warnings (unknown config keys) are printed to stderr once.
     """
-    from vance_cli.cli import output
-    from vance_cli.config import load_settings
-
     root = ctx.find_root()
     cached = root.meta.get("vance.settings")
     if cached is not None:
@@ -38,16 +38,12 @@ def paths(ctx: typer.Context) -> Paths:
     For commands that must work while a setting is invalid: ``vance config set``
     is how such a setting gets fixed.
     """
-    from vance_cli.paths import Paths
-
     opts = ctx.find_root().obj
     return Paths.resolve(opts.home if opts else None)
 
 
 def workspace(ctx: typer.Context) -> Workspace:
     """Return the command's Workspace (built once per invocation, closed at exit)."""
-    from vance_cli.workspace import Workspace
-
     root = ctx.find_root()
     ws = root.meta.get("vance.workspace")
     if ws is None:

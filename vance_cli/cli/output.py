@@ -22,11 +22,13 @@ Rules (DESIGN.md §3):
 from __future__ import annotations
 
 import json
+import logging
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from functools import cache
+from functools import cache, wraps
 from typing import TYPE_CHECKING, Any, ParamSpec, TextIO
 
 if TYPE_CHECKING:
@@ -98,8 +100,6 @@ def release_stdout() -> None:
     much output was still unwritten. Rule: DESIGN.md §3 ("``| head`` ends
     quietly").
     """
-    import os
-
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -110,7 +110,6 @@ def release_stdout() -> None:
 
 def _to_stdout(write: Callable[_P, None]) -> Callable[_P, None]:
     """Decorate a stdout writer: a closed pipe releases stdout instead of raising."""
-    from functools import wraps
 
     @wraps(write)
     def safe(*args: _P.args, **kwargs: _P.kwargs) -> None:
@@ -192,6 +191,23 @@ def warn(message: str) -> None:
     """Write ``vance: warning: <message>`` to stderr (control characters made visible)."""
     sys.stderr.write(f"vance: warning: {visible(message)}\n")
     sys.stderr.flush()
+
+
+class WarningHandler(logging.Handler):
+    """Shows the core's logged warnings (``vance_cli.*`` loggers) as ``vance: warning:`` lines."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Write one record as a warning line on stderr."""
+        warn(record.getMessage())
+
+
+def show_core_warnings() -> None:
+    """Route warnings the core logs to stderr, once per process (the core never prints)."""
+    logger = logging.getLogger("vance_cli")
+    if not any(isinstance(h, WarningHandler) for h in logger.handlers):
+        handler = WarningHandler(logging.WARNING)
+        logger.addHandler(handler)
+        logger.propagate = False
 
 
 def error(message: str) -> None:
@@ -352,6 +368,10 @@ def fields(pairs: Iterable[tuple[str, Any]], title: str | None = None) -> None:
         out.print(f"[bold]{escape(visible(title))}[/bold]")
     for label, value in pairs:
         out.print(f"[bold]{escape(visible(label))}:[/bold] {escape(visible(display(value)))}")
+
+
+SELECTOR_SPINNER = "Asking the selector…"
+"""Shown on stderr (terminal only) while the selector's LLM is called."""
 
 
 @contextmanager

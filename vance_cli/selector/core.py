@@ -22,18 +22,17 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from vance_cli.selector.decision import (
-    Decision,
-    Mode,
-    NoneReason,
-    Trace,
-    match,
-    none,
-    none_for,
-)
+from vance_cli import llm
+from vance_cli.base.text_input import is_blank
+from vance_cli.ranking import lexicon
+from vance_cli.ranking.bm25 import cap_inventory
+from vance_cli.recipes.loader import load_recipes
+from vance_cli.selector import parse, prompt
+from vance_cli.selector.decision import Decision, Mode, NoneReason, Trace, match, none, none_for
+from vance_cli.selector.offline import select_offline
 
 if TYPE_CHECKING:
-    from vance_cli.recipes import Recipe, RecipeSet
+    from vance_cli.recipes.loader import Recipe, RecipeSet
     from vance_cli.workspace import Workspace
 
 Progress = Callable[[], AbstractContextManager[object]]
@@ -55,8 +54,6 @@ def trigger_match(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] 
 
     Rule: DESIGN.md §5 step 3.
     """
-    from vance_cli import lexicon
-
     text = lexicon.analysed(task).lower()
     hits: list[tuple[int, Recipe, str]] = []  # (offset in text, recipe, keyword), keyword order
     for recipe in inventory:
@@ -108,8 +105,6 @@ def select(ws: Workspace, task: str, *, model: str | None = None,
 
 def _select(ws: Workspace, task: str, model: str | None, recipes: RecipeSet | None,
             progress: Progress | None) -> Decision:
-    from vance_cli.recipes import load_recipes
-    from vance_cli.text_input import is_blank
 
     if is_blank(task):
         return none(NoneReason.EMPTY_TASK, "empty task description", Mode.PRECHECK)
@@ -124,7 +119,6 @@ def _select(ws: Workspace, task: str, model: str | None, recipes: RecipeSet | No
         return match(recipe, f"trigger keyword '{keyword}' of recipe '{recipe.name}' occurs "
                      "in the task", Mode.TRIGGER)
     if not ws.settings.llm_configured:
-        from vance_cli.selector.offline import select_offline
 
         return select_offline(task, inventory)
     return _ask_llm(ws, task, inventory, model, progress)
@@ -132,9 +126,6 @@ def _select(ws: Workspace, task: str, model: str | None, recipes: RecipeSet | No
 
 def _ask_llm(ws: Workspace, task: str, inventory: Sequence[Recipe], model: str | None,
              progress: Progress | None) -> Decision:
-    from vance_cli import llm
-    from vance_cli.ranking import cap_inventory
-    from vance_cli.selector import parse, prompt
 
     config = llm.LLMConfig.from_settings(ws.settings, model)
     trace = Trace(model=config.model, endpoint=config.endpoint,

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from vance_cli.errors import LLMError, VanceError
+from vance_cli.base.errors import LLMError, VanceError
 
 if TYPE_CHECKING:
-    from vance_cli.recipes import Recipe
+    from vance_cli.recipes.loader import Recipe
 
 MATCH = "MATCH"
 """``decision`` value: a recipe fits."""

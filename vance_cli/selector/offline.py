@@ -1,7 +1,7 @@
 """The offline selector: lexical ranking with an evidence rule (no LLM configured).
 
 Rule (DESIGN.md §5, last paragraph): with no ``llm.base_url`` and no key the
-selector ranks the inventory by lexical relevance (``vance_cli.ranking``:
+selector ranks the inventory by lexical relevance (``vance_cli.ranking.bm25``:
 BM25F over titles, tags, trigger keywords and descriptions) and answers
 ``MATCH`` for the best recipe only when its evidence is enough; else
 ``NONE`` with reason ``offline_no_match``. Every rationale says it ran
@@ -21,7 +21,7 @@ Enough evidence is two things, neither fitted to any set of tasks:
    - two or more distinct content words of the task (``Hit.words``);
    - a matched multi-word tag or trigger keyword (``Hit.phrases``: several
      words in a row, chosen by the recipe's author, do not occur by chance);
-   - a cue (``Hit.cues``): a head word of a clause (``vance_cli.lexicon``:
+   - a cue (``Hit.cues``): a head word of a clause (``vance_cli.ranking.lexicon``:
      the request's predicate, "*Translate* …", "*Who* …", "…
      *zusammenfassen*?", or its object after a light verb, "Write a
      *persuasive essay*") that is a tag of this recipe and of no other.
@@ -39,11 +39,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from vance_cli import ranking
+from vance_cli.ranking import bm25 as ranking
 from vance_cli.selector.decision import Decision, Mode, NoneReason, match, none
 
 if TYPE_CHECKING:
-    from vance_cli.recipes import Recipe
+    from vance_cli.recipes.loader import Recipe
 
 OFFLINE = "offline selector (no LLM configured)"
 """How every offline rationale starts."""

@@ -32,7 +32,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vance_cli.documents import close_matches
+from vance_cli.base.names import close_matches
 from vance_cli.selector.decision import MATCH, NONE, NoneReason, SelectorFailure
 
 MAX_REPLY_CHARS = 200_000

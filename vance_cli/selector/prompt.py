@@ -24,14 +24,14 @@ import secrets
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from vance_cli.documents import Kind
-from vance_cli.errors import DocumentError
+from vance_cli.base.errors import DocumentError
+from vance_cli.documents.cascade import Kind
 
 if TYPE_CHECKING:
     from jinja2 import Environment
 
-    from vance_cli.catalog import Catalog
-    from vance_cli.recipes import Recipe
+    from vance_cli.catalog.model import Catalog
+    from vance_cli.recipes.loader import Recipe
     from vance_cli.workspace import Workspace
 
 PROMPT_NAME = "recipe-selector"

@@ -1,1 +1,3 @@
 """The SQLite state database: connection, migrations, and all of vance's SQL."""
+
+from __future__ import annotations

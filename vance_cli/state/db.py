@@ -18,21 +18,16 @@ import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vance_cli.errors import STORAGE_ERRNOS, StateError, StorageError
+from vance_cli.base.errors import STORAGE_ERRNOS, StateError, StorageError
+from vance_cli.state.migrations import migrate
 
 BUSY_TIMEOUT_MS = 30_000
 """How long a writer waits for the lock, in milliseconds (8 parallel CLIs need < 1 s each)."""
 
 Row = sqlite3.Row
-
-
-def utc_now() -> str:
-    """Return the current UTC time as ISO-8601 with milliseconds and ``Z``."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class Database:
@@ -58,8 +53,6 @@ class Database:
             StorageError: its folder cannot be created (permission denied,
                 read-only file system, disk full).
         """
-        from vance_cli.state.migrations import migrate
-
         if path.is_dir():
             raise StateError(f"cannot open state database {path}: it is a folder, not a "
                              "database file", path=str(path))

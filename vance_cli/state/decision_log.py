@@ -19,7 +19,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from vance_cli.state.db import Database, Row, utc_now
+from vance_cli.base.clock import utc_now
+from vance_cli.state.db import Database, Row
 
 if TYPE_CHECKING:
     from vance_cli.selector.decision import Decision

@@ -1,7 +1,7 @@
 """SQL for the pending queue: events addressed to a process (table ``events``, m002).
 
 The rules (what an event means, when it is emitted, what listing consumes)
-live in ``vance_cli.events`` and ``vance_cli.processes``; this module only
+live in ``vance_cli.processes.events`` and ``vance_cli.processes.model``; this module only
 reads and writes rows. ``consumed_at`` is NULL until a reader acknowledges
 the event.
 """
@@ -12,7 +12,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from vance_cli.state.db import Database, Row, utc_now
+from vance_cli.base.clock import utc_now
+from vance_cli.state.db import Database, Row
 
 _COLUMNS = ("id, tenant, recipient_process_id, source_process_id, kind, payload, created_at,"
             " consumed_at")

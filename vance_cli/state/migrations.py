@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from vance_cli.state.db import utc_now
+from vance_cli.base.clock import utc_now
 
 if TYPE_CHECKING:
     from vance_cli.state.db import Database

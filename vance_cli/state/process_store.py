@@ -1,7 +1,7 @@
 """SQL for processes and their status transitions.
 
 The rules (which transitions are legal, what a process looks like) live in
-``vance_cli.processes``; this module only reads and writes rows.
+``vance_cli.processes.model``; this module only reads and writes rows.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
-from vance_cli.state.db import Database, Row, utc_now
+from vance_cli.base.clock import utc_now
+from vance_cli.state.db import Database, Row
 
 _COLUMNS = (
     "id, tenant, session, name, recipe, engine, title, goal, params, steer_content, status,"

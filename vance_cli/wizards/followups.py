@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from vance_cli.documents import check_name
-from vance_cli.errors import InvalidDocumentName, InvalidWizardLink, RenderError
+from vance_cli.base.errors import InvalidDocumentName, InvalidWizardLink, RenderError
+from vance_cli.base.names import check_name
+from vance_cli.base.sandbox import compile_condition, compile_template, render, truthy_text
 
 if TYPE_CHECKING:
     from jinja2 import Template
@@ -93,7 +94,6 @@ class WizardLink:
 
 
 def _maybe_template(text: str) -> Any:
-    from vance_cli.wizards.render import compile_template
 
     return compile_template(text) if "{" in text else text
 
@@ -104,8 +104,6 @@ def compile_followup(spec: FollowUp) -> CompiledFollowUp:
     Raises:
         TemplateRejected: a template does not compile or breaks the sandbox policy.
     """
-    from vance_cli.wizards.render import compile_condition
-
     labels = tuple((lang, _maybe_template(text)) for lang, text in
                    (spec.label.root if spec.label is not None else ()))
     prefill = tuple((key, _maybe_template(value)) for key, value in spec.prefill)
@@ -114,7 +112,6 @@ def compile_followup(spec: FollowUp) -> CompiledFollowUp:
 
 
 def _text(value: Any, variables: Mapping[str, Any], wizard: str) -> str:
-    from vance_cli.wizards.render import render
 
     return value if isinstance(value, str) else render(value, variables, wizard)
 
@@ -133,8 +130,6 @@ def _label(spec: CompiledFollowUp, variables: Mapping[str, Any], lang: str, owne
 
 def is_shown(spec: CompiledFollowUp, variables: Mapping[str, Any]) -> bool:
     """Return whether a follow-up's condition holds (an evaluation error counts as false)."""
-    from vance_cli.wizards.render import render, truthy_text
-
     if spec.condition is None:
         return True
     try:

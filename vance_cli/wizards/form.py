@@ -24,7 +24,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from vance_cli.errors import Cancelled, FormInvalid, InputError
+from vance_cli.base import yamlio
+from vance_cli.base.errors import Cancelled, FormInvalid, InputError
+from vance_cli.base.yaml_types import as_text
 from vance_cli.wizards.model import FieldType, WizardField
 from vance_cli.wizards.validate import (
     ErrorCode,
@@ -60,8 +62,6 @@ def read_values(text: str, source: str) -> dict[str, Any]:
         DocumentError: not valid JSON/YAML (with line and column).
         InputError: the top level is not a mapping.
     """
-    from vance_cli import yamlio
-
     data = yamlio.loads(text, source=source)
     if data is None:
         return {}
@@ -204,7 +204,6 @@ def _default(field: WizardField, given: Any) -> Any:
         return None
     if field.type is FieldType.BOOLEAN:
         return parse_boolean(value)
-    from vance_cli.yamlio import as_text
 
     if field.type is FieldType.MULTI_SELECT:
         return [str(as_text(v)) for v in value] if isinstance(value, list) else [

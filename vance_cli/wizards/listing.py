@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from vance_cli.base.yaml_types import as_text
 from vance_cli.wizards.loader import LoadedWizard
 from vance_cli.wizards.model import CHOICE_TYPES, TEXT_TYPES, FieldType, WizardField
-from vance_cli.yamlio import as_text
 
 EXCLUDE = "!"
 """Prefix of an exclude pattern."""

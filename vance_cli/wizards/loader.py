@@ -24,16 +24,20 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from vance_cli import yamlio
-from vance_cli.doc_cache import pack_yaml, unpack_yaml
-from vance_cli.documents import Cascade, Layer, check_name, close_matches
-from vance_cli.errors import DocumentError, UnknownWizard, WizardBroken
+from vance_cli.base import yamlio
+from vance_cli.base.errors import DocumentError, UnknownWizard, WizardBroken
+from vance_cli.base.names import check_name, close_matches
+from vance_cli.base.sandbox import TemplateRejected, compile_template
+from vance_cli.documents.cache import pack_yaml, unpack_yaml
+from vance_cli.documents.cascade import Cascade, Layer
+from vance_cli.wizards.followups import compile_followup
 from vance_cli.wizards.model import Choice, FieldType, FollowUp, Wizard, WizardField
+from vance_cli.wizards.validate import check_field, is_missing
 
 if TYPE_CHECKING:
     from jinja2 import Template
 
-    from vance_cli.doc_cache import DocumentCache
+    from vance_cli.documents.cache import DocumentCache
     from vance_cli.wizards.followups import CompiledFollowUp
 
 CACHE_KIND = "wizard"
@@ -211,7 +215,6 @@ def _schema_reason(exc: ValidationError) -> str:
 
 
 def _check_defaults(fields: Sequence[WizardField], prefix: str) -> None:
-    from vance_cli.wizards.validate import check_field, is_missing
 
     for index, field in enumerate(fields):
         where = f"{prefix}[{index}]"
@@ -224,8 +227,6 @@ def _check_defaults(fields: Sequence[WizardField], prefix: str) -> None:
 
 
 def _compile(spec: Wizard) -> tuple[Template, tuple[CompiledFollowUp, ...]]:
-    from vance_cli.wizards.followups import compile_followup
-    from vance_cli.wizards.render import TemplateRejected, compile_template
 
     try:
         template = compile_template(spec.prompt_template)

@@ -9,7 +9,7 @@ Invariants:
 - Unknown keys are errors (a typo like ``integermax`` would otherwise drop a
   bound silently); a top-level ``name`` key is tolerated and ignored, since
   the file name is the name.
-- Every text the schema expects goes through ``yamlio.as_text``, so YAML 1.1
+- Every text the schema expects goes through ``yaml_types.as_text``, so YAML 1.1
   look-alikes never corrupt choice values or labels: ``3.10`` stays ``"3.10"``,
   ``010`` stays ``"010"``; ``no``/``on`` are strings already (``yamlio``).
 - A LocalizableText is a mapping language → text; a plain scalar means
@@ -28,9 +28,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, model_validator
 
-from vance_cli.documents import check_name
-from vance_cli.errors import InvalidDocumentName
-from vance_cli.yamlio import as_text
+from vance_cli.base.errors import InvalidDocumentName
+from vance_cli.base.names import check_name
+from vance_cli.base.yaml_types import as_text
 
 RawYaml = Any
 """Plain data as ``yamlio`` yields it (dict, list, str, numbers with ``source``, bool, None)."""

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from vance_cli.errors import RenderError
+from vance_cli.base.errors import RenderError
+from vance_cli.base.sandbox import MAX_OUTPUT_CHARS, render
 from vance_cli.wizards.followups import FollowUpLink, append_followups, resolve_followups
 from vance_cli.wizards.validate import require_valid
 
@@ -84,8 +85,6 @@ def build_prompt(wizard: LoadedWizard, raw: Mapping[str, Any],
 
     Rule: DESIGN.md §8.
     """
-    from vance_cli.wizards.render import MAX_OUTPUT_CHARS, render
-
     values = require_valid(wizard.spec.fields, raw)
     variables = {**values, "lang": context.lang, "user": context.user,
                  "project": context.project}

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from vance_cli.errors import FormInvalid
+from vance_cli.base.errors import FormInvalid
+from vance_cli.base.yaml_types import YamlFloat, YamlInt
 from vance_cli.wizards.model import TEXT_TYPES, FieldType, WizardField
-from vance_cli.yamlio import YamlFloat, YamlInt
 
 INT32_MIN = -(2**31)
 """Smallest integer a field accepts (the original system's 32-bit ``int``)."""

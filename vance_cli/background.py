@@ -1,0 +1,76 @@
+"""``python -m vance_cli.background``: the detached worker of the async Slartibartfast fallback.
+
+Started by ``vance delegate --async-fallback`` (``launch.launch_worker``),
+never by people. Usage::
+
+    python -m vance_cli.background [--home DIR] [--tenant T] [--project P] [--user U]
+        [--session S] [--lang L] --deadline EPOCH --timeout S PROCESS_ID
+
+Its stdout and stderr go to ``<state>/logs/slart-<processId>.log``; it
+prints one line when it starts and one when it ends. Exit 0 when the
+process closed DONE, 1 otherwise, 143 on SIGTERM.
+
+SIGTERM (``vance process stop``) is handled from the first line of
+``main`` on, before the worker's body is imported (``_body``), so a stop
+while the worker is still loading ends it the same way (logged, exit 143)
+as one during the LLM call. A stop in the interpreter's own start-up,
+before ``main`` runs (tens of ms), ends the worker by the default action;
+``process stop`` closes the process and its close hook settles the audit
+file in either case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+
+from vance_cli.base.scope import SCOPE_KEYS
+from vance_cli.base.signals import EXIT_TERMINATED, WorkerTerminated, install_sigterm
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m vance_cli.background",
+                                     description="Background Slartibartfast worker.")
+    parser.add_argument("--home")
+    for key in SCOPE_KEYS:
+        parser.add_argument(f"--{key}")
+    parser.add_argument("--deadline", type=float, required=True,
+                        help="cutoff, seconds since the epoch")
+    parser.add_argument("--timeout", type=float, required=True, help="cutoff length, seconds")
+    parser.add_argument("process_id")
+    return parser.parse_args(argv)
+
+
+def _body(args: argparse.Namespace) -> tuple[int, str]:
+    """Build the workspace from the flags and run the Slart process; return (code, summary)."""
+    # the entry point's one deferred import: the handler above must be in place first
+    from vance_cli.background_body import run
+
+    return run(args.process_id, args.deadline, args.timeout, args.home,
+               {key: getattr(args, key) for key in SCOPE_KEYS})
+
+
+def main() -> int:
+    """Run the worker; return its exit code (0 DONE, 1 otherwise, 143 on SIGTERM)."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    try:
+        install_sigterm()
+        logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
+                            format="%(asctime)s %(levelname)s %(message)s")
+        args = _parse(sys.argv[1:])
+        print(f"{stamp} slartibartfast worker {os.getpid()}: process {args.process_id}",
+              flush=True)
+        code, summary = _body(args)
+    except WorkerTerminated:
+        print(f"{stamp} worker {os.getpid()}: received SIGTERM", flush=True)
+        return EXIT_TERMINATED
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    print(f"{stamp} worker {os.getpid()}: {summary}", flush=True)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,531 @@
+"""Settings: one frozen value resolved from flags, environment, config file and defaults.
+
+Rule (DESIGN.md §2, §10): each key is taken from the first source that has
+it, in this order:
+
+1. command-line flags (``--tenant`` …),
+2. the environment (``VANCE_TENANT``, ``VANCE_LLM_MODEL`` …),
+3. the config file (``<config>/config.yaml``, nested mapping, dotted keys),
+4. fallback environment variables — only ``OPENAI_BASE_URL`` and
+   ``OPENAI_API_KEY``, read *after* the config file so that a global OpenAI
+   key in a shell profile never overrides what the vance config chose,
+5. defaults.
+
+The table ``KEYS`` is the single list of settings; ``vance config show``,
+``vance config set`` and ``load_settings`` all read it. Values are coerced
+and checked per key; an error names the dotted key path and its source.
+"""
+
+from __future__ import annotations
+
+import getpass
+import math
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from vance_cli.base import files, yamlio
+from vance_cli.base.errors import ConfigError
+from vance_cli.base.names import ID_MAX, check_id
+from vance_cli.base.paths import Paths
+from vance_cli.base.text_input import check_utf8
+from vance_cli.base.yaml_types import as_text
+
+JSON_MODES = ("auto", "json_schema", "json_object", "none")
+"""Values of ``llm.json_mode``; ``auto`` picks per endpoint (see ``vance_cli.llm``)."""
+
+
+def _to_str(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ValueError("expected a string")
+
+    # env values are decoded with surrogateescape: a non-UTF-8 byte must not get further
+    return check_utf8(str(as_text(value)).strip(), "the value")
+
+
+def _to_id(kind: str) -> Callable[[Any], str]:
+    """Coercer of a tenant, user or session id: one path segment (``documents.check_id``)."""
+
+    def coerce(value: Any) -> str:
+        return check_id(_to_str(value), kind)
+
+    return coerce
+
+
+def _to_project(value: Any) -> str:
+    """Coercer of the project id: as ``_to_id``, but empty means "no project"."""
+    text = _to_str(value)
+    return _to_id("project")(text) if text else ""
+
+
+HOUR = 3600.0
+"""Seconds in an hour."""
+
+WEEK = 7 * 24 * HOUR
+"""Seconds in a week."""
+
+LLM_TIMEOUT_MAX = HOUR
+"""Longest ``llm.timeout``, in seconds per attempt: a local model on a CPU may need
+minutes; an hour is more than any answer is worth waiting for, and ``inf`` would
+make the HTTP client overflow."""
+
+FALLBACK_TIMEOUT_MAX = WEEK
+"""Longest Slartibartfast cutoff, in seconds — ``fallback.timeout`` and the
+``--fallback-timeout`` flag alike: a larger value is more likely a typo than
+intent, and a deadline must stay a representable date."""
+
+HEARTBEAT_MAX = HOUR
+"""Longest ``process.heartbeat_interval``, in seconds."""
+
+STALE_TIMEOUT_MAX = WEEK
+"""Longest ``process.stale_timeout``, in seconds."""
+
+MAX_RETRIES_MAX = 10
+"""Most ``llm.max_retries``: with the client's backoff (up to 8 s) and ``llm.timeout``
+per attempt, more retries only hide a dead endpoint."""
+
+MAX_REPAIRS_MAX = 10
+"""Most ``fallback.max_repairs``: each repair is one more LLM call."""
+
+URL_SCHEMES = ("http", "https")
+"""Schemes an LLM endpoint (``llm.base_url``) may use."""
+
+
+def check_seconds(value: Any, maximum: float) -> float:
+    """Return ``value`` as a number of seconds when it is finite, > 0 and at most ``maximum``.
+
+    The one rule for every duration setting and for the ``--fallback-timeout`` flag.
+
+    Args:
+        value: a number or its text (``"30"``, ``"2.5"``).
+        maximum: the largest accepted value, in seconds.
+
+    Raises:
+        ValueError: not a number, ``nan``/``inf``, 0 or less, or above ``maximum``.
+    """
+    if isinstance(value, bool):
+        raise ValueError("expected a number of seconds")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError("expected a number of seconds") from None
+    if not (math.isfinite(number) and 0 < number <= maximum):
+        raise ValueError(f"must be more than 0 and at most {maximum:g} seconds"
+                         f" ({_duration(maximum)}), not {value}")
+    return number
+
+
+def _duration(seconds: float) -> str:
+    return {HOUR: "an hour", WEEK: "a week"}.get(seconds, f"{seconds:g} s")
+
+
+def _to_seconds(maximum: float) -> Callable[[Any], float]:
+    """Coercer of a duration setting: ``check_seconds`` with its maximum."""
+
+    def coerce(value: Any) -> float:
+        return check_seconds(value, maximum)
+
+    return coerce
+
+
+def _to_count(maximum: int) -> Callable[[Any], int]:
+    """Coercer of a whole number from 0 to ``maximum``."""
+
+    def coerce(value: Any) -> int:
+        if isinstance(value, bool):
+            raise ValueError("expected a whole number")
+        try:
+            number = int(str(value).strip())
+        except ValueError:
+            raise ValueError("expected a whole number") from None
+        if not 0 <= number <= maximum:
+            raise ValueError(f"must be from 0 to {maximum}, not {number}")
+        return number
+
+    return coerce
+
+
+def _to_url(value: Any) -> str:
+    """Coercer of an endpoint URL: http or https, with a host (and a valid port, if any)."""
+    text = _to_str(value)
+    parts = urlsplit(text)
+    shown = repr(text) if "@" not in text else "the URL given"  # it may hold credentials
+    if parts.scheme.lower() not in URL_SCHEMES or not parts.hostname:
+        raise ValueError(f"expected an http:// or https:// URL with a host, e.g. "
+                         f"http://localhost:11434/v1, not {shown}")
+    try:
+        parts.port  # noqa: B018 - urlsplit checks the port only when asked
+    except ValueError:
+        raise ValueError(f"the port of {shown} is not a number from 0 to 65535") from None
+    return text
+
+
+def _to_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off"):
+        return False
+    raise ValueError("expected true or false")
+
+
+def _to_json_mode(value: Any) -> str:
+    text = _to_str(value).lower()
+    if text not in JSON_MODES:
+        raise ValueError(f"expected one of {', '.join(JSON_MODES)}")
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class KeySpec:
+    """One setting: its dotted key, coercion, sources and help.
+
+    Attributes:
+        key: dotted name as in the config file and ``vance config set``.
+        coerce: turns a raw value into the typed one; raises ValueError with a reason.
+        env: environment variables read before the config file, first wins.
+        fallback_env: environment variables read after the config file.
+        flag: name of the command-line flag that sets it, if any.
+        secret: never shown in full (``config show`` masks it).
+        path: a file path, made absolute when read (``absolute_path``) and
+            stored absolute by ``vance config set``.
+        help: one line for ``config show`` and the README.
+    """
+
+    key: str
+    coerce: Callable[[Any], Any]
+    env: tuple[str, ...] = ()
+    fallback_env: tuple[str, ...] = ()
+    flag: str | None = None
+    secret: bool = False
+    path: bool = False
+    help: str = ""
+
+    @property
+    def attr(self) -> str:
+        """Attribute name on ``Settings`` (dots become underscores)."""
+        return self.key.replace(".", "_")
+
+
+KEYS: tuple[KeySpec, ...] = (
+    KeySpec("tenant", _to_id("tenant"), ("VANCE_TENANT",), flag="tenant", help="tenant id"),
+    KeySpec("project", _to_project, ("VANCE_PROJECT",), flag="project",
+            help="project id; '_tenant' (or empty) means no project"),
+    KeySpec("user", _to_id("user"), ("VANCE_USER",), flag="user",
+            help="user name (wizard user layer)"),
+    KeySpec("lang", _to_str, ("VANCE_LANG",), flag="lang",
+            help="language for wizard texts: de, en, …"),
+    KeySpec("session", _to_id("session"), ("VANCE_SESSION",), flag="session",
+            help="session id; process names are unique per session"),
+    KeySpec("llm.base_url", _to_url, ("VANCE_LLM_BASE_URL",), ("OPENAI_BASE_URL",),
+            help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1"),
+    KeySpec("llm.model", _to_str, ("VANCE_LLM_MODEL",), help="model name sent to the endpoint"),
+    KeySpec("llm.api_key", _to_str, ("VANCE_LLM_API_KEY",), ("OPENAI_API_KEY",), secret=True,
+            help="API key; keyless local servers need none"),
+    KeySpec("llm.timeout", _to_seconds(LLM_TIMEOUT_MAX), ("VANCE_LLM_TIMEOUT",),
+            help="seconds one LLM request may take"),
+    KeySpec("llm.max_retries", _to_count(MAX_RETRIES_MAX), ("VANCE_LLM_MAX_RETRIES",),
+            help="retries of a failed LLM request (connection errors, 429, 5xx)"),
+    KeySpec("llm.json_mode", _to_json_mode, ("VANCE_LLM_JSON_MODE",),
+            help="structured output: auto | json_schema | json_object | none"),
+    KeySpec("catalog.file", _to_str, ("VANCE_ENGINE_CATALOG",), path=True,
+            help="operator's engine catalog file, activated by 'vance catalog reload'"),
+    KeySpec("fallback.timeout", _to_seconds(FALLBACK_TIMEOUT_MAX), ("VANCE_FALLBACK_TIMEOUT",),
+            help="seconds the Slartibartfast fallback may run"),
+    KeySpec("fallback.max_repairs", _to_count(MAX_REPAIRS_MAX), ("VANCE_FALLBACK_MAX_REPAIRS",),
+            help="times Slartibartfast may repair a recipe that failed validation"),
+    KeySpec("log.tasks", _to_bool, ("VANCE_LOG_TASKS",),
+            help="store task text in the decision log (false: only its hash)"),
+    KeySpec("process.heartbeat_interval", _to_seconds(HEARTBEAT_MAX), ("VANCE_HEARTBEAT_INTERVAL",),
+            help="seconds between heartbeats of a running worker (at most a third of"
+                 " process.stale_timeout is used)"),
+    KeySpec("process.stale_timeout", _to_seconds(STALE_TIMEOUT_MAX), ("VANCE_STALE_TIMEOUT",),
+            help="seconds without a heartbeat after which a RUNNING process is closed as STALE"),
+)
+"""Every setting, in display order."""
+
+_BY_KEY = {spec.key: spec for spec in KEYS}
+
+
+def spec_for(key: str) -> KeySpec:
+    """Return the KeySpec of a dotted key.
+
+    Raises:
+        ConfigError: unknown key; the message lists the known ones.
+    """
+    try:
+        return _BY_KEY[key]
+    except KeyError:
+        raise ConfigError(
+            f"unknown config key '{key}'; known keys: {', '.join(_BY_KEY)}", key=key
+        ) from None
+
+
+def locale_language(environ: Mapping[str, str]) -> str | None:
+    """Return the language of the POSIX locale (``LANG=de_DE.UTF-8`` → ``de``), or None.
+
+    Rule: DESIGN.md §8 "Language"; ``LC_ALL`` beats ``LC_MESSAGES`` beats ``LANG``;
+    ``C`` and ``POSIX`` carry no language.
+    """
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = environ.get(name, "").strip()
+        if value:
+            lang = value.split(".")[0].split("_")[0].split("@")[0].lower()
+            if lang in ("c", "posix", ""):
+                return None
+            return lang
+    return None
+
+
+def _default_user() -> str:
+    """Return the OS user name as a valid user id (other characters become ``_``)."""
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry (containers)
+        return "user"
+    # An id is a folder name (DESIGN.md §2): "DOMAIN\\anna" or "Anna Maier" cannot be one.
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:ID_MAX]
+    return safe if safe.strip(".") else "user"
+
+
+def _defaults(environ: Mapping[str, str]) -> dict[str, Any]:
+    return {
+        "tenant": "default",
+        "project": "default",
+        "user": _default_user(),
+        "lang": locale_language(environ) or "en",
+        "session": "default",
+        "llm.base_url": None,
+        "llm.model": None,
+        "llm.api_key": None,
+        "llm.timeout": 30.0,
+        "llm.max_retries": 2,
+        "llm.json_mode": "auto",
+        "catalog.file": None,
+        "fallback.timeout": 240.0,
+        "fallback.max_repairs": 2,
+        "log.tasks": True,
+        "process.heartbeat_interval": 5.0,
+        "process.stale_timeout": 30.0,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Resolved settings; ``origin`` says where each key's value came from.
+
+    Attributes:
+        paths: the folders (from ``--home``/``VANCE_HOME``/platformdirs).
+        origin: dotted key → ``"flag"``, ``"env:NAME"``, ``"file"`` or ``"default"``.
+        warnings: problems that did not stop loading (unknown keys in the file).
+    """
+
+    paths: Paths
+    tenant: str
+    project: str
+    user: str
+    lang: str
+    session: str
+    llm_base_url: str | None
+    llm_model: str | None
+    llm_api_key: str | None = field(repr=False)
+    llm_timeout: float
+    llm_max_retries: int
+    llm_json_mode: str
+    catalog_file: str | None
+    fallback_timeout: float
+    fallback_max_repairs: int
+    log_tasks: bool
+    process_heartbeat_interval: float
+    process_stale_timeout: float
+    origin: Mapping[str, str] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def has_project(self) -> bool:
+        """False when the project is ``_tenant`` or empty: working at tenant level."""
+        return self.project not in ("", "_tenant")
+
+    @property
+    def llm_configured(self) -> bool:
+        """True when a base URL or an API key is set (DESIGN.md §5: else offline)."""
+        return bool(self.llm_base_url or self.llm_api_key)
+
+    def get(self, key: str) -> Any:
+        """Return the value of a dotted key (``"llm.model"``)."""
+        return getattr(self, spec_for(key).attr)
+
+    def display_items(self) -> list[tuple[str, Any, str]]:
+        """Return ``(key, value, origin)`` for every key, secrets masked, in ``KEYS`` order."""
+        rows = []
+        for spec in KEYS:
+            value = getattr(self, spec.attr)
+            if spec.secret and value:
+                value = mask_secret(str(value))
+            rows.append((spec.key, value, self.origin.get(spec.key, "default")))
+        return rows
+
+
+def mask_secret(value: str) -> str:
+    """Return a masked form of a secret: its last 4 characters at most, never the rest."""
+    if len(value) <= 8:
+        return "****"
+    return "****" + value[-4:]
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(_flatten(value, dotted + "."))
+        else:
+            out[dotted] = value
+    return out
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """Read the config file as a flat ``{dotted key: raw value}`` mapping; missing file → ``{}``.
+
+    Raises:
+        DocumentError: the file is not valid YAML or not a mapping (with position).
+    """
+    if not path.is_file():
+        return {}
+
+    return _flatten(yamlio.load_mapping(path))
+
+
+def load_settings(
+    flags: Mapping[str, str | None] | None = None,
+    environ: Mapping[str, str] | None = None,
+    home: str | os.PathLike[str] | None = None,
+) -> Settings:
+    """Resolve every setting from flags > env > config file > fallback env > defaults.
+
+    Args:
+        flags: flag name (``"tenant"`` …) → value; None means not given.
+        environ: environment mapping; defaults to ``os.environ``.
+        home: the ``--home`` flag (config, data and state in one folder).
+
+    Returns:
+        A frozen ``Settings``.
+
+    Raises:
+        ConfigError: a value fails its key's check; message names key and source.
+        DocumentError: the config file is not valid YAML.
+    """
+    env = os.environ if environ is None else environ
+    given = {k: v for k, v in (flags or {}).items() if v is not None}
+    paths = Paths.resolve(home, env)
+    file_values = read_config_file(paths.config_file)
+    defaults = _defaults(env)
+    values: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for spec in KEYS:
+        raw, source = _pick(spec, given, env, file_values)
+        if source is None:
+            values[spec.attr] = defaults[spec.key]
+            origin[spec.key] = "default"
+            continue
+        try:
+            values[spec.attr] = spec.coerce(raw)
+        except ValueError as exc:
+            raise ConfigError(f"{spec.key} ({_where(spec, source, paths)}): {exc}",
+                              key=spec.key, source=source) from None
+        if spec.path and values[spec.attr]:
+            # Written by hand into the file: relative to the file; from env or a flag: to cwd.
+            base = paths.config_dir if source == "file" else Path.cwd()
+            values[spec.attr] = absolute_path(values[spec.attr], base)
+        origin[spec.key] = source
+    unknown = sorted(set(file_values) - set(_BY_KEY))
+    warnings = tuple(f"{paths.config_file}: unknown key '{k}' ignored" for k in unknown)
+    return Settings(paths=paths, origin=origin, warnings=warnings, **values)
+
+
+def absolute_path(value: str, base: Path) -> str:
+    """Return ``value`` as an absolute path: ``~`` expanded, a relative path joined to ``base``.
+
+    The path is normalised (``a/../b`` → ``b``) but symbolic links are kept.
+
+    Args:
+        value: the path as given.
+        base: the folder a relative path is taken from.
+    """
+    path = Path(value).expanduser()
+    return os.path.normpath(path if path.is_absolute() else base / path)
+
+
+def _where(spec: KeySpec, source: str, paths: Paths) -> str:
+    """Name a value's source for a message: the flag, ``env:NAME`` or the config file."""
+    if source == "file":
+        return str(paths.config_file)
+    if source == "flag" and spec.flag:
+        return f"--{spec.flag}"
+    return source
+
+
+def _pick(
+    spec: KeySpec, flags: Mapping[str, str], env: Mapping[str, str], file_values: Mapping[str, Any]
+) -> tuple[Any, str | None]:
+    if spec.flag and spec.flag in flags:
+        return flags[spec.flag], "flag"
+    for name in spec.env:
+        if env.get(name, "") != "":
+            return env[name], f"env:{name}"
+    if spec.key in file_values and file_values[spec.key] is not None:
+        return file_values[spec.key], "file"
+    for name in spec.fallback_env:
+        if env.get(name, "") != "":
+            return env[name], f"env:{name}"
+    return None, None
+
+
+def set_config_value(paths: Paths, key: str, value: str) -> Any:
+    """Check ``value`` for ``key`` and write it into the config file atomically.
+
+    Args:
+        paths: where the config file lives.
+        key: a dotted key from ``KEYS``.
+        value: the text given on the command line; an empty string removes the key.
+            A path (``catalog.file``) is stored absolute, taken from the current folder.
+
+    Returns:
+        The coerced value written (None when removed).
+
+    Raises:
+        ConfigError: unknown key or a value that fails the key's check.
+        DocumentError: the existing config file is not valid YAML (it is left untouched).
+    """
+    spec = spec_for(key)
+    typed = None
+    if value != "":
+        try:
+            typed = spec.coerce(value)
+        except ValueError as exc:
+            raise ConfigError(f"{key}: {exc}", key=key) from None
+        if spec.path and typed:
+            typed = absolute_path(typed, Path.cwd())  # README: "stored absolute"
+    path = paths.config_file
+    data = yamlio.load_mapping(path) if path.is_file() else {}
+    node: dict[str, Any] = data
+    *parents, leaf = key.split(".")
+    for part in parents:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            node[part] = child
+        node = child
+    if typed is None:
+        node.pop(leaf, None)
+    else:
+        node[leaf] = typed
+    # 0600: the file may hold an API key
+    files.atomic_write_text(path, yamlio.dumps(data), mode=0o600)
+    return typed

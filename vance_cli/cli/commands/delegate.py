@@ -1,0 +1,150 @@
+"""``vance delegate``: say what you need; the selector picks the recipe and starts the process.
+
+``run_delegate`` is the shared entry for other commands (wizards, the
+shell): it delegates one request and prints the result the same way.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from vance_cli.base.errors import EXIT_NO_MATCH
+from vance_cli.cli import context, output
+from vance_cli.cli.args import parse_assignments, read_stdin
+from vance_cli.cli.commands import batch
+from vance_cli.cli.commands.fallback import check_flags, fallback_pairs, make_runner
+from vance_cli.delegate.batch_input import ItemsFormat
+from vance_cli.delegate.flow import delegate
+from vance_cli.delegate.request import DelegateRequest
+
+if TYPE_CHECKING:
+    from vance_cli.delegate.flow import DelegateResult
+    from vance_cli.workspace import Workspace
+
+def read_task(value: str) -> str:
+    """Return the task: ``value`` itself, or stdin when it is ``-`` (white space trimmed)."""
+    if value != "-":
+        return value.strip()
+
+    return read_stdin("--task", "Reading the task from stdin; end it with Ctrl-D.").strip()
+
+
+def print_result(result: DelegateResult, as_json: bool = False) -> None:
+    """Print a delegate result: the §5 JSON document, or decision fields for people."""
+    if as_json:
+        output.emit_json(result.to_json())
+        return
+    data = result.to_json()
+    pairs: list[tuple[str, object]] = [("decision", data["decision"])]
+    if data["recipe"]:
+        pairs += [("recipe", data["recipe"]), ("engine", data["engine"])]
+    else:
+        pairs.append(("reason", data["reason"]))
+    pairs.append(("rationale", data["rationale"]))
+    process = data["process"]
+    if process:
+        pairs.append(("process", f"{process['id']} ({process['name']}, {process['status']})"))
+    elif result.dry_run and data["recipe"]:
+        pairs.append(("process", "none (dry run: nothing started)"))
+    pairs += fallback_pairs(result)
+    output.fields(pairs)
+
+
+def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False, *,
+                 fallback: bool = True, background: bool = False,
+                 fallback_timeout: float | None = None) -> DelegateResult:
+    """Delegate one request and print the result (shared by delegate, wizards and the shell).
+
+    Args:
+        ws: the command's workspace.
+        request: task and process options.
+        as_json: print the JSON document instead of human output.
+        fallback: run the Slartibartfast fallback for a NONE that means "nothing fits".
+        background: run it in a detached worker (``--async-fallback``).
+        fallback_timeout: its cutoff in seconds; None → ``fallback.timeout``.
+
+    Returns:
+        The result, for callers that act on it (exit codes, follow-ups).
+
+    Raises:
+        VanceError: as ``vance_cli.delegate.flow.delegate`` (the boundary maps it).
+    """
+    result = delegate(ws, request, progress=lambda: output.status(output.SELECTOR_SPINNER),
+                      fallback=make_runner(fallback, background, fallback_timeout))
+    for warning in result.warnings:
+        output.warn(warning)
+    print_result(result, as_json)
+    return result
+
+
+app = typer.Typer(add_completion=False)
+"""The ``vance delegate`` command (loaded on demand by ``cli.app``)."""
+
+
+@app.command("delegate")
+def command(
+    ctx: typer.Context,
+    task: Annotated[str | None, typer.Option(
+        "--task", "-t", help="The task in plain words, or '-' to read it from stdin.")] = None,
+    name: Annotated[str | None, typer.Option(
+        "--name", "-n", help="Process name (default: slug of the task + short suffix).")] = None,
+    title: Annotated[str, typer.Option(help="Process title (default: the recipe's).")] = "",
+    steer: Annotated[str | None, typer.Option(help="Initial steer message.")] = None,
+    param: Annotated[list[str] | None, typer.Option(
+        "--param", "-p", help="KEY=VALUE or KEY:=JSON; repeatable; overlays recipe params.")
+    ] = None,
+    caller: Annotated[str | None, typer.Option(
+        help="Calling process id: its recipe's params.model is used; it becomes the parent.",
+        metavar="PID")] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Decide only; start no process.")] = False,
+    require_match: Annotated[bool, typer.Option(
+        "--require-match", help="Exit 3 when the decision is NONE.")] = False,
+    no_log: Annotated[bool, typer.Option(
+        "--no-log", help="Keep the task private: the decision log stores only its hash.")
+    ] = False,
+    no_fallback: Annotated[bool, typer.Option(
+        "--no-fallback", help="On NONE, do not let Slartibartfast design a new recipe.")
+    ] = False,
+    async_fallback: Annotated[bool, typer.Option(
+        "--async-fallback", help="Run Slartibartfast in the background and return at once "
+        "(PENDING); its end is an event for --caller (else the session root).")] = False,
+    fallback_timeout: Annotated[float | None, typer.Option(
+        "--fallback-timeout", metavar="S",
+        help="Stop Slartibartfast after S seconds (default: config fallback.timeout, 240).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+    task_template: Annotated[str | None, typer.Option(
+        "--task-template", metavar="T", help="Batch: a Jinja2 task template over each item "
+        "({{ item }}, or a JSON item's keys); JSON lines out, one per item.")] = None,
+    items: Annotated[str | None, typer.Option(
+        "--items", metavar="FILE|-", help="Batch: the items, one a line (plain text or JSON "
+        "objects); '-' reads stdin.")] = None,
+    items_format: Annotated[ItemsFormat, typer.Option(
+        "--items-format", help="Batch: read items as plain lines or JSON lines (auto: JSON "
+        "when the first line starts with '{').")] = ItemsFormat.AUTO,
+) -> None:
+    """Pick the recipe for a task (or NONE) and start a process for it; or one per item."""
+    check_flags(no_fallback, async_fallback, fallback_timeout)
+    if task_template is not None or items is not None:
+
+        raise typer.Exit(batch.command(
+            ctx, task=task, template=task_template, items=items, items_format=items_format,
+            name=name, title=title, steer=steer, params=parse_assignments(param, "--param"),
+            caller=caller, dry_run=dry_run, require_match=require_match, no_log=no_log,
+            fallback=make_runner(not no_fallback, async_fallback, fallback_timeout)))
+    if task is None:
+        raise typer.BadParameter("missing: give the task (or --task-template T --items FILE "
+                                 "for a batch)", param_hint="--task")
+
+    request = DelegateRequest(
+        task=read_task(task), name=name, title=title, steer=steer,
+        params=parse_assignments(param, "--param"), caller=caller, dry_run=dry_run,
+        log_task=not no_log,
+    )
+    result = run_delegate(context.workspace(ctx), request, as_json, fallback=not no_fallback,
+                          background=async_fallback, fallback_timeout=fallback_timeout)
+    if require_match and not result.decision.matched:
+        raise typer.Exit(EXIT_NO_MATCH)

@@ -1,0 +1,80 @@
+"""The fallback flags of ``vance delegate`` and how a fallback outcome is shown to people.
+
+Kept apart from ``cli/delegate.py`` so the delegate command stays a thin
+parser: ``check_flags`` rejects contradictory flags (exit 2),
+``fallback_pairs`` turns the ``fallback`` object into ``label: value``
+lines for ``output.fields``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from vance_cli.base.errors import InputError
+from vance_cli.cli import output
+from vance_cli.engines.slartibartfast.fallback import NO_LLM, Fallback
+from vance_cli.engines.slartibartfast.outcome import FallbackResult, Outcome
+
+if TYPE_CHECKING:
+    from vance_cli.delegate.flow import DelegateResult
+
+SPINNER_TEXT = "Slartibartfast is designing a new recipe…"
+"""Shown on stderr (terminal only) while a sync fallback runs."""
+
+NO_LLM_HINT = ("vance config set llm.base_url http://localhost:11434/v1 (your endpoint; or set "
+               "VANCE_LLM_BASE_URL) — see 'LLM endpoints' in the README; --no-fallback skips "
+               "this step")
+"""How to enable the fallback, shown when no LLM is configured."""
+
+
+def check_flags(no_fallback: bool, async_fallback: bool, timeout: float | None) -> None:
+    """Reject contradictory fallback flags.
+
+    Raises:
+        InputError: ``--no-fallback`` together with ``--async-fallback`` or
+            ``--fallback-timeout``.
+    """
+    if no_fallback and async_fallback:
+        raise InputError("--no-fallback and --async-fallback exclude each other")
+    if no_fallback and timeout is not None:
+        raise InputError("--fallback-timeout has no effect with --no-fallback")
+
+
+def make_runner(enabled: bool, background: bool, timeout: float | None) -> Fallback | None:
+    """Build the Slartibartfast fallback runner the flags ask for (None when it is off).
+
+    Args:
+        enabled: False with ``--no-fallback``.
+        background: ``--async-fallback``: a detached worker instead of waiting.
+        timeout: the cutoff in seconds; None → config ``fallback.timeout``.
+    """
+    if not enabled:
+        return None
+
+    return Fallback(background, timeout, progress=lambda: output.status(SPINNER_TEXT))
+
+
+def fallback_pairs(result: DelegateResult) -> list[tuple[str, Any]]:
+    """Return the lines that show the fallback outcome to people (may be empty)."""
+    fallback = result.fallback
+    if fallback is None:
+        reason = result.decision.reason
+        if result.dry_run and reason is not None and reason.fallback_eligible:
+            return [("fallback", "not run (dry run)")]
+        return []
+    data = fallback.to_json()
+    if not isinstance(fallback, FallbackResult):  # another runner: its JSON only
+        return [("fallback", f"{data.get('outcome')}: {data.get('rationale', '')}")]
+    if fallback.code == NO_LLM:
+        return [("fallback", "no new recipe: no LLM is configured, and Slartibartfast needs "
+                             "one to design a recipe"), ("to enable it", NO_LLM_HINT)]
+    pairs: list[tuple[str, Any]] = [("fallback", f"{data['outcome']}: {data['rationale']}")]
+    if fallback.recipe_name:
+        where = fallback.file or data["recipePath"]
+        pairs.append(("new recipe", f"{fallback.recipe_name} ({where})"))
+    if fallback.outcome is Outcome.PENDING and fallback.slart_process_id:
+        pairs.append(("follow it", f"vance process wait {fallback.slart_process_id}; "
+                                   f"vance process events --for {fallback.notify}"))
+    elif fallback.outcome is not Outcome.GENERATED and fallback.audit_file:
+        pairs.append(("audit", str(fallback.audit_file)))
+    return pairs

@@ -1,0 +1,218 @@
+"""``vance shell``: the slash-command table and the parsing of input lines (DESIGN.md §9).
+
+Rules:
+- A line that starts with ``/`` is a slash command, ``/name arguments…``
+  (names are matched case-insensitively; ``/exit`` is ``/quit``). ``//text``
+  is the task ``/text``, for a task that starts with a slash. Any other
+  non-blank line is a task for the selector.
+- Arguments are split as a POSIX shell splits them (quotes group words),
+  except ``/delegate``'s task, which is kept verbatim (apostrophes in a
+  task are common).
+- An unknown command is a usage error (exit 2) naming close commands
+  ("did you mean /wizard?").
+
+Pure functions: nothing here prints or imports a UI library.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from vance_cli.base.errors import InputError
+from vance_cli.base.names import close_matches
+
+
+@dataclass(frozen=True, slots=True)
+class SlashCommand:
+    """One slash command of the shell.
+
+    Attributes:
+        name: what follows the slash, e.g. ``"wizard"``.
+        usage: the synopsis ``/help`` shows.
+        summary: one line on what it does.
+        aliases: other names that run it (``exit`` for ``quit``).
+        group: the ``vance`` command it passes its arguments to, or None when
+            the shell handles it itself.
+    """
+
+    name: str
+    usage: str
+    summary: str
+    aliases: tuple[str, ...] = ()
+    group: str | None = None
+
+
+COMMANDS: tuple[SlashCommand, ...] = (
+    SlashCommand("wizard", "/wizard [NAME] [--set KEY=VALUE]... [--values FILE] [--dry-run]",
+                 "fill a wizard; its prompt lands in the input line, Enter sends it"),
+    SlashCommand("delegate", "/delegate [--dry-run] TASK",
+                 "send TASK to the selector (a line without a slash does the same)"),
+    SlashCommand("process", "/process list | show ID | wait ID [--timeout S] | stop ID | events",
+                 "processes of this session, as 'vance process'", group="process"),
+    SlashCommand("catalog", "/catalog show | reload [--file FILE] | validate FILE",
+                 "the engine catalog, as 'vance catalog'", group="catalog"),
+    SlashCommand("recipe", "/recipe list | show NAME",
+                 "the recipe inventory, as 'vance recipe'", group="recipe"),
+    SlashCommand("log", "/log [-n N]", "the selector's decision log, as 'vance log'",
+                 group="log"),
+    SlashCommand("help", "/help [COMMAND]", "list the slash commands, or one command's help"),
+    SlashCommand("quit", "/quit", "leave the shell (so do /exit and Ctrl-D)", aliases=("exit",)),
+)
+"""Every slash command, in the order ``/help`` lists them."""
+
+DRY_RUN = "--dry-run"
+"""The flag ``/wizard`` and ``/delegate`` take: decide only, start no process."""
+
+SET_OPTIONS = ("--set", "-s")
+"""``/wizard`` prefill options, as ``vance wizard run --set``."""
+
+VALUES_OPTION = "--values"
+"""``/wizard`` values file option, as ``vance wizard run --values`` (a file only: the
+shell's stdin is its own input)."""
+
+
+def find_command(name: str) -> SlashCommand | None:
+    """Return the command called ``name`` (or one of its aliases), case-insensitively."""
+    wanted = name.lower()
+    for command in COMMANDS:
+        if wanted == command.name or wanted in command.aliases:
+            return command
+    return None
+
+
+def command_names() -> list[str]:
+    """Return every name a slash command answers to (aliases included), table order."""
+    return [n for c in COMMANDS for n in (c.name, *c.aliases)]
+
+
+def unknown_command(name: str) -> InputError:
+    """Return the error for an unknown ``/name``: close names as "did you mean", else /help."""
+    close = close_matches(name.lower(), command_names(), limit=3)
+    hint = (f"did you mean {' or '.join('/' + c for c in close)}?" if close
+            else "/help lists the commands")
+    return InputError(f"unknown command '/{name}' — {hint}", command=name,
+                      close=[f"/{c}" for c in close])
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedLine:
+    """One input line, classified.
+
+    Attributes:
+        kind: ``"empty"``, ``"task"`` or ``"command"``.
+        text: the task (``task``) or the command's argument text (``command``).
+        name: the command name as typed, without the slash (``command`` only).
+    """
+
+    kind: str
+    text: str = ""
+    name: str = ""
+
+
+def parse_line(line: str) -> ParsedLine:
+    """Classify an input line: blank, a task, or ``/name args``.
+
+    Args:
+        line: the line as typed (a wizard's prompt may span several lines).
+
+    Returns:
+        The ParsedLine; ``//text`` is the task ``/text``.
+
+    Rule: DESIGN.md §9.
+    """
+    text = line.strip()
+    if not text:
+        return ParsedLine("empty")
+    if text.startswith("//"):
+        return ParsedLine("task", text[1:])
+    if not text.startswith("/"):
+        return ParsedLine("task", text)
+    head, _, rest = text[1:].partition(" ")
+    first_line, newline, more = head.partition("\n")
+    if newline:  # "/name\nmore": the arguments start on the next line
+        head, rest = first_line, more + (" " + rest if rest else "")
+    return ParsedLine("command", rest.strip(), head.strip())
+
+
+def split_arguments(text: str) -> list[str]:
+    """Split a command's arguments as a POSIX shell would (quotes group words).
+
+    Raises:
+        InputError: unbalanced quotes.
+    """
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise InputError(f"cannot split the arguments: {exc}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class WizardArgs:
+    """What ``/wizard`` was given.
+
+    Attributes:
+        name: the wizard, or None to list them.
+        sets: ``KEY=VALUE`` prefills, in order.
+        dry_run: decide only when the prompt is sent.
+        values: a JSON or YAML values file, read before the ``--set`` values.
+    """
+
+    name: str | None
+    sets: tuple[str, ...] = ()
+    dry_run: bool = False
+    values: str | None = None
+
+
+def parse_wizard_args(words: Sequence[str]) -> WizardArgs:
+    """Parse ``/wizard [NAME] [--set K=V]... [--values FILE] [--dry-run]`` (options anywhere).
+
+    Raises:
+        InputError: an unknown option, ``--set``/``--values`` without a value,
+            ``--values -`` (stdin is the shell's input), or two names.
+    """
+    name: str | None = None
+    sets: list[str] = []
+    values: str | None = None
+    dry_run = False
+    rest = list(words)
+    while rest:
+        word = rest.pop(0)
+        if word == DRY_RUN:
+            dry_run = True
+        elif word in SET_OPTIONS:
+            if not rest:
+                raise InputError(f"{word} needs KEY=VALUE")
+            sets.append(rest.pop(0))
+        elif word.startswith("--set="):
+            sets.append(word.removeprefix("--set="))
+        elif word == VALUES_OPTION or word.startswith(VALUES_OPTION + "="):
+            if word == VALUES_OPTION and not rest:
+                raise InputError(f"{VALUES_OPTION} needs FILE (JSON or YAML)")
+            values = rest.pop(0) if word == VALUES_OPTION else word.split("=", 1)[1]
+            if values == "-":
+                raise InputError(f"/wizard {VALUES_OPTION} takes a file: the shell's stdin is"
+                                 " its own input")
+        elif word.startswith("-"):
+            raise InputError(f"/wizard has no option '{word}' (it takes --set KEY=VALUE,"
+                             f" {VALUES_OPTION} FILE and {DRY_RUN})")
+        elif name is None:
+            name = word
+        else:
+            raise InputError(f"/wizard takes one wizard name, got '{name}' and '{word}'")
+    return WizardArgs(name, tuple(sets), dry_run, values)
+
+
+def parse_delegate_args(text: str) -> tuple[str, bool]:
+    """Split ``/delegate [--dry-run] TASK`` into (task, dry_run); the task stays verbatim.
+
+    Raises:
+        InputError: no task.
+    """
+    dry_run = False
+    if text == DRY_RUN or text.startswith(DRY_RUN + " ") or text.startswith(DRY_RUN + "\n"):
+        dry_run, text = True, text[len(DRY_RUN):].strip()
+    if not text:
+        raise InputError(f"usage: /delegate [{DRY_RUN}] TASK")
+    return text, dry_run

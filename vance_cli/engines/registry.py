@@ -1,0 +1,103 @@
+"""The engine registry: which module defines each engine, and each engine's hooks.
+
+An engine module defines one ``ENGINE`` value (``Engine``): its name and the
+functions the generic process machinery calls for its processes — today the
+close hook, which ends state an engine keeps outside the database (the
+Slartibartfast run's ``audit.json``). The hooks are plain functions,
+type-checked like any other call.
+
+``ENGINE_MODULES`` is the table of engines, as ``cli.app.COMMANDS`` is the
+table of commands: an engine's module is imported the first time a process
+of that engine needs it, so a command that runs no engine loads none
+(docs/decisions/0003-imports.md). The registry is reached as
+``Workspace.engines``; the process layer below never imports an engine.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from vance_cli.processes.model import Process
+    from vance_cli.workspace import Workspace
+
+CloseHook = Callable[["Workspace", "Process"], None]
+"""Called as ``hook(ws, process)`` after a process of the engine was closed."""
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Engine:
+    """One engine as the process machinery sees it.
+
+    Attributes:
+        name: the engine's name, as in the engine catalog.
+        on_close: run after a process of this engine was closed (outside the
+            write lock), by whoever closed it; bookkeeping only: the close stands.
+    """
+
+    name: str
+    on_close: CloseHook | None = None
+
+
+ENGINE_MODULES: Mapping[str, str] = {
+    "slartibartfast": "vance_cli.engines.slartibartfast.engine",
+}
+"""Engine name → the module whose ``ENGINE`` defines it. Engines of the catalog that
+have no module here run no code of their own yet."""
+
+
+class EngineRegistry:
+    """The engines of this installation, each loaded on first use."""
+
+    def __init__(self, modules: Mapping[str, str] = ENGINE_MODULES) -> None:
+        self._modules = dict(modules)
+        self._loaded: dict[str, Engine] = {}
+
+    def get(self, name: str) -> Engine | None:
+        """Return the engine ``name``, or None when vance has no code for it.
+
+        Raises:
+            TypeError: the engine's module defines no ``Engine`` called ``ENGINE``.
+        """
+        if name not in self._loaded:
+            module = self._modules.get(name)
+            if module is None:
+                return None
+            engine = getattr(importlib.import_module(module), "ENGINE", None)
+            if not isinstance(engine, Engine) or engine.name != name:
+                raise TypeError(f"{module} defines no ENGINE named '{name}'")
+            self._loaded[name] = engine
+        return self._loaded[name]
+
+    def run_close_hooks(self, ws: Workspace, processes: Iterable[Process]) -> list[str]:
+        """Run the close hook of each closed process's engine, if it has one.
+
+        A failing hook never undoes the close: it is logged (a warning naming
+        the process and the error) and reported.
+
+        Args:
+            ws: the workspace of whoever closed the processes.
+            processes: processes just closed, as stored after the close.
+
+        Returns:
+            One line per hook that failed (empty when all ran).
+        """
+        failures: list[str] = []
+        for process in processes:
+            engine = self.get(process.engine)
+            if engine is None or engine.on_close is None:
+                continue
+            try:
+                engine.on_close(ws, process)
+            except Exception as exc:  # bookkeeping: the close stands, the failure is told
+                line = (f"the {engine.name} close hook failed for process {process.id}: "
+                        f"{type(exc).__name__}: {exc}")
+                log.warning(line)
+                failures.append(line)
+        return failures

@@ -1,0 +1,195 @@
+"""Find the recipe in a model's reply, tolerantly.
+
+Real models do not answer with a bare YAML document: they wrap it in a code
+fence (```` ```yaml ````, ```` ```yml ````, ```` ```json ````, or none named),
+put prose before and after it, think aloud in ``<think>…</think>`` first, or
+answer in JSON. Rules, first that finds something wins:
+
+1. Reasoning blocks are dropped (``selector.parse.strip_thinking``).
+2. Fenced code blocks (a reply cut off inside its last fence counts too):
+   the **last** block that parses to a recipe-like mapping wins, since a
+   model that drafts and then corrects itself puts the final version last.
+3. No fence: the text from the first line that starts with a recipe key
+   (``name:``, ``engine:`` …) up to the longest run of lines that parses
+   (prose after the document is cut off).
+4. Bare JSON objects anywhere in the text: the last recipe-like one.
+
+"Recipe-like" means a mapping with at least two of ``name``, ``engine``
+and ``description`` (one level of wrapping such as ``recipe: {…}`` is
+unwrapped). When the reply holds something that looks like a recipe but
+does not parse, the parse error (with line and column inside the
+extracted text) is returned, so a repair request can quote it.
+
+YAML is read with ``vance_cli.base.yamlio`` (safe, no YAML 1.1 surprises,
+duplicate keys are errors); JSON with ``json``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from vance_cli.base import yamlio
+from vance_cli.base.errors import DocumentError
+from vance_cli.selector.parse import strip_thinking
+
+MAX_REPLY_CHARS = 200_000
+"""Longest reply examined, in characters (replies are capped by tokens anyway)."""
+
+MAX_PROSE_LINES = 400
+"""Most lines tried when cutting trailing prose off an unfenced document (keeps it linear-ish)."""
+
+RECIPE_MARKERS = frozenset({"name", "engine", "description"})
+"""Keys of which a mapping needs at least two to count as a recipe."""
+
+_FENCE = re.compile(
+    r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[A-Za-z0-9_+.-]*)[^\n]*\n"
+    r"(?P<body>.*?)(?:^[ \t]*(?P=fence)[ \t]*$|\Z)",
+    re.MULTILINE | re.DOTALL)
+_KEY_LINE = re.compile(r"""^["']?(name|title|engine|description)["']?[ \t]*:""")
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    """What was found in a reply.
+
+    Attributes:
+        text: the extracted document text ("" when nothing was found).
+        format: ``yaml`` or ``json``; None when nothing was found.
+        data: the parsed recipe mapping, or None.
+        error: why no mapping could be read (a parse error with position,
+            or "no recipe found"), or None when ``data`` is set.
+    """
+
+    text: str
+    format: str | None
+    data: dict[str, Any] | None
+    error: str | None
+
+
+NOTHING = "the reply holds no recipe: expected one YAML document in a ```yaml code block"
+"""Error when the reply holds nothing recipe-like at all."""
+
+
+def _recipe_like(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, dict) and len(value) == 1:
+        inner = next(iter(value.values()))
+        if isinstance(inner, dict) and str(next(iter(value))).lower() == "recipe":
+            value = inner
+    if isinstance(value, dict) and len(RECIPE_MARKERS & {str(k) for k in value}) >= 2:
+        return value
+    return None
+
+
+def _parse(text: str, fmt: str) -> Any:
+    """Parse ``text`` as ``fmt``; raises ValueError with a one-line message and position."""
+    if fmt == "json":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"JSON error: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+                             ) from None
+
+    try:
+        return yamlio.loads(text)
+    except DocumentError as exc:
+        where = f" (line {exc.line}, column {exc.column})" if exc.line is not None else ""
+        raise ValueError(f"{exc.reason}{where}") from None
+
+
+def _format_of(lang: str, text: str) -> str:
+    lang = lang.lower()
+    if lang == "json" or (lang not in ("yaml", "yml") and text.lstrip().startswith("{")):
+        return "json"
+    return "yaml"
+
+
+def _looks_like_recipe(text: str) -> bool:
+    """True for text that seems meant as a recipe (so its parse error is worth reporting)."""
+    return bool(re.search(r"""^\s*["']?(engine|description)["']?\s*:""", text, re.MULTILINE))
+
+
+def _fenced(body: str) -> Iterator[tuple[str, str]]:
+    for found in _FENCE.finditer(body):
+        yield found.group("lang"), found.group("body")
+
+
+def _from_fences(body: str) -> Extracted | None:
+    blocks = list(_fenced(body))
+    problem: Extracted | None = None
+    for lang, text in reversed(blocks):
+        fmt = _format_of(lang, text)
+        try:
+            data = _recipe_like(_parse(text, fmt))
+        except ValueError as exc:
+            if problem is None and (lang.lower() in ("yaml", "yml", "json")
+                                    or _looks_like_recipe(text)):
+                problem = Extracted(text.strip(), fmt, None, str(exc))
+            continue
+        if data is not None:
+            return Extracted(text.strip(), fmt, data, None)
+    return problem
+
+
+def _from_key_lines(body: str) -> Extracted | None:
+    lines = body.splitlines()
+    start = next((i for i, line in enumerate(lines) if _KEY_LINE.match(line)), None)
+    if start is None:
+        return None
+    stop = min(len(lines), start + MAX_PROSE_LINES)
+    first_error: str | None = None
+    for end in range(stop, start, -1):
+        text = "\n".join(lines[start:end])
+        try:
+            data = _recipe_like(_parse(text, "yaml"))
+        except ValueError as exc:
+            first_error = first_error or str(exc)
+            continue
+        if data is not None:
+            return Extracted(text.strip(), "yaml", data, None)
+    text = "\n".join(lines[start:stop]).strip()
+    if first_error and _looks_like_recipe(text):
+        return Extracted(text, "yaml", None, first_error)
+    return None
+
+
+def _from_json_objects(body: str) -> Extracted | None:
+    decoder = json.JSONDecoder()
+    found: Extracted | None = None
+    pos = body.find("{")
+    while pos != -1:
+        try:
+            obj, end = decoder.raw_decode(body, pos)
+        except ValueError:
+            pos = body.find("{", pos + 1)
+            continue
+        data = _recipe_like(obj)
+        if data is not None:
+            found = Extracted(body[pos:end], "json", data, None)
+            pos = body.find("{", end)
+        else:
+            pos = body.find("{", pos + 1)
+    return found
+
+
+def extract_recipe(reply: str) -> Extracted:
+    """Find the recipe document in a reply (see the module rules).
+
+    Args:
+        reply: the model's reply text, unchanged.
+
+    Returns:
+        An Extracted: ``data`` set when a recipe-like mapping was read, else
+        ``error`` says why (with the extracted text when there was some).
+    """
+    body = strip_thinking(reply[:MAX_REPLY_CHARS])
+    fenced = _from_fences(body)
+    if fenced is not None and fenced.data is not None:
+        return fenced
+    unfenced = _from_key_lines(_FENCE.sub("", body)) or _from_json_objects(body)
+    if unfenced is not None and unfenced.data is not None:
+        return unfenced
+    return fenced or unfenced or Extracted("", None, None, NOTHING)

@@ -1,0 +1,3 @@
+"""Processes: the model, records, lifecycle, events, workers and the session root."""
+
+from __future__ import annotations

@@ -1,0 +1,214 @@
+"""Process records: process_create, the one status-change function, lookups.
+
+Rules (docs/processes.md):
+- process_create resolves the recipe through the cascade, takes its engine
+  (which must be in the active catalog), merges params (recipe params
+  overlaid by the caller's) and records the process. Any error writes nothing.
+- ``apply_transition()`` is the one place a status changes: it checks the
+  table (``model.TRANSITIONS``), writes with compare-and-set on the old
+  status (a concurrent writer that got there first makes it a no-op),
+  appends the audit trail and — when the new status is CLOSED and the
+  process has a parent — puts one ``child_closed`` event into the parent's
+  pending queue, all in the caller's transaction.
+- Reads only read: ``load_process`` and ``list_processes`` never change a
+  row. Stale workers are closed by ``lifecycle.reap_stale``, a named step
+  the commands call before they read.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from vance_cli.base.clock import utc_now
+from vance_cli.base.errors import DuplicateProcessName, InvalidTransition, ProcessNotFound
+from vance_cli.processes.model import (
+    CHILD_CLOSED,
+    MIN_PREFIX,
+    CloseReason,
+    Process,
+    ProcessSpec,
+    Status,
+    check_process_name,
+    check_transition,
+    new_process_id,
+)
+from vance_cli.recipes.loader import find_recipe
+from vance_cli.state import events as event_store
+from vance_cli.state import process_store as store
+
+if TYPE_CHECKING:
+    from vance_cli.state.db import Database
+    from vance_cli.workspace import Workspace
+
+
+
+
+
+def create_process(ws: Workspace, spec: ProcessSpec) -> Process:
+    """process_create: resolve the recipe, check the engine, record an IDLE process.
+
+    Args:
+        ws: workspace (cascade, active catalog, database, tenant and session).
+        spec: what to create.
+
+    Returns:
+        The new process, status ``IDLE``.
+
+    Raises:
+        InputError: invalid name (ReservedProcessName: a ``_`` name without
+            ``spec.internal``). UnknownRecipe: recipe not in the cascade.
+        UnknownEngine: the recipe's engine is not in the active catalog.
+        DuplicateProcessName: the name is taken in this (tenant, session).
+        ProcessNotFound: the parent id does not exist in this tenant.
+        Nothing is written when any of these is raised.
+    """
+    name = check_process_name(spec.name, internal=spec.internal)
+    recipe = find_recipe(ws, spec.recipe)
+    engine = ws.catalog().get(recipe.engine, recipe=recipe.name)
+    settings, db = ws.settings, ws.db
+    now = utc_now()
+    process_id = new_process_id()
+    row: dict[str, Any] = {
+        "id": process_id, "tenant": settings.tenant, "session": settings.session,
+        "name": name, "recipe": recipe.name, "engine": engine.name,
+        "title": spec.title or recipe.title or recipe.name, "goal": spec.goal or spec.steer or "",
+        "params": {**recipe.params, **spec.params}, "steer_content": spec.steer,
+        "status": Status.INIT.value, "close_reason": None, "parent_process_id": spec.parent,
+        "result": None, "created_at": now, "updated_at": now,
+    }
+    try:
+        with db.transaction():
+            if spec.parent is not None and store.get_process(db, settings.tenant,
+                                                             spec.parent) is None:
+                raise ProcessNotFound(spec.parent,
+                                      message=f"unknown parent process '{spec.parent}'")
+            store.insert_process(db, row)
+            store.record_transition(db, process_id, None, Status.INIT.value)
+            apply_transition(db, process_id, Status.INIT, Status.IDLE, note="started")
+    except sqlite3.IntegrityError as exc:
+        if store.is_unique_violation(exc):
+            raise DuplicateProcessName(name, settings.session, settings.tenant) from None
+        raise
+    return load_process(ws, process_id)
+
+
+def apply_transition(db: Database, process_id: str, old: Status, new: Status,
+                     reason: str | None = None, *, result: Mapping[str, Any] | None = None,
+                     note: str | None = None) -> bool:
+    """Change a status: the one place every status change goes through.
+
+    Call it inside ``db.transaction()``. Checks ``TRANSITIONS``, updates with
+    compare-and-set on ``old``, records the audit trail, and when ``new`` is
+    CLOSED and the process has a parent, emits one ``child_closed`` event to
+    the parent in the same transaction.
+
+    Args:
+        db: the state database (inside a transaction).
+        process_id: full process id.
+        old: the status the caller read; the change happens only if it still holds.
+        new: target status.
+        reason: close reason; required when ``new`` is CLOSED.
+        result: JSON-able outcome stored with the process (replaces the old one when given).
+        note: free text for the audit trail.
+
+    Returns:
+        True when this call changed the row; False when another writer changed it first.
+
+    Raises:
+        InvalidTransition: the table forbids ``old`` → ``new``, or CLOSED without a reason.
+    """
+    check_transition(old, new)
+    if new is Status.CLOSED and reason is None:
+        raise InvalidTransition("closing a process needs a close reason")
+    if not store.update_status(db, process_id, old.value, new.value, reason, result):
+        return False
+    store.record_transition(db, process_id, old.value, new.value, reason, note)
+    if new is Status.CLOSED:
+        _notify_parent(db, process_id)
+    return True
+
+
+def _notify_parent(db: Database, process_id: str) -> None:
+
+    row = store.get_by_id(db, process_id)
+    if row is None or row["parent_process_id"] is None:
+        return
+    closed = Process.from_row(row)
+    payload = {"processId": closed.id, "name": closed.name, "recipe": closed.recipe,
+               "engine": closed.engine, "status": closed.status.value,
+               "closeReason": closed.close_reason,
+               "result": dict(closed.result) if closed.result is not None else None}
+    event_store.insert_event(db, closed.tenant, row["parent_process_id"], closed.id,
+                             kind=CHILD_CLOSED, payload=payload)
+
+
+def transition(ws: Workspace, process_id: str, new: Status,
+               close_reason: CloseReason | str | None = None,
+               result: Mapping[str, Any] | None = None, note: str | None = None) -> Process:
+    """Move a process to ``new``, checked against ``TRANSITIONS``, atomically.
+
+    Args:
+        ws: workspace.
+        process_id: full process id.
+        new: target status.
+        close_reason: required when ``new`` is CLOSED.
+        result: JSON-able outcome stored with the process (e.g. a recipe path).
+        note: free text for the transition audit trail.
+
+    Returns:
+        The process after the change.
+
+    Raises:
+        ProcessNotFound: no such process.
+        InvalidTransition: the table forbids it (e.g. anything after CLOSED).
+    """
+    db = ws.db
+    reason = close_reason.value if isinstance(close_reason, CloseReason) else close_reason
+    with db.transaction():
+        current = load_process(ws, process_id)
+        apply_transition(db, current.id, current.status, new, reason, result=result, note=note)
+    return load_process(ws, current.id)
+
+
+def load_process(ws: Workspace, ident: str) -> Process:
+    """Return a process by full id or unique id prefix (≥ 4 characters) in this tenant, as stored.
+
+    A read only: a RUNNING process whose worker died stays RUNNING until
+    ``lifecycle.reap_stale`` runs (the commands call it before they read).
+
+    Raises:
+        ProcessNotFound: no match, or a prefix that matches several processes.
+    """
+    tenant = ws.settings.tenant
+    row = store.get_process(ws.db, tenant, ident)
+    if row is None and len(ident) >= MIN_PREFIX:
+        rows = store.find_by_prefix(ws.db, tenant, ident)
+        if len(rows) > 1:
+            raise ProcessNotFound(ident, message=f"process id prefix '{ident}' is ambiguous")
+        row = rows[0] if rows else None
+    if row is None:
+        short = (f" (an id prefix needs at least {MIN_PREFIX} characters)"
+                 if len(ident) < MIN_PREFIX else "")
+        raise ProcessNotFound(ident, message=f"no process with id '{ident}'{short}")
+    return Process.from_row(row)
+
+
+def list_processes(ws: Workspace, all_sessions: bool = False,
+                   statuses: tuple[Status, ...] = (), limit: int | None = None) -> list[Process]:
+    """Return processes of the tenant, newest first.
+
+    Args:
+        ws: workspace.
+        all_sessions: every session of the tenant instead of the current one.
+        statuses: only these statuses when non-empty.
+        limit: at most this many.
+
+    A read only, as ``load_process``.
+    """
+    rows = store.list_processes(
+        ws.db, ws.settings.tenant, None if all_sessions else ws.settings.session,
+        tuple(s.value for s in statuses), limit=limit,
+    )
+    return [Process.from_row(r) for r in rows]

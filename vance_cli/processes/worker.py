@@ -1,0 +1,229 @@
+"""The worker side of a process: RUNNING with a heartbeat, then closed or idle.
+
+Use (an engine's worker, e.g. Slartibartfast)::
+
+    with running(ws, process_id) as run:      # → RUNNING, pid recorded, heartbeat on
+        ...do the work; check run.stop_requested in long loops...
+        run.close(CloseReason.DONE, {"recipePath": path})   # or leave it: → IDLE
+
+Invariants (DESIGN.md §4):
+- Entering moves the process to RUNNING, records this OS pid as
+  ``worker_pid`` and stamps ``heartbeat_at``, in one transaction.
+- A daemon thread, on its own database connection, stamps the heartbeat
+  every ``process.heartbeat_interval`` seconds (never more than a third of
+  ``process.stale_timeout``, so one late beat is not fatal). The stamp only
+  lands while the process is RUNNING under this pid; when it does not (the
+  process was stopped or closed as stale), ``run.stop_requested`` turns True.
+- Leaving: without ``run.close`` the turn ended and the process goes back to
+  IDLE. An exception closes it as ``STALE`` with ``{"reason": "worker failed:
+  …"}``; Ctrl-C or SIGTERM closes it as ``STOPPED``. If someone else closed it
+  meanwhile (``vance process stop``, stale detection), leaving changes nothing.
+- In the main thread, SIGTERM (what ``vance process stop`` sends) raises
+  ``WorkerTerminated`` (a ``SystemExit`` with code 143) so ``finally`` blocks
+  run and the script exits quietly; the previous handler is restored after.
+- A worker killed outright (SIGKILL, a crash) stops stamping; the next
+  ``vance process show|list|wait`` closes it as STALE (``lifecycle.reap_stale``).
+- A launcher that starts a detached worker (the async Slartibartfast
+  fallback) calls ``hand_over`` with the new pid at once, so a worker that
+  dies before its first heartbeat is caught too; the worker then enters
+  ``running(..., adopt=True)``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from vance_cli.base.signals import WorkerTerminated, install_sigterm
+from vance_cli.processes.lifecycle import close_process
+from vance_cli.processes.model import CloseReason, Process, Status
+from vance_cli.processes.records import apply_transition, load_process
+from vance_cli.state import process_store as store
+from vance_cli.state.db import Database
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from vance_cli.workspace import Workspace
+
+
+def heartbeat_interval(interval: float, stale_timeout: float) -> float:
+    """Return the interval a worker really uses: at most a third of the stale timeout.
+
+    Args:
+        interval: ``process.heartbeat_interval``, seconds.
+        stale_timeout: ``process.stale_timeout``, seconds.
+    """
+    return max(0.01, min(interval, stale_timeout / 3))
+
+
+class Heartbeat(threading.Thread):
+    """Daemon thread that stamps a RUNNING process's heartbeat on its own connection.
+
+    Args:
+        db_path: the state database file.
+        process_id: full process id.
+        pid: the worker pid the stamp must match.
+        interval: seconds between stamps.
+    """
+
+    def __init__(self, db_path: Path, process_id: str, pid: int, interval: float) -> None:
+        super().__init__(name=f"vance-heartbeat-{process_id}", daemon=True)
+        self.db_path, self.process_id, self.pid, self.interval = (db_path, process_id, pid,
+                                                                   interval)
+        self.lost = threading.Event()
+        self.beats = 0
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        """Stamp every ``interval`` seconds until stopped or the process is no longer ours."""
+        db = Database.open(self.db_path)
+        try:
+            while not self._stop_event.wait(self.interval):
+                try:
+                    with db.transaction():
+                        ours = store.stamp_heartbeat(db, self.process_id, self.pid)
+                except sqlite3.Error:  # busy past the timeout: try again next beat
+                    continue
+                if not ours:
+                    self.lost.set()
+                    return
+                self.beats += 1
+        finally:
+            db.close()
+
+    def stop(self) -> None:
+        """Stop stamping and wait for the thread to end."""
+        self._stop_event.set()
+        if self.is_alive():
+            self.join()
+
+
+class Run:
+    """What a worker holds while its process is RUNNING (see the module docstring).
+
+    Attributes:
+        process_id: full process id.
+    """
+
+    def __init__(self, ws: Workspace, process_id: str, heartbeat: Heartbeat) -> None:
+        self.ws = ws
+        self.process_id = process_id
+        self._heartbeat = heartbeat
+        self.closed = False
+
+    @property
+    def stop_requested(self) -> bool:
+        """True once the process is no longer RUNNING under this worker (stopped, stale)."""
+        return self._heartbeat.lost.is_set()
+
+    def process(self) -> Process:
+        """Return the process as stored now."""
+        return load_process(self.ws, self.process_id)
+
+    def close(self, reason: CloseReason | str, result: Mapping[str, Any] | None = None,
+              note: str | None = None) -> bool:
+        """Close the process (``DONE`` with its result, or ``STALE`` with a reason).
+
+        Returns:
+            True when this call closed it; False when it was no longer RUNNING
+            (stopped or closed as stale meanwhile): the caller should then
+            discard its work, e.g. not spawn what it generated.
+        """
+        self._heartbeat.stop()
+        _, closed_from = close_process(self.ws, self.process_id, reason, result, note=note,
+                                       only_from=Status.RUNNING)
+        self.closed = True
+        return closed_from is not None
+
+
+def hand_over(ws: Workspace, process_id: str, pid: int) -> bool:
+    """Mark a process RUNNING under a worker a launcher just started (``pid``).
+
+    A detached worker needs a moment to start; recording its pid at once lets
+    stale detection see a worker that died before its first heartbeat. The
+    worker then enters ``running(..., adopt=True)``. If the worker was faster
+    and already made the process RUNNING itself, nothing changes.
+
+    Args:
+        ws: workspace.
+        process_id: full id of a process in a status that may start a turn.
+        pid: the worker's OS pid.
+
+    Returns:
+        True when this call moved the process to RUNNING.
+    """
+    with ws.db.transaction():
+        current = load_process(ws, process_id)
+        if current.status is Status.RUNNING:
+            return False
+        moved = apply_transition(ws.db, current.id, current.status, Status.RUNNING,
+                                 note=f"worker {pid} launched")
+        if moved:
+            store.set_worker(ws.db, current.id, pid)
+        return moved
+
+
+@contextmanager
+def running(ws: Workspace, process_id: str, handle_sigterm: bool = True,
+            adopt: bool = False) -> Iterator[Run]:
+    """Run a turn of a process: RUNNING with a heartbeat, then closed or back to IDLE.
+
+    Args:
+        ws: workspace (database, ``process.heartbeat_interval`` and ``process.stale_timeout``).
+        process_id: full id or unique prefix of a process in INIT, IDLE, PAUSED,
+            SUSPENDED or BLOCKED.
+        handle_sigterm: in the main thread, turn SIGTERM into ``WorkerTerminated``.
+        adopt: take over a process a launcher already made RUNNING under this
+            pid (``hand_over``) instead of failing on RUNNING → RUNNING.
+
+    Yields:
+        A Run: ``close()``, ``stop_requested``, ``process()``.
+
+    Raises:
+        ProcessNotFound: no such process.
+        InvalidTransition: the process cannot start a turn (RUNNING already, or CLOSED).
+    """
+    db, pid = ws.db, os.getpid()
+    with db.transaction():
+        current = load_process(ws, process_id)
+        if not (adopt and current.status is Status.RUNNING and current.worker_pid == pid):
+            apply_transition(db, current.id, current.status, Status.RUNNING, note=f"worker {pid}")
+        store.set_worker(db, current.id, pid)
+    settings = ws.settings
+    beat = Heartbeat(settings.paths.db_file, current.id, pid, heartbeat_interval(
+        settings.process_heartbeat_interval, settings.process_stale_timeout))
+    run = Run(ws, current.id, beat)
+    previous = install_sigterm() if handle_sigterm else None
+    beat.start()
+    try:
+        yield run
+    except BaseException as exc:
+        beat.stop()
+        _close_after(run, exc)
+        raise
+    finally:
+        beat.stop()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    if not run.closed:
+        with db.transaction():
+            apply_transition(db, run.process_id, Status.RUNNING, Status.IDLE, note="turn ended")
+
+
+def _close_after(run: Run, exc: BaseException) -> None:
+    if run.closed:
+        return
+    if isinstance(exc, WorkerTerminated | KeyboardInterrupt):
+        what = "received SIGTERM" if isinstance(exc, WorkerTerminated) else "was interrupted"
+        run.close(CloseReason.STOPPED, {"reason": f"worker {what}"}, note=f"worker {what}")
+        return
+    message = f"worker failed: {type(exc).__name__}: {exc}".rstrip(": ")
+    run.close(CloseReason.STALE, {"reason": message}, note=message)
+
+

@@ -1,0 +1,298 @@
+"""Recipes: named, reusable workflows bound to an engine, and the selector's inventory.
+
+Rules (DESIGN.md §1, §5 step 2):
+- A recipe is ``recipes/<name>.yaml`` with ``engine`` and ``description``
+  (required), optional ``title``, ``params`` (mapping), ``tags`` (strings),
+  ``triggers.keywords`` (strings) and ``internal`` (boolean).
+- Recipes cascade project → tenant → bundled; the first layer wins.
+- One broken file never hides the others: it is reported as a problem and
+  left out.
+- The inventory the selector sees is every recipe minus names starting with
+  ``_`` (so ``_slart/…`` is out) and minus ``internal: true``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vance_cli.base import yamlio
+from vance_cli.base.errors import DocumentError, UnknownRecipe
+from vance_cli.base.names import close_matches
+from vance_cli.base.yaml_types import as_text
+from vance_cli.documents.cascade import DocumentRef, Kind, Layer
+from vance_cli.ranking import terms as recipe_terms
+
+if TYPE_CHECKING:
+    from vance_cli.documents.cache import DocumentCache
+    from vance_cli.workspace import Workspace
+
+CACHE_KIND = "recipe"
+"""Kind tag of recipe entries in the parsed-document cache."""
+
+RECIPE_KEYS = frozenset({"engine", "description", "title", "params", "tags", "triggers",
+                         "internal"})
+"""Top-level keys a recipe may have; others are reported as problems."""
+
+
+@dataclass(frozen=True, slots=True)
+class Recipe:
+    """A parsed recipe.
+
+    Attributes:
+        name: document name, e.g. ``"essay-pipeline"`` or ``"_slart/<runId>/x"``.
+        engine: engine name (checked against the active catalog when spawned).
+        description: what it does; the selector's main evidence.
+        title: short display title ("" when absent).
+        params: default process params, overlaid by the caller's.
+        tags: free-form labels (also ranked by the offline selector).
+        keywords: ``triggers.keywords``, lower-cased (the trigger fast path).
+        internal: hidden from the selector's inventory.
+        layer: where it came from.
+        path: its file.
+    """
+
+    name: str
+    engine: str
+    description: str
+    title: str = ""
+    params: Mapping[str, Any] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    internal: bool = False
+    layer: Layer = Layer.RESOURCE
+    path: Path | None = None
+
+    @property
+    def hidden(self) -> bool:
+        """True when the selector must not see it (``_`` name or ``internal: true``)."""
+        return self.internal or self.name.startswith("_")
+
+    def to_cache(self) -> dict[str, Any]:
+        """Return the parsed content (no name, layer or path) for the document cache."""
+        return {"engine": self.engine, "description": self.description, "title": self.title,
+                "params": dict(self.params), "tags": list(self.tags),
+                "keywords": list(self.keywords), "internal": self.internal}
+
+    @classmethod
+    def from_cache(cls, data: Mapping[str, Any], ref: DocumentRef) -> Recipe:
+        """Rebuild a recipe from ``to_cache`` output and the document it came from."""
+        return cls(name=ref.name, engine=data["engine"], description=data["description"],
+                   title=data["title"], params=data["params"], tags=tuple(data["tags"]),
+                   keywords=tuple(data["keywords"]), internal=data["internal"],
+                   layer=ref.layer, path=ref.path)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the recipe as ``vance recipe show --json`` prints it."""
+        return {
+            "name": self.name, "engine": self.engine, "title": self.title,
+            "description": self.description, "params": dict(self.params),
+            "tags": list(self.tags), "triggers": {"keywords": list(self.keywords)},
+            "internal": self.internal, "layer": self.layer.value,
+            "path": str(self.path) if self.path else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentProblem:
+    """A document left out because it failed to load.
+
+    Attributes:
+        name: document name.
+        layer: where it sits.
+        path: its file.
+        reason: one line, with the line number when known.
+    """
+
+    name: str
+    layer: Layer
+    path: Path
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``{"name", "layer", "path", "reason"}``."""
+        return {"name": self.name, "layer": self.layer.value, "path": str(self.path),
+                "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class RecipeSet:
+    """All recipes over the cascade, plus the files that failed to load.
+
+    Attributes:
+        recipes: name → Recipe, sorted by name.
+        problems: broken files, left out of ``recipes``.
+    """
+
+    recipes: Mapping[str, Recipe]
+    problems: tuple[DocumentProblem, ...] = ()
+
+    def inventory(self) -> list[Recipe]:
+        """Return the selector's inventory: visible recipes in stable (name) order."""
+        return [r for r in self.recipes.values() if not r.hidden]
+
+    def get(self, name: str) -> Recipe:
+        """Return recipe ``name``.
+
+        Raises:
+            UnknownRecipe: not loaded; carries up to 5 close names and the visible ones.
+        """
+        try:
+            return self.recipes[name]
+        except KeyError:
+            visible = [r.name for r in self.inventory()]
+            raise UnknownRecipe(name, close_matches(name, list(self.recipes)), visible) from None
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+
+        if isinstance(value, list) and all(not isinstance(v, dict | list) for v in value):
+            return tuple(str(as_text(v)) for v in value)
+        raise ValueError(f"{where}: expected a list of strings")
+    return tuple(value)
+
+
+def parse_recipe(data: Any, name: str, layer: Layer = Layer.RESOURCE,
+                 path: Path | None = None) -> Recipe:
+    """Check raw recipe data and build a Recipe.
+
+    Args:
+        data: the YAML document (must be a mapping).
+        name: its document name.
+        layer: origin layer.
+        path: its file, for messages.
+
+    Returns:
+        The Recipe.
+
+    Raises:
+        DocumentError: a required field is missing or a field has the wrong shape.
+    """
+    where = str(path) if path else name
+    try:
+        return _parse_recipe(data, name, layer, path)
+    except ValueError as exc:
+        raise DocumentError(str(exc), path=where) from None
+
+
+def _parse_recipe(data: Any, name: str, layer: Layer, path: Path | None) -> Recipe:
+    if not isinstance(data, dict):
+        raise ValueError("a recipe must be a mapping")
+    unknown = sorted(str(k) for k in set(data) - RECIPE_KEYS)
+    if unknown:
+        raise ValueError(f"unknown keys: {', '.join(unknown)}")
+    engine, description = data.get("engine"), data.get("description")
+    if not isinstance(engine, str) or not engine.strip():
+        raise ValueError("'engine' is required (an engine name from the catalog)")
+    if not isinstance(description, str) or not description.strip():
+        raise ValueError("'description' is required (a non-empty string)")
+    title = data.get("title") or ""
+    if not isinstance(title, str):
+        raise ValueError("'title' must be a string")
+    params = data.get("params") or {}
+    if not isinstance(params, dict):
+        raise ValueError("'params' must be a mapping")
+    triggers = data.get("triggers") or {}
+    if not isinstance(triggers, dict):
+        raise ValueError("'triggers' must be a mapping with 'keywords'")
+    internal = data.get("internal", False)
+    if not isinstance(internal, bool):
+        raise ValueError("'internal' must be true or false")
+    keywords = tuple(k.strip().lower() for k in _strings(triggers.get("keywords"),
+                                                        "triggers.keywords") if k.strip())
+    return Recipe(
+        name=name, engine=engine.strip(), description=" ".join(description.split()),
+        title=title.strip(), params=params, tags=_strings(data.get("tags"), "tags"),
+        keywords=keywords, internal=internal, layer=layer, path=path,
+    )
+
+
+def load_recipe_file(ref: DocumentRef, cache: DocumentCache | None = None) -> Recipe:
+    """Read and parse the recipe a cascade lookup found.
+
+    Args:
+        ref: the document.
+        cache: parsed-document cache; a hit skips the YAML parser and the
+            ranking's analysis of the text (``recipe_terms``; kept for visible
+            recipes), and a broken file's problem is remembered as well.
+
+    Raises:
+        DocumentError: unreadable, invalid YAML (with position) or invalid recipe.
+    """
+    signature = cache.signature(ref.path) if cache else None
+    cached = cache.get(ref.path, CACHE_KIND, signature) if cache else None
+    if isinstance(cached, dict):
+        problem = cached.get("problem")
+        if isinstance(problem, dict):
+            raise DocumentError(problem["reason"], path=problem["path"], line=problem["line"],
+                                column=problem["column"])
+        recipe = Recipe.from_cache(cached, ref)
+        recipe_terms.remember(recipe, cached.get("analysis"))
+        return recipe
+
+    try:
+        recipe = parse_recipe(yamlio.load_file(ref.path), ref.name, ref.layer, ref.path)
+    except DocumentError as exc:
+        if cache:
+            cache.put(ref.path, CACHE_KIND, signature, {"problem": {
+                "reason": exc.reason, "path": exc.path, "line": exc.line, "column": exc.column}})
+        raise
+    value = recipe.to_cache()
+    if cache and _json_safe(value):
+        if not recipe.hidden:  # the selector never ranks a hidden recipe
+            value["analysis"] = recipe_terms.to_cache(recipe_terms.analyse(recipe))
+        cache.put(ref.path, CACHE_KIND, signature, value)
+    return recipe
+
+
+def _json_safe(value: Any) -> bool:
+    """True when ``value`` survives a JSON round trip unchanged (e.g. no integer keys)."""
+    try:
+        return bool(json.loads(json.dumps(value)) == value)
+    except (TypeError, ValueError):
+        return False
+
+
+def load_recipes(ws: Workspace) -> RecipeSet:
+    """Load every recipe over the cascade; broken files become problems.
+
+    Args:
+        ws: the workspace whose recipe cascade is read (and whose document cache is used).
+
+    Returns:
+        A RecipeSet; never raises for a single bad file.
+    """
+    recipes: dict[str, Recipe] = {}
+    problems: list[DocumentProblem] = []
+    cache = ws.document_cache
+    for ref in ws.cascade(Kind.RECIPES).list():
+        try:
+            recipes[ref.name] = load_recipe_file(ref, cache)
+        except DocumentError as exc:
+            problems.append(DocumentProblem(ref.name, ref.layer, ref.path, exc.message))
+    cache.save()
+    return RecipeSet(recipes=recipes, problems=tuple(problems))
+
+
+def find_recipe(ws: Workspace, name: str) -> Recipe:
+    """Resolve one recipe through the cascade (any name, hidden ones included).
+
+    Raises:
+        InvalidDocumentName: the name is not a valid document name.
+        UnknownRecipe: no layer has it (with close names and the visible ones).
+        DocumentError: the file that the cascade found is broken.
+    """
+    ref = ws.cascade(Kind.RECIPES).find(name)
+    if ref is None:
+        return load_recipes(ws).get(name)  # raises UnknownRecipe with suggestions
+    cache = ws.document_cache
+    try:
+        return load_recipe_file(ref, cache)
+    finally:
+        cache.save()
