@@ -280,7 +280,8 @@ def test_help_for_new_commands() -> None:
 def test_readme_documents_delegate_log_and_every_reason_code() -> None:
     from vance_cli.selector.decision import NoneReason
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = "\n".join((Path(__file__).parents[2] / page).read_text(encoding="utf-8")
+                       for page in ("README.md", "docs/delegate.md"))
     assert "## Delegate" in readme and "### vance log" in readme
     assert 'vance delegate --task "Write a short essay about the history of tea"' in readme
     missing = [r.value for r in NoneReason if f"| `{r.value}` |" not in readme]

@@ -341,14 +341,14 @@ README_OFFLINE_EXAMPLES = [
     ("a mind map about Python", None),
     ("a cat translating a book", "translate"),
 ]
-"""The offline examples README.md states ("… pick nothing"), with what they pick."""
+"""The offline examples docs/delegate.md states ("… pick nothing"), with what they pick."""
 
 
 @pytest.mark.parametrize(("task", "expected"), README_OFFLINE_EXAMPLES)
 def test_readme_offline_examples_are_true(task: str, expected: str | None) -> None:
     import re
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).parents[2] / "docs" / "delegate.md").read_text(encoding="utf-8")
     plain = " ".join(readme.replace("*", "").split())
     assert f'"{task}"' in plain  # the README says exactly this sentence
     decision = select(_ws(), task)
