@@ -1,6 +1,6 @@
 """OpenAI-compatible chat completions: one bounded, redacted call.
 
-Rules (DESIGN.md §10):
+Rules (docs/configuration.md):
 - Any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, LM Studio, llama.cpp
   server) through the ``openai`` package. ``openai`` costs about 0.6 s to
   import, so it is imported inside ``complete()`` only: commands that never
@@ -56,7 +56,7 @@ answer these to a parameter they do not support."""
 
 DEFAULT_MAX_TOKENS = 4096
 """Cap on a reply's length, in tokens: room for a reasoning model's ``<think>`` block;
-a reply cut off there is ``truncated`` (DESIGN.md §5)."""
+a reply cut off there is ``truncated`` (docs/delegate.md)."""
 
 MAX_ERROR_TEXT = 300
 """Longest server error text kept in a message, in characters."""

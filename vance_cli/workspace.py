@@ -3,7 +3,7 @@
 One ``Workspace`` is built per command from ``Settings`` and the current
 directory; every core function takes it instead of re-deriving paths.
 
-Layers (DESIGN.md §2), highest first:
+Layers (docs/documents.md), highest first:
 - PROJECT: a ``.vance/`` folder found from the current directory upwards,
   else ``<data>/tenants/<t>/projects/<project>/`` (absent when the project is
   ``_tenant`` or empty);
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from vance_cli.catalog.model import Catalog
 
 TENANT_PROJECT = "_tenant"
-"""The tenant's own project id (DESIGN.md §2)."""
+"""The tenant's own project id (docs/documents.md)."""
 
 
 @dataclass
@@ -110,7 +110,7 @@ class Workspace:
         return DocumentCache.load(self.settings.paths.cache_dir, WIZARDS_FILE_NAME)
 
     def catalog(self) -> Catalog:
-        """Return the active engine catalog (DESIGN.md §7), read fresh each call."""
+        """Return the active engine catalog (docs/catalog.md), read fresh each call."""
         return active_catalog(self.settings.paths)
 
     @cached_property

@@ -1,6 +1,6 @@
 """Settings: one frozen value resolved from flags, environment, config file and defaults.
 
-Rule (DESIGN.md §2, §10): each key is taken from the first source that has
+Rule (docs/documents.md, §10): each key is taken from the first source that has
 it, in this order:
 
 1. command-line flags (``--tenant`` …),
@@ -195,7 +195,7 @@ class KeySpec:
         secret: never shown in full (``config show`` masks it).
         path: a file path, made absolute when read (``absolute_path``) and
             stored absolute by ``vance config set``.
-        help: one line for ``config show`` and the README.
+        help: one line for ``config show`` and docs/configuration.md.
     """
 
     key: str
@@ -270,7 +270,7 @@ def spec_for(key: str) -> KeySpec:
 def locale_language(environ: Mapping[str, str]) -> str | None:
     """Return the language of the POSIX locale (``LANG=de_DE.UTF-8`` → ``de``), or None.
 
-    Rule: DESIGN.md §8 "Language"; ``LC_ALL`` beats ``LC_MESSAGES`` beats ``LANG``;
+    Rule: docs/wizards.md "Texts and language"; ``LC_ALL`` beats ``LC_MESSAGES`` beats ``LANG``;
     ``C`` and ``POSIX`` carry no language.
     """
     for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
@@ -289,7 +289,7 @@ def _default_user() -> str:
         name = getpass.getuser()
     except (KeyError, OSError):  # no passwd entry (containers)
         return "user"
-    # An id is a folder name (DESIGN.md §2): "DOMAIN\\anna" or "Anna Maier" cannot be one.
+    # An id is a folder name (docs/documents.md): "DOMAIN\\anna" or "Anna Maier" cannot be one.
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:ID_MAX]
     return safe if safe.strip(".") else "user"
 
@@ -354,7 +354,7 @@ class Settings:
 
     @property
     def llm_configured(self) -> bool:
-        """True when a base URL or an API key is set (DESIGN.md §5: else offline)."""
+        """True when a base URL or an API key is set (docs/delegate.md: else offline)."""
         return bool(self.llm_base_url or self.llm_api_key)
 
     def get(self, key: str) -> Any:
@@ -511,7 +511,7 @@ def set_config_value(paths: Paths, key: str, value: str) -> Any:
         except ValueError as exc:
             raise ConfigError(f"{key}: {exc}", key=key) from None
         if spec.path and typed:
-            typed = absolute_path(typed, Path.cwd())  # README: "stored absolute"
+            typed = absolute_path(typed, Path.cwd())  # docs/configuration.md: "stored absolute"
     path = paths.config_file
     data = yamlio.load_mapping(path) if path.is_file() else {}
     node: dict[str, Any] = data

@@ -3,7 +3,7 @@
 Invariants:
 - Every class carries a stable snake_case ``code`` (for ``--json`` error
   output and tests) and an ``exit_code``: 2 for bad input or usage, 1 for a
-  runtime failure (DESIGN.md §3 "Exit codes").
+  runtime failure (docs/exit-codes.md).
 - Exceptions carry data (names, paths, close matches, field paths), never
   terminal formatting, and never print. ``cli/boundary.py`` is the one place
   that turns them into a stderr line and an exit code.
@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 EXIT_OK = 0
-"""Success, including a selector ``NONE`` (DESIGN.md §3)."""
+"""Success, including a selector ``NONE`` (docs/exit-codes.md)."""
 EXIT_RUNTIME = 1
 """A runtime failure (network, disk, a catalog that fails to reload)."""
 EXIT_USAGE = 2
 """Bad flags or invalid input: failed validation, unknown wizard or recipe."""
 EXIT_NO_MATCH = 3
-"""``vance delegate --require-match`` got ``NONE`` (DESIGN.md §3)."""
+"""``vance delegate --require-match`` got ``NONE`` (docs/exit-codes.md)."""
 EXIT_TIMEOUT = 124
 """``vance process wait`` timed out (as coreutils' ``timeout``)."""
 EXIT_INTERRUPTED = 130
@@ -64,7 +64,7 @@ class InputError(VanceError, ValueError):
 class InvalidDocumentName(InputError):
     """A document name with ``..``, an absolute path, an empty segment or a bad character.
 
-    Rule: DESIGN.md §2, last bullet.
+    Rule: docs/documents.md, last bullet.
     """
 
     code = "invalid_document_name"
@@ -73,7 +73,7 @@ class InvalidDocumentName(InputError):
 class InvalidId(InputError):
     """A tenant, project, user or session id that cannot be one path segment.
 
-    Rule: DESIGN.md §2 (ids become folders: ``tenants/<tenant>/projects/<project>``).
+    Rule: docs/documents.md (ids become folders: ``tenants/<tenant>/projects/<project>``).
 
     Args:
         message: what is wrong, one line.
@@ -116,7 +116,7 @@ class NotFoundError(InputError, LookupError):
 
 
 class UnknownRecipe(NotFoundError):
-    """Recipe name not found in the recipe cascade (DESIGN.md §4).
+    """Recipe name not found in the recipe cascade (docs/processes.md).
 
     The message names up to 5 close names ("did you mean") and the available
     recipes — the first ``LISTED_AVAILABLE`` of them, then how many more;
@@ -143,7 +143,7 @@ class UnknownRecipe(NotFoundError):
 
 
 class UnknownEngine(NotFoundError):
-    """A recipe names an engine the active catalog does not have (DESIGN.md §4)."""
+    """A recipe names an engine the active catalog does not have (docs/processes.md)."""
 
     code = "unknown_engine"
 
@@ -166,7 +166,7 @@ class ProcessNotFound(NotFoundError):
 
 
 class DuplicateProcessName(InputError):
-    """A process name already used in this (tenant, session) (DESIGN.md §4)."""
+    """A process name already used in this (tenant, session) (docs/processes.md)."""
 
     code = "duplicate_process_name"
 
@@ -183,7 +183,7 @@ class DuplicateProcessName(InputError):
 class ReservedProcessName(InputError):
     """A caller-given process name starting with ``_``: that prefix is vance's own.
 
-    Rule: DESIGN.md §5 step 2 (``_`` names are internal, as ``_session-root``).
+    Rule: docs/delegate.md step 2 (``_`` names are internal, as ``_session-root``).
 
     Args:
         name: the name as given (stripped).
@@ -237,13 +237,13 @@ class DocumentError(InputError):
 
 
 class CatalogError(VanceError):
-    """The engine catalog cannot be loaded, validated or activated: exit 1 (DESIGN.md §7)."""
+    """The engine catalog cannot be loaded, validated or activated: exit 1 (docs/catalog.md)."""
 
     code = "catalog_error"
 
 
 class InvalidTransition(VanceError):
-    """A process status change the transition table forbids (DESIGN.md §4)."""
+    """A process status change the transition table forbids (docs/processes.md)."""
 
     code = "invalid_transition"
 
@@ -267,7 +267,7 @@ _FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
 class StorageError(VanceError):
     """The file system refused to let vance write its home or state: exit 1 (runtime).
 
-    Rule: DESIGN.md §3 "Exit codes" (``1`` runtime error: an environment
+    Rule: docs/exit-codes.md (``1`` runtime error: an environment
     failure, not bad input).
 
     Args:
@@ -315,13 +315,13 @@ class LLMError(VanceError):
 
 
 class LLMNotConfigured(LLMError):
-    """No base URL and no key configured (DESIGN.md §5, offline paragraph)."""
+    """No base URL and no key configured (docs/delegate.md, offline paragraph)."""
 
     code = "llm_not_configured"
 
 
 class UnknownWizard(NotFoundError):
-    """Wizard name not found in the wizard cascade (DESIGN.md §8): exit 2."""
+    """Wizard name not found in the wizard cascade (docs/wizards.md): exit 2."""
 
     code = "unknown_wizard"
 
@@ -330,13 +330,13 @@ class UnknownWizard(NotFoundError):
 
 
 class WizardBroken(DocumentError):
-    """A wizard asked for by name exists but fails to load (DESIGN.md §8 "fail-fast")."""
+    """A wizard asked for by name exists but fails to load (docs/wizards.md "Loading")."""
 
     code = "wizard_broken"
 
 
 class InvalidWizardLink(InputError):
-    """A ``vance:/wizards/<name>?kind=wizard&…`` link that cannot be opened (DESIGN.md §8).
+    """A ``vance:/wizards/<name>?kind=wizard&…`` link that cannot be opened (docs/wizards.md).
 
     Args:
         message: what is wrong with the link, one line.
@@ -369,7 +369,7 @@ class RenderError(VanceError):
 
 
 class FormInvalid(InputError):
-    """Wizard form values failed validation; ``errors`` is the full list (DESIGN.md §8).
+    """Wizard form values failed validation; ``errors`` is the full list (docs/wizards.md).
 
     Args:
         errors: ``[{"field": "members[2].name", "error": "required"}, …]``, all of them.
@@ -386,7 +386,7 @@ class FormInvalid(InputError):
         self.errors = errs
 
     def to_json(self) -> dict[str, Any]:
-        """Return ``{"errors": [...]}``, the shape DESIGN.md §8 fixes."""
+        """Return ``{"errors": [...]}``, the shape docs/wizards.md fixes."""
         return {"errors": self.errors}
 
 
@@ -409,7 +409,7 @@ class TaskTemplateError(InputError):
     """A batch task template that does not compile, or fails to render for one item.
 
     A compile error stops the batch before any item runs (exit 2); a render
-    error is that item's error and the batch goes on (DESIGN.md §3, batch).
+    error is that item's error and the batch goes on (docs/exit-codes.md, batch).
 
     Args:
         message: one line naming the item (when there is one) and the cause.

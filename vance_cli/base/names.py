@@ -74,7 +74,7 @@ def check_id(value: str, kind: str) -> str:
     Raises:
         InvalidId: empty, ``.``/``..``, too long, or a character outside ``[A-Za-z0-9_.-]``.
 
-    Rule: DESIGN.md §2.
+    Rule: docs/documents.md.
     """
     if not isinstance(value, str) or not value:
         raise InvalidId(f"{kind} id is empty", kind=kind, value=str(value))

@@ -1,6 +1,6 @@
 """Every location vance reads or writes, as one ``Paths`` object.
 
-Rules (DESIGN.md §2):
+Rules (docs/documents.md):
 - ``VANCE_HOME`` (or ``--home``) puts config, data and state in one folder:
   ``<home>/config.yaml``, ``<home>/data/``, ``<home>/state/``.
 - Without it, platformdirs' user config, user data and user state dirs for
@@ -105,7 +105,7 @@ class Paths:
 
     @property
     def catalog_state_dir(self) -> Path:
-        """Folder of the active engine catalog record and its lock (DESIGN.md §7)."""
+        """Folder of the active engine catalog record and its lock (docs/catalog.md)."""
         return self.state_dir / "catalog"
 
     @property

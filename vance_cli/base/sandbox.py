@@ -1,4 +1,4 @@
-"""The Jinja2 sandbox wizards render in, and its policy (DESIGN.md §8 "Render").
+"""The Jinja2 sandbox wizards render in, and its policy (docs/wizards.md "Templates").
 
 Policy, enforced in two places:
 
@@ -42,7 +42,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from vance_cli.base.errors import RenderError
 
 MAX_OUTPUT_CHARS = 1_000_000
-"""Characters a render may produce (DESIGN.md §8); more is a RenderError, not a truncation."""
+"""Characters a render may produce (docs/wizards.md); more is a RenderError, not a truncation."""
 
 MAX_RANGE = 10_000
 """Items ``range()`` may yield in a template (Jinja2's sandbox allows 100,000); a prompt
@@ -187,7 +187,7 @@ def compile_template(source: str) -> Template:
     Raises:
         TemplateRejected: a syntax error, or a tag or name the policy forbids (with its line).
 
-    Rule: DESIGN.md §8 "Render"; fail at load, never at render.
+    Rule: docs/wizards.md "Templates"; fail at load, never at render.
     """
     env = environment()
     try:

@@ -34,7 +34,7 @@ control characters and format characters (``U+200B`` zero-width space,
 def is_blank(text: str) -> bool:
     """Return True when ``text`` shows nothing: empty, white space or invisible format characters.
 
-    Rule: DESIGN.md §5 step 1 (an empty task is ``NONE`` ``empty_task``); a
+    Rule: docs/delegate.md step 1 (an empty task is ``NONE`` ``empty_task``); a
     task of ``"\u200b\u200d\ufeff"`` is as empty as one of spaces.
 
     Args:

@@ -1,6 +1,6 @@
 """The one safe YAML reader (and writer) of vance: the light facade over ``yaml_dialect``.
 
-Invariants (DESIGN.md §8 "YAML"):
+Invariants (docs/documents.md "Recipes"):
 - Documents are UTF-8; a BOM is tolerated. Invalid UTF-8 is an error that
   names the file, never a crash.
 - Safe loading only, with LibYAML's C parser when present (about 5 times faster).

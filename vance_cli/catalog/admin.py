@@ -1,6 +1,6 @@
 """Operator catalog operations: validate a catalog file, reload (activate) it, show status.
 
-Rules (DESIGN.md §7):
+Rules (docs/catalog.md):
 - The file reloaded is ``--file``, else the setting ``catalog.file``
   (``VANCE_ENGINE_CATALOG``); with neither it is a usage error. Setting
   ``catalog.file`` alone activates nothing: the bundled catalog (or the last
@@ -234,7 +234,7 @@ def validate_catalog_file(ws: Workspace, file: str | Path,
     Returns:
         A CatalogCheck (``ok`` says whether ``reload`` would accept it).
 
-    Rule: DESIGN.md §7.
+    Rule: docs/catalog.md.
     """
     path = Path(file).expanduser().absolute()
     try:
@@ -270,7 +270,7 @@ def reload_catalog(ws: Workspace, file: str | Path | None = None, *, bundled: bo
         CatalogError: the lock was not free within ``lock_timeout``, or the
             record could not be written (the previous record is untouched).
 
-    Rule: DESIGN.md §7.
+    Rule: docs/catalog.md.
     """
     import filelock
 

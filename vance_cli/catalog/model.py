@@ -1,6 +1,6 @@
 """The engine catalog: which engines exist and what each is for.
 
-Invariants (DESIGN.md §1, §7):
+Invariants (docs/architecture.md, §7):
 - A catalog file is a YAML mapping with one key, ``engines:``, of engine
   name → ``purpose``, ``when_to_use``, ``not_for`` (non-empty text; a YAML
   number such as ``3.10`` is read as the text written). Engine names match
@@ -370,7 +370,7 @@ def load_active(paths: Paths) -> ActiveCatalog:
         damaged (never an exception: a broken record must not stop every
         command, and ``vance catalog reload`` repairs it).
 
-    Rule: DESIGN.md §7.
+    Rule: docs/catalog.md.
     """
     record = paths.active_catalog_file
     try:

@@ -1,6 +1,6 @@
 """The sole printer of vance's command-line layer.
 
-Rules (DESIGN.md §3):
+Rules (docs/exit-codes.md):
 - ``--json`` output is one JSON document on stdout, written as plain text
   (never through Rich, which wraps at 80 columns and eats ``[brackets]``).
 - Human output goes through Rich on stdout; Rich honours ``NO_COLOR``.
@@ -67,7 +67,7 @@ def visible(text: str, keep_layout: bool = True) -> str:
         The text; C0 controls show as Unicode control pictures (ESC → ``␛``),
         DEL as ``␡``, C1 controls as ``\x9b``.
 
-    Rule: DESIGN.md §3 (human output).
+    Rule: docs/exit-codes.md (human output).
     """
     return (_CONTROL if keep_layout else _CONTROL_ALL).sub(_picture, text)
 
@@ -97,7 +97,7 @@ def release_stdout() -> None:
     Later writes, and the interpreter's final flush, then succeed silently, so
     the command runs to its end and exits with its own code: the reader
     stopping early is not an error, and the exit code does not depend on how
-    much output was still unwritten. Rule: DESIGN.md §3 ("``| head`` ends
+    much output was still unwritten. Rule: docs/exit-codes.md ("``| head`` ends
     quietly").
     """
     try:
@@ -225,7 +225,7 @@ def info(message: str) -> None:
 def note(message: str) -> None:
     """Write a diagnostic line to stderr only when stderr is a terminal (counts, captions).
 
-    Rule: DESIGN.md §3 (diagnostics only on a TTY).
+    Rule: docs/exit-codes.md (diagnostics only on a TTY).
     """
     if sys.stderr.isatty():
         info(message)
@@ -270,7 +270,7 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any
             to ``MIN_ONE_LINE`` cells, when the row is wider than the terminal
             (e.g. a long generated name before the id one acts on).
 
-    Rule: DESIGN.md §3 (human output, diagnostics only on a TTY).
+    Rule: docs/exit-codes.md (human output, diagnostics only on a TTY).
     """
     raw = [[display(cell) for cell in row] for row in rows]
     if not sys.stdout.isatty():

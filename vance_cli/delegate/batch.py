@@ -1,6 +1,6 @@
 """Batch delegation: one task template, many items, the selector asked once.
 
-Rules (DESIGN.md §3 ``vance delegate --task-template T --items FILE|-``, §5):
+Rules (docs/exit-codes.md ``vance delegate --task-template T --items FILE|-``, §5):
 - Items and the template are read by ``batch_input``. The template is
   compiled before anything runs: a template that does not compile stops the
   batch (exit 2) before any selector call.
@@ -340,7 +340,7 @@ def start_batch(ws: Workspace, request: BatchRequest, *,
         ProcessNotFound: ``caller`` names no process.
         StateError: the state database cannot be used.
 
-    Rule: DESIGN.md §3 (batch) and §5.
+    Rule: docs/exit-codes.md (batch) and §5.
     """
     templates = _Templates(TaskTemplate(request.template),
                            TaskTemplate(request.title, TITLE_LABEL) if request.title else None,

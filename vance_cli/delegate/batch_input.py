@@ -1,6 +1,6 @@
 """Batch input: the items file and the task template rendered over each item.
 
-Rules (DESIGN.md §3, ``vance delegate --task-template T --items FILE|-``):
+Rules (docs/exit-codes.md, ``vance delegate --task-template T --items FILE|-``):
 - Items are read as UTF-8 (a BOM is tolerated); lines end in LF, CRLF
   or CR. Blank lines (white space or zero-width characters only,
   ``text_input.is_blank``) are skipped; an item's

@@ -1,4 +1,4 @@
-"""process_create_delegate: the selector decides, a MATCH starts a process (DESIGN.md §5).
+"""process_create_delegate: the selector decides, a MATCH starts a process (docs/delegate.md).
 
 Flow of ``delegate()``:
 1. ``--caller PID`` → the caller's model preference (its params' ``model``,
@@ -45,7 +45,7 @@ NAME_ATTEMPTS = 3
 
 
 class FallbackOutcome(Protocol):
-    """What a fallback runner returns (DESIGN.md §5 output, ``fallback`` object)."""
+    """What a fallback runner returns (docs/delegate.md output, ``fallback`` object)."""
 
     @property
     def process(self) -> Process | None:
@@ -80,7 +80,7 @@ class DelegateResult:
     warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        """Return exactly DESIGN.md §5's keys.
+        """Return exactly docs/delegate.md's keys.
 
         Keys: decision, recipe, engine, rationale, reason, process, fallback.
         """
@@ -95,7 +95,7 @@ class DelegateResult:
 def caller_model(ws: Workspace, caller: Process) -> str | None:
     """Return the caller's model preference: its params' ``model``, else its recipe's.
 
-    Rule: DESIGN.md §5 step 4 ("--caller PID → that process's recipe params.model").
+    Rule: docs/delegate.md step 4 ("--caller PID → that process's recipe params.model").
     """
     model = caller.params.get("model")
     if not model:
@@ -125,7 +125,7 @@ def delegate(ws: Workspace, request: DelegateRequest, *, progress: Progress | No
         UnknownEngine: the matched recipe's engine is not in the active catalog.
         StateError: the state database cannot be used.
 
-    Rule: DESIGN.md §5.
+    Rule: docs/delegate.md.
     """
     _check_name_first(ws, request)
     caller = load_process(ws, request.caller) if request.caller else None

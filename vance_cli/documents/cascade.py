@@ -1,6 +1,6 @@
 """Documents and the cascade of layers they are looked up in.
 
-Rules (DESIGN.md §2):
+Rules (docs/documents.md):
 - A document name is a relative path of ``[A-Za-z0-9_.-]`` segments; ``..``,
   ``.``, absolute paths and empty segments are rejected before any disk access
   (``check_name``), as Jinja's ``split_template_path`` does.
@@ -26,7 +26,7 @@ from vance_cli.base.names import SEGMENT, check_name
 
 
 class Layer(StrEnum):
-    """Where a document came from, highest priority first (DESIGN.md §2)."""
+    """Where a document came from, highest priority first (docs/documents.md)."""
 
     PROJECT = "PROJECT"
     USER = "USER"

@@ -1,6 +1,6 @@
 """Process lifecycle around a worker: stale detection, wait, stop.
 
-Rules (DESIGN.md §4):
+Rules (docs/processes.md):
 - Only RUNNING needs a live worker (a turn is running). A RUNNING process is
   **stale** when its recorded worker pid no longer exists (or is a zombie),
   or when its last sign of life — ``heartbeat_at``, else ``updated_at`` — is
@@ -230,7 +230,7 @@ def wait_process(ws: Workspace, ident: str, timeout: float | None = None,
     Raises:
         ProcessNotFound: no such process.
 
-    Rule: DESIGN.md §3 (``process wait``: 0 DONE, 1 closed otherwise, 124 timeout).
+    Rule: docs/exit-codes.md (``process wait``: 0 DONE, 1 closed otherwise, 124 timeout).
     """
     start = time.monotonic()
     process = reap_and_load(ws, ident)

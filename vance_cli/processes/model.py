@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 
 class Status(StrEnum):
-    """Process statuses of the original system (DESIGN.md §4)."""
+    """Process statuses of the original system (docs/processes.md)."""
 
     INIT = "INIT"
     RUNNING = "RUNNING"
@@ -85,7 +85,7 @@ RESERVED_PREFIX = "_"
 
 @dataclass(frozen=True, slots=True)
 class Process:
-    """One process as DESIGN.md §4 shows it.
+    """One process as docs/processes.md shows it.
 
     Attributes mirror the JSON keys; ``params`` and ``result`` are mappings;
     times are ISO-8601 UTC strings.
@@ -125,7 +125,7 @@ class Process:
         )
 
     def to_json(self) -> dict[str, Any]:
-        """Return the DESIGN.md §4 process object (plus ``result`` when there is one)."""
+        """Return the docs/processes.md process object (plus ``result`` when there is one)."""
         out: dict[str, Any] = {
             "id": self.id, "name": self.name, "session": self.session, "recipe": self.recipe,
             "engine": self.engine, "title": self.title, "goal": self.goal,
@@ -140,7 +140,7 @@ class Process:
 
 @dataclass(frozen=True, slots=True)
 class ProcessSpec:
-    """What process_create needs (DESIGN.md §4).
+    """What process_create needs (docs/processes.md).
 
     Attributes:
         recipe: recipe name, resolved through the cascade.

@@ -1,6 +1,6 @@
 """The session root: the process that stands for the session itself.
 
-Rules (README "Delegate", async fallback):
+Rules (docs/delegate.md, async fallback):
 - Every (tenant, session) may have one root process: recipe
   ``session-root`` (internal, engine ``arthur``), reserved name
   ``_session-root``. It is the default recipient of notifications when no

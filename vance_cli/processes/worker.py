@@ -6,7 +6,7 @@ Use (an engine's worker, e.g. Slartibartfast)::
         ...do the work; check run.stop_requested in long loops...
         run.close(CloseReason.DONE, {"recipePath": path})   # or leave it: → IDLE
 
-Invariants (DESIGN.md §4):
+Invariants (docs/processes.md):
 - Entering moves the process to RUNNING, records this OS pid as
   ``worker_pid`` and stamps ``heartbeat_at``, in one transaction.
 - A daemon thread, on its own database connection, stamps the heartbeat

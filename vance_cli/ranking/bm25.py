@@ -1,6 +1,6 @@
 """Lexical ranking of recipes for a task: field-weighted BM25 (BM25F) over stemmed words.
 
-Used twice (DESIGN.md §5): to cap the inventory shown to the LLM at the 50
+Used twice (docs/delegate.md): to cap the inventory shown to the LLM at the 50
 recipes most relevant to the task, and by the offline selector, which also
 weighs each hit's evidence (``Hit.words``, ``Hit.phrases``, ``Hit.cues``).
 
@@ -101,7 +101,7 @@ COMPOUND_FIRST = 3
 """Shortest first part of such a compound, in letters."""
 
 INVENTORY_CAP = 50
-"""Most recipes shown to the LLM (DESIGN.md §5 step 4)."""
+"""Most recipes shown to the LLM (docs/delegate.md step 4)."""
 
 _NAME_SEPARATOR = re.compile(r"[-_/.]")
 
@@ -285,7 +285,7 @@ def rank(recipes: Sequence[Recipe], task: str) -> list[Hit]:
     Returns:
         One Hit per recipe, best first; equal scores in name order.
 
-    Rule: DESIGN.md §5 step 4 (the 50-entry cap) and the offline selector.
+    Rule: docs/delegate.md step 4 (the 50-entry cap) and the offline selector.
     """
     ordered = sorted(recipes, key=lambda r: r.name)
     found: dict[int, _Evidence] = defaultdict(_Evidence)
@@ -403,7 +403,7 @@ def cap_inventory(recipes: Sequence[Recipe], task: str,
         names (the LLM may then weigh the person's explicit choice; showing a
         recipe is not choosing it), then the best by ``rank``.
 
-    Rule: DESIGN.md §5 step 4.
+    Rule: docs/delegate.md step 4.
     """
     ordered = sorted(recipes, key=lambda r: r.name)
     if len(ordered) <= limit:

@@ -1,6 +1,6 @@
 """Recipes: named, reusable workflows bound to an engine, and the selector's inventory.
 
-Rules (DESIGN.md §1, §5 step 2):
+Rules (docs/architecture.md, §5 step 2):
 - A recipe is ``recipes/<name>.yaml`` with ``engine`` and ``description``
   (required), optional ``title``, ``params`` (mapping), ``tags`` (strings),
   ``triggers.keywords`` (strings) and ``internal`` (boolean).

@@ -1,4 +1,4 @@
-"""The recipe selector: picks one recipe for a task, or answers NONE (DESIGN.md §5).
+"""The recipe selector: picks one recipe for a task, or answers NONE (docs/delegate.md).
 
 ``select()`` is the entry point; ``Decision`` and ``NoneReason`` are its
 result types. ``prompt`` renders the LLM prompt, ``parse`` reads the reply

@@ -1,4 +1,4 @@
-"""``select()``: one task in, one ``Decision`` out — the selector flow of DESIGN.md §5.
+"""``select()``: one task in, one ``Decision`` out — the selector flow of docs/delegate.md.
 
 Steps, first that decides wins:
 1. empty task → NONE ``empty_task`` (no LLM call);
@@ -52,7 +52,7 @@ def trigger_match(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] 
     spawn: when in doubt, the selector decides. Only the task's first
     ``lexicon.ANALYSED_CHARS`` characters are read, as by the ranking.
 
-    Rule: DESIGN.md §5 step 3.
+    Rule: docs/delegate.md step 3.
     """
     text = lexicon.analysed(task).lower()
     hits: list[tuple[int, Recipe, str]] = []  # (offset in text, recipe, keyword), keyword order
@@ -92,12 +92,12 @@ def select(ws: Workspace, task: str, *, model: str | None = None,
     Returns:
         The Decision; its trace's ``latency_ms`` is the whole selection's wall time.
 
-    Rule: DESIGN.md §5.
+    Rule: docs/delegate.md.
     """
     started = time.monotonic()
     try:
         decision = _select(ws, task, model, recipes, progress)
-    except Exception as exc:  # select() never raises (DESIGN.md §5 step 5)
+    except Exception as exc:  # select() never raises (docs/delegate.md step 5)
         reason, rationale = none_for(exc)
         decision = none(reason, rationale, Mode.PRECHECK)
     return decision.with_trace(latency_ms=round((time.monotonic() - started) * 1000, 1))

@@ -1,6 +1,6 @@
 """The selector's answer: ``Decision``, its ``NoneReason`` codes, and the failure mapping.
 
-Rules (DESIGN.md §5):
+Rules (docs/delegate.md):
 - A decision is ``MATCH`` (with a recipe from the inventory) or ``NONE``
   (with a rationale and a machine-readable ``reason``).
 - Every failure becomes ``NONE``, never an exception: ``none_for`` is the one
@@ -27,11 +27,11 @@ NONE = "NONE"
 """``decision`` value: no recipe (see ``reason``)."""
 
 LLM_FAILED = "LLM call failed: "
-"""Rationale prefix when the LLM call raised (DESIGN.md §5 table)."""
+"""Rationale prefix when the LLM call raised (docs/delegate.md table)."""
 
 
 class NoneReason(StrEnum):
-    """Why the selector answered ``NONE`` (the ``reason`` field; README lists them)."""
+    """Why the selector answered ``NONE`` (the ``reason`` field; docs/delegate.md lists them)."""
 
     EMPTY_TASK = "empty_task"
     """The task is empty or shows nothing (white space, zero-width characters:
@@ -65,7 +65,7 @@ class NoneReason(StrEnum):
     def fallback_eligible(self) -> bool:
         """True when the NONE means "nothing fits", so Slartibartfast may design a recipe.
 
-        Rule: DESIGN.md §5 step 7.
+        Rule: docs/delegate.md step 7.
         """
         return self in _FALLBACK_ELIGIBLE
 
@@ -74,7 +74,7 @@ class NoneReason(StrEnum):
         """Why this NONE gets no Slartibartfast fallback, or None (eligible, or empty task).
 
         Appended to the rationale shown when the fallback is on, so the
-        output says why nothing was designed (DESIGN.md §5 step 7).
+        output says why nothing was designed (docs/delegate.md step 7).
         """
         if self.fallback_eligible or self is NoneReason.EMPTY_TASK:
             return None
@@ -111,7 +111,7 @@ class SelectorFailure(Exception):
 
     Args:
         reason: the NONE reason code.
-        rationale: the full rationale (starting as DESIGN.md §5's table says).
+        rationale: the full rationale (starting as docs/delegate.md's table says).
     """
 
     def __init__(self, reason: NoneReason, rationale: str) -> None:
@@ -180,7 +180,7 @@ class Decision:
         return replace(self, trace=replace(self.trace, **changes))
 
     def to_json(self) -> dict[str, Any]:
-        """Return ``{"decision", "recipe", "engine", "rationale", "reason"}`` (DESIGN.md §5)."""
+        """Return ``{"decision", "recipe", "engine", "rationale", "reason"}`` (docs/delegate.md)."""
         return {
             "decision": self.decision,
             "recipe": self.recipe.name if self.recipe else None,
@@ -203,7 +203,7 @@ def none(reason: NoneReason, rationale: str, mode: Mode, trace: Trace | None = N
 def none_for(failure: BaseException) -> tuple[NoneReason, str]:
     """Map any failure inside the selector to its NONE reason and rationale.
 
-    The one place where failures become reason codes (DESIGN.md §5 step 5):
+    The one place where failures become reason codes (docs/delegate.md step 5):
     ``SelectorFailure`` carries its own; an ``LLMError`` is ``timeout`` or
     ``llm_error`` with ``LLM call failed: <message>``; any other vance error
     (a broken prompt template or catalog) and any unexpected exception is

@@ -1,6 +1,6 @@
 """The offline selector: lexical ranking with an evidence rule (no LLM configured).
 
-Rule (DESIGN.md §5, last paragraph): with no ``llm.base_url`` and no key the
+Rule (docs/delegate.md, last paragraph): with no ``llm.base_url`` and no key the
 selector ranks the inventory by lexical relevance (``vance_cli.ranking.bm25``:
 BM25F over titles, tags, trigger keywords and descriptions) and answers
 ``MATCH`` for the best recipe only when its evidence is enough; else
@@ -93,7 +93,7 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
     Returns:
         A MATCH or a NONE ``offline_no_match`` decision, mode ``offline``.
 
-    Rule: DESIGN.md §5, last paragraph.
+    Rule: docs/delegate.md, last paragraph.
     """
     hits = ranking.rank(inventory, task)
     limit = threshold(len(inventory))

@@ -1,6 +1,6 @@
 """Tolerant parsing of the selector LLM's reply, and the verbatim name check.
 
-Rules (DESIGN.md §5 step 5), in order:
+Rules (docs/delegate.md step 5), in order:
 1. ``finish_reason == "length"`` → NONE ``truncated``, even if a name is readable.
 2. ``<think>…</think>`` blocks are dropped (also an unclosed one, and text
    before a lone ``</think>`` whose opening tag the server stripped).
@@ -42,10 +42,10 @@ MAX_CANDIDATES = 500
 """Most ``{`` positions tried, so a pathological reply cannot make parsing quadratic."""
 
 NO_JSON = "LLM reply has no JSON object"
-"""Rationale for an empty reply or one without ``{`` (DESIGN.md §5 table)."""
+"""Rationale for an empty reply or one without ``{`` (docs/delegate.md table)."""
 
 JSON_ERROR = "JSON parse error: "
-"""Rationale prefix for a malformed object (DESIGN.md §5 table)."""
+"""Rationale prefix for a malformed object (docs/delegate.md table)."""
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.IGNORECASE | re.DOTALL)
 _OPEN_THINK = re.compile(r"<(think|thinking|reasoning)>", re.IGNORECASE)
@@ -235,7 +235,7 @@ def parse_reply(text: str, finish_reason: str | None) -> Reply:
         SelectorFailure: with reason ``truncated``, ``no_json``, ``json_error``,
             ``invalid_decision`` or ``ambiguous_reply``.
 
-    Rule: DESIGN.md §5 step 5.
+    Rule: docs/delegate.md step 5.
     """
     if finish_reason == "length":
         raise SelectorFailure(NoneReason.TRUNCATED,

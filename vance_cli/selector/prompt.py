@@ -1,6 +1,6 @@
 """The selector prompt: the ``prompts/recipe-selector.md`` template, rendered into chat messages.
 
-Rules (DESIGN.md §5 step 4):
+Rules (docs/delegate.md step 4):
 - The template is a document looked up through the prompts cascade
   (project → tenant → bundled), so a tenant can override it.
 - It is rendered by Jinja2 in a sandbox (imported here, lazily: the offline

@@ -1,4 +1,4 @@
-"""The decision log: one row per selector call, in the state database (DESIGN.md §5).
+"""The decision log: one row per selector call, in the state database (docs/delegate.md).
 
 Invariants:
 - A row holds the time, tenant, session, the task's SHA-256, the task text,

@@ -1,4 +1,4 @@
-"""Prompt wizards (DESIGN.md §8): YAML forms whose answers render into a prompt.
+"""Prompt wizards (docs/wizards.md): YAML forms whose answers render into a prompt.
 
 Modules, one concept each:
 

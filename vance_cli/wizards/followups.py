@@ -1,6 +1,6 @@
 """Follow-up links: suggested next wizards appended to a prompt, and parsing them back.
 
-Rules (DESIGN.md §8 "Follow-ups", "vance wizard open"):
+Rules (docs/wizards.md "Follow-ups", "vance wizard open"):
 - A follow-up is shown when its condition is truthy; a condition that fails
   to evaluate counts as false; no condition means always.
 - Its label and prefill values are templates over the form values; an empty
@@ -180,7 +180,7 @@ def _markdown_label(label: str) -> str:
 def append_followups(prompt: str, links: Sequence[FollowUpLink], lang: str) -> str:
     """Return ``prompt`` with the instruction line and one bullet per link appended.
 
-    Rule: DESIGN.md §8 "Follow-ups".
+    Rule: docs/wizards.md "Follow-ups".
     """
     if not links:
         return prompt
@@ -198,7 +198,7 @@ def parse_link(uri: str) -> WizardLink:
         InvalidWizardLink: another scheme, not under ``wizards/``, no
             ``kind=wizard``, or a name ``check_name`` rejects.
 
-    Rule: DESIGN.md §8 "vance wizard open".
+    Rule: docs/wizards.md "Running a wizard".
     """
     parts = urlsplit(uri.strip())
     if parts.scheme != SCHEME:

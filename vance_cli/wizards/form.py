@@ -1,6 +1,6 @@
 """Filling a form: prefill sources, and the UI-free, field-by-field interactive walk.
 
-Rules (DESIGN.md §8 "vance wizard run", "vance wizard open"):
+Rules (docs/wizards.md "Running a wizard", "vance wizard open"):
 - Prefills come from a link (``vance wizard open``), then ``--values FILE|-``
   (JSON or YAML, read with the one YAML reader, so CRLF files and a BOM
   change nothing), then ``--set K=V``; later sources win. They go through
@@ -86,7 +86,7 @@ def merge_prefill(fields: Sequence[WizardField], *sources: Mapping[str, Any]) ->
 
 
 def link_prefill(fields: Sequence[WizardField], pairs: Sequence[tuple[str, str]]) -> Prefill:
-    """Return a link's prefill: unknown keys and repeat fields dropped (DESIGN.md §8)."""
+    """Return a link's prefill: unknown keys and repeat fields dropped (docs/wizards.md)."""
     usable = {f.name for f in fields if f.type is not FieldType.REPEAT}
     return Prefill({key: value for key, value in pairs if key in usable})
 
@@ -283,7 +283,7 @@ def fill_form(fields: Sequence[WizardField], prefill: Mapping[str, Any], asker: 
     Raises:
         Cancelled: Ctrl-C or Ctrl-D; ``partial`` holds the answers so far.
 
-    Rule: DESIGN.md §8 "vance wizard run".
+    Rule: docs/wizards.md "Running a wizard".
     """
     walk = _Walk(asker, lang)
     try:

@@ -1,6 +1,6 @@
 """What ``vance wizard list`` shows: availableIn filtering, grouping and order.
 
-Rules (DESIGN.md §8 "availableIn", §8 "Language", issue 6 part 3):
+Rules (docs/wizards.md "availableIn", §8 "Language"):
 - ``availableIn`` holds globs on the project id: ``*`` matches any run of
   characters without ``/``, every other character matches itself, the whole
   id must match. ``!`` before a pattern excludes. A wizard is visible when a
@@ -49,7 +49,7 @@ def is_available(patterns: Sequence[str], project_id: str) -> bool:
     Returns:
         True when the wizard is listed in that project.
 
-    Rule: DESIGN.md §8 "availableIn".
+    Rule: docs/wizards.md "availableIn".
     """
     if not patterns:
         return True
@@ -89,7 +89,7 @@ def group_wizards(wizards: Sequence[LoadedWizard], project_id: str, lang: str,
         lang: session language for titles and categories.
         category: keep only this category (case-insensitive; any of its languages).
 
-    Rule: DESIGN.md §8 "availableIn"; issue 6 part 3.
+    Rule: docs/wizards.md "availableIn".
     """
     groups: dict[str, list[LoadedWizard]] = {}
     for wizard in wizards:

@@ -1,6 +1,6 @@
 """Loading wizards: fail-fast per file, a report over all of them, templates compiled at load.
 
-Rules (DESIGN.md §8 "Load is fail-fast", §2 cascade):
+Rules (docs/wizards.md "Loading", §2 cascade):
 - One file fails on its first problem class: invalid YAML (with line and
   column), a schema error (missing required key, unknown key, unknown field
   type …, up to three listed with their paths), a default value that fails its
@@ -326,7 +326,7 @@ def load_cascade(cascade: Cascade, cache: DocumentCache | None = None) -> Wizard
         cascade: the wizards cascade.
         cache: parsed-document cache (``Workspace.wizard_cache``); saved at the end.
 
-    Rule: DESIGN.md §8 "Load is fail-fast", §2 listing.
+    Rule: docs/wizards.md "Loading", §2 listing.
     """
     report = WizardLoadReport(tuple(load_outcome(ref.name, ref.layer, ref.path, cache)
                                     for ref in cascade.list()))

@@ -1,4 +1,4 @@
-"""The wizard schema: typed, frozen models parsed from a wizard's YAML (DESIGN.md §8).
+"""The wizard schema: typed, frozen models parsed from a wizard's YAML (docs/wizards.md).
 
 A wizard is ``wizards/<name>.yaml``; its name is the file name. Keys:
 ``title`` (required), ``description``, ``icon``, ``category``, ``fields``
@@ -39,11 +39,11 @@ FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 """A field name: usable as a Jinja2 variable, and as a key in a link's query."""
 
 RESERVED_NAMES = frozenset({"lang", "user", "project"})
-"""Template variables vance supplies itself (DESIGN.md §8 "Render"); no field may shadow them."""
+"""Template variables vance supplies itself (docs/wizards.md "Templates"): no field shadows them."""
 
 
 class FieldType(StrEnum):
-    """The field types of DESIGN.md §8; anything else is ``unknown_field_type`` at load."""
+    """The field types of docs/wizards.md; anything else is ``unknown_field_type`` at load."""
 
     STRING = "string"
     TEXTAREA = "textarea"
@@ -112,7 +112,7 @@ class LocalizableText(RootModel[tuple[tuple[str, str], ...]]):
         Returns:
             The text, or ``""`` when every entry is blank.
 
-        Rule: DESIGN.md §8 "Language".
+        Rule: docs/wizards.md "Texts and language".
         """
         entries = dict(self.root)
         wanted = lang.strip().lower()
@@ -158,7 +158,7 @@ class Choice(BaseModel):
         return text
 
     def label_in(self, lang: str) -> str:
-        """Return the label in ``lang`` (DESIGN.md §8 "Language"), else the value."""
+        """Return the label in ``lang`` (docs/wizards.md "Texts and language"), else the value."""
         if self.label is None:
             return self.value
         return self.label.resolve(lang) or self.value
@@ -263,7 +263,7 @@ def check_unique_names(fields: tuple[WizardField, ...]) -> None:
 
 
 class FollowUp(BaseModel):
-    """A suggested next wizard, appended to the prompt as a link (DESIGN.md §8 "Follow-ups").
+    """A suggested next wizard, appended to the prompt as a link (docs/wizards.md "Follow-ups").
 
     Attributes:
         wizard: the target wizard's name (a document name).
@@ -310,7 +310,7 @@ class FollowUp(BaseModel):
 
 
 class Wizard(BaseModel):
-    """A wizard document (DESIGN.md §8 "Schema"); the name comes from the file name.
+    """A wizard document (docs/wizards.md "Format"); the name comes from the file name.
 
     Attributes:
         title: display title.
@@ -372,7 +372,7 @@ class Wizard(BaseModel):
         return self
 
     def title_in(self, lang: str) -> str:
-        """Return the title in ``lang`` (DESIGN.md §8 "Language")."""
+        """Return the title in ``lang`` (docs/wizards.md "Texts and language")."""
         return self.title.resolve(lang)
 
     def description_in(self, lang: str) -> str:

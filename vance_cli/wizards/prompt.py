@@ -1,6 +1,6 @@
 """From form values to the finished prompt: validate, render, append follow-ups.
 
-Rules (DESIGN.md §8 "Validation before render", "Render", "Follow-ups"):
+Rules (docs/wizards.md "Validation", "Render", "Follow-ups"):
 - Values are validated first; any error stops here with every error
   (``FormInvalid``), nothing is rendered.
 - The template sees each field's typed value plus ``lang``, ``user`` and
@@ -63,7 +63,7 @@ class RenderedPrompt:
     followups: tuple[FollowUpLink, ...] = ()
 
     def to_json(self) -> dict[str, str]:
-        """Return ``{"prompt": text}`` (DESIGN.md §8 ``vance wizard render``)."""
+        """Return ``{"prompt": text}`` (docs/wizards.md ``vance wizard render``)."""
         return {"prompt": self.text}
 
 
@@ -83,7 +83,7 @@ def build_prompt(wizard: LoadedWizard, raw: Mapping[str, Any],
         FormInvalid: a value failed validation (carries every error).
         RenderError: the template failed, or the prompt exceeds the output limit.
 
-    Rule: DESIGN.md §8.
+    Rule: docs/wizards.md.
     """
     values = require_valid(wizard.spec.fields, raw)
     variables = {**values, "lang": context.lang, "user": context.user,

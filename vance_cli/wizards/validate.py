@@ -1,6 +1,6 @@
 """Form validation: raw answers → typed values, or every error with its 0-based path.
 
-Rules (DESIGN.md §8 "Validation before render"):
+Rules (docs/wizards.md "Validation"):
 - All errors are collected, never fail-fast. A path is the field name, with
   ``[i]`` (0-based) for a repeat entry or a multi_select element and ``.`` for
   a field inside an entry: ``members[2].name``, ``tags[0]``.
@@ -44,7 +44,7 @@ _BOOLEAN_TEXT = {"true": True, "1": True, "yes": True,
 
 
 class ErrorCode(StrEnum):
-    """Validation error codes (DESIGN.md §8), stable for clients."""
+    """Validation error codes (docs/wizards.md), stable for clients."""
 
     REQUIRED = "required"
     EXPECTED_STRING = "expected_string"
@@ -131,7 +131,7 @@ class FormResult:
         return not self.errors
 
     def to_json(self) -> dict[str, Any]:
-        """Return ``{"errors": [...]}`` (DESIGN.md §8)."""
+        """Return ``{"errors": [...]}`` (docs/wizards.md)."""
         return {"errors": [e.to_json() for e in self.errors]}
 
 
@@ -161,7 +161,7 @@ def parse_integer(raw: Any) -> int | None:
     and surrounding spaces; a YAML number is judged by the text it was written
     as (so ``0x10`` and ``1e3`` are not integers). The result must fit in 32 bits.
 
-    Rule: DESIGN.md §8 "Integers from text".
+    Rule: docs/wizards.md "Validation".
     """
     if isinstance(raw, bool) or isinstance(raw, float):
         return None
@@ -179,7 +179,7 @@ def parse_integer(raw: Any) -> int | None:
 def parse_boolean(raw: Any) -> bool | None:
     """Return the boolean ``raw`` spells (``true/false/1/0/yes/no``, any case), or None.
 
-    Rule: DESIGN.md §8 "Booleans from text".
+    Rule: docs/wizards.md "Validation".
     """
     if isinstance(raw, bool):
         return raw
@@ -329,7 +329,7 @@ def check_field(field: WizardField, raw: Any, path: str | None = None
     Returns:
         ``(typed value, errors)``. A missing optional value gives ``empty_value(field)``.
 
-    Rule: DESIGN.md §8 "Validation before render".
+    Rule: docs/wizards.md "Validation".
     """
     where = field.name if path is None else path
     if is_missing(raw) and not is_missing(field.default_value):
@@ -359,7 +359,7 @@ def validate_form(fields: Sequence[WizardField], raw: Mapping[str, Any],
         A FormResult: ``values`` holds every field (missing optional integers
         are left out, so templates see them undefined), ``errors`` every problem.
 
-    Rule: DESIGN.md §8 "Validation before render".
+    Rule: docs/wizards.md "Validation".
     """
     values: dict[str, Any] = {}
     errors: list[FieldError] = []

@@ -1,4 +1,4 @@
-"""``vance catalog show | validate | reload``: the engine catalog (DESIGN.md §7)."""
+"""``vance catalog show | validate | reload``: the engine catalog (docs/catalog.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``vance log``: the selector's decision log, newest first (DESIGN.md §5)."""
+"""``vance log``: the selector's decision log, newest first (docs/delegate.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``vance process create | list | show | wait | stop | events``: processes (DESIGN.md §4)."""
+"""``vance process create | list | show | wait | stop | events``: processes (docs/processes.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``vance wizard list | show | run | render | open | lint`` (DESIGN.md §8)."""
+"""``vance wizard list | show | run | render | open | lint`` (docs/wizards.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``vance shell``: the slash-command table and the parsing of input lines (DESIGN.md §9).
+"""``vance shell``: the slash-command table and the parsing of input lines (docs/shell.md).
 
 Rules:
 - A line that starts with ``/`` is a slash command, ``/name arguments…``
@@ -120,7 +120,7 @@ def parse_line(line: str) -> ParsedLine:
     Returns:
         The ParsedLine; ``//text`` is the task ``/text``.
 
-    Rule: DESIGN.md §9.
+    Rule: docs/shell.md.
     """
     text = line.strip()
     if not text:

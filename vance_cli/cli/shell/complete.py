@@ -1,6 +1,6 @@
 """``vance shell``'s prompt-toolkit pieces: the completer, the history and the key bindings.
 
-Completion (DESIGN.md §9), only for lines that start with ``/``:
+Completion (docs/shell.md), only for lines that start with ``/``:
 - the first word: the slash commands (aliases included), with their summaries;
 - ``/wizard ``: the wizard names of the listing (``availableIn`` applies, as
   in ``vance wizard list``), titles in the session language; after ``--set``

@@ -1,4 +1,4 @@
-"""``vance shell``: running one line — a task, or a slash command (DESIGN.md §9).
+"""``vance shell``: running one line — a task, or a slash command (docs/shell.md).
 
 Rules:
 - A task goes through ``cli.delegate.run_delegate``: the code path and the

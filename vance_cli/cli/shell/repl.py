@@ -1,6 +1,6 @@
 """``vance shell``: an interactive session — plain text is delegated, slash commands do the rest.
 
-Rules (DESIGN.md §9; the command table and dispatch live in ``shell_commands``,
+Rules (docs/shell.md; the command table and dispatch live in ``shell_commands``,
 the completer, history and keys in ``shell_complete``):
 - On a terminal: a prompt-toolkit ``PromptSession`` drawn on the terminal
   (stderr, else ``/dev/tty``) while results go to stdout. History is the
@@ -122,7 +122,7 @@ def run_interactive(shell: Shell, term_input: Input | None = None,
         term_output: prompt-toolkit output (tests pass ``DummyOutput``); None:
             the terminal stream (stderr, else ``/dev/tty``).
 
-    Rule: DESIGN.md §9.
+    Rule: docs/shell.md.
     """
     from prompt_toolkit import PromptSession
     from prompt_toolkit.output import create_output

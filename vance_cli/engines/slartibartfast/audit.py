@@ -1,6 +1,6 @@
 """The audit file of one Slartibartfast run: every attempt and the final state.
 
-Invariants (DESIGN.md §6; README "Delegate", Slartibartfast fallback):
+Invariants (docs/delegate.md; docs/delegate.md, Slartibartfast fallback):
 - One run has one folder, ``recipes/_slart/<runId>/`` in the project layer
   (``Workspace.write_folder``: the project, else the tenant layer). The
   audit lives there as ``audit.json`` whether the run succeeds or fails; a
@@ -273,7 +273,7 @@ def on_process_closed(ws: Workspace, process: Process) -> None:
         ws: the workspace of whoever closed the process.
         process: the Slart process, as stored after the close.
 
-    Rule: README "Slartibartfast fallback" (the audit records the final state).
+    Rule: docs/delegate.md "Slartibartfast fallback" (the audit records the final state).
     """
     end = closed_state(process)
     path = audit_file_of(ws, process)

@@ -6,7 +6,7 @@ heartbeat). Everything it needs is on the process: the task is its
 ``goal``, the run id is ``params.runId``, the model is ``params.model``
 (the caller's preference, else the Slart recipe's, else ``llm.model``).
 
-Rules (DESIGN.md §6, issue 3 part 2):
+Rules (docs/delegate.md):
 - Try 1 renders ``prompts/slartibartfast.md``; each reply is read tolerantly
   (``extract``) and checked (``validate``). While it fails and repairs are
   left (``fallback.max_repairs``), the reply and a repair message listing
@@ -267,7 +267,7 @@ NO_LLM_REASON = (
     "OpenAI-compatible endpoint with 'vance config set llm.base_url URL' (e.g. "
     "http://localhost:11434/v1 for Ollama; or set VANCE_LLM_BASE_URL), plus llm.model and "
     "llm.api_key when the endpoint needs them; or pass --no-fallback")
-"""Reason of a fallback that cannot run because no LLM is configured (DESIGN.md §6)."""
+"""Reason of a fallback that cannot run because no LLM is configured (docs/delegate.md)."""
 
 
 def _prepare(ws: Workspace, plan: Plan) -> tuple[SlartPrompt, Sequence[str], set[str]]:

@@ -1,10 +1,10 @@
 """The Slartibartfast fallback of ``vance delegate``: a new recipe when nothing fits.
 
 ``Fallback`` is the runner ``delegate()`` calls for a NONE that is
-``fallback_eligible`` (DESIGN.md §5 step 7); it returns a
+``fallback_eligible`` (docs/delegate.md step 7); it returns a
 ``FallbackResult``, the ``fallback`` object of the delegate JSON.
 
-Rules (DESIGN.md §6):
+Rules (docs/delegate.md):
 - No LLM configured: ``FAILED``; the rationale says how to configure one.
   No Slart process is created (it could not run).
 - A Slart process (recipe ``slartibartfast``) is created with the task as
@@ -122,7 +122,7 @@ def run_sync(ws: Workspace, request: DelegateRequest, timeout: float,
     Returns:
         GENERATED (with the spawned process), TIMED_OUT or FAILED.
 
-    Rule: DESIGN.md §6, first two bullets.
+    Rule: docs/delegate.md, first two bullets.
     """
     caller, model = caller_of(ws, request)
     parent = caller.id if caller else None
@@ -143,7 +143,7 @@ def _text(exc: BaseException) -> str:
 
 def _spawn_generated(ws: Workspace, request: DelegateRequest, generated: FallbackResult,
                      target: str, parent: str | None) -> FallbackResult:
-    """Start the generated recipe through process_create, unchanged (DESIGN.md §4)."""
+    """Start the generated recipe through process_create, unchanged (docs/processes.md)."""
     assert generated.recipe_name is not None
     names = [target] if request.name else [target, default_name(request.task),
                                            default_name(request.task)]

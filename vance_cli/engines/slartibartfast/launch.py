@@ -1,6 +1,6 @@
 """The async fallback: Slartibartfast in a detached background worker.
 
-Rules (DESIGN.md §6, third bullet):
+Rules (docs/delegate.md, third bullet):
 - ``start_background`` creates the Slart process (parent = ``--caller``,
   else the session root, ``vance_cli.processes.session``), starts the worker and
   returns ``PENDING`` at once. The generated recipe is not spawned.
@@ -132,7 +132,7 @@ def start_background(ws: Workspace, request: DelegateRequest, timeout: float) ->
         InputError: no ``--caller`` and the session root's name is taken by
             another recipe's process.
 
-    Rule: DESIGN.md §6, third bullet.
+    Rule: docs/delegate.md, third bullet.
     """
     caller, model = caller_of(ws, request)
     recipient = caller if caller is not None else session_root(ws)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 class Outcome(StrEnum):
-    """``fallback.outcome`` values (DESIGN.md §5)."""
+    """``fallback.outcome`` values (docs/delegate.md)."""
 
     GENERATED = "GENERATED"
     """A recipe was generated (and, in sync mode, spawned)."""
@@ -58,7 +58,7 @@ class FallbackResult:
     code: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """Return exactly DESIGN.md §5's ``fallback`` keys."""
+        """Return exactly docs/delegate.md's ``fallback`` keys."""
         return {"outcome": self.outcome.value, "slartProcessId": self.slart_process_id,
                 "recipeName": self.recipe_name, "recipePath": self.recipe_path,
                 "rationale": self.rationale}

@@ -1,6 +1,6 @@
 """Slartibartfast's prompt: the ``prompts/slartibartfast.md`` template, rendered into messages.
 
-Rules (DESIGN.md §6; the selector prompt's rules apply the same way):
+Rules (docs/delegate.md; the selector prompt's rules apply the same way):
 - The template is a document found through the prompts cascade (project →
   tenant → bundled), so a tenant can override it; the bundled one is English.
 - It is rendered by Jinja2 in a sandbox (imported lazily). The task is

@@ -44,7 +44,7 @@ SLART_RECIPE = "slartibartfast"
 
 
 SLART_PREFIX = "delegate-fallback-slart-"
-"""Slart process names are this plus the name of the process to be spawned (DESIGN.md §6)."""
+"""Slart process names are this plus the name of the process to be spawned (docs/delegate.md)."""
 
 
 NUMBERED_VARIANTS = 8

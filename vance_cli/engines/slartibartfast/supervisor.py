@@ -1,6 +1,6 @@
 """The supervisor: run the Slartibartfast engine in a thread under a hard wall-clock cutoff.
 
-Rules (DESIGN.md §6, "Hard wall-clock cutoff"):
+Rules (docs/delegate.md "Slartibartfast fallback"):
 - The engine (``engine.run_engine``) runs in a daemon thread with its own
   workspace (its own database connection); the calling thread waits for it
   until ``Plan.deadline`` — with a spinner in the CLI.

@@ -1,6 +1,6 @@
 """Check a recipe Slartibartfast wrote, collecting every problem for the repair request.
 
-Rules (DESIGN.md §6, issue 3 part 2). A candidate is valid when:
+Rules (docs/delegate.md). A candidate is valid when:
 - it is a mapping whose ``name`` is a valid document name of one segment
   (``documents.check_name``, no ``/``), starting with a letter or digit
   (``.`` would make a hidden file, ``_`` is the convention for reserved
@@ -133,8 +133,8 @@ def check_candidate(data: Any, engines: Sequence[str], existing: Collection[str]
     Returns:
         A Checked; ``ok`` when it may be stored.
 
-    Rule: DESIGN.md §6 (YAML parses, required fields, engine in the catalog,
-    valid document name) and issue 3 part 2 (description, no name clash).
+    Rule: docs/delegate.md (YAML parses, required fields, engine in the catalog,
+    valid document name) (description, no name clash).
     """
     if not isinstance(data, dict):
         return Checked(None, None, ("the recipe must be a YAML mapping with the keys name, "
