@@ -13,6 +13,13 @@ if TYPE_CHECKING:
     from vance_cli.workspace import Workspace
 
 
+REPO = Path(__file__).resolve().parents[1]
+"""The repository root (tests may read its docs, data and bundled documents)."""
+
+TESTS = REPO / "tests"
+"""The tests folder: ``data/``, ``golden/``, ``workers/``."""
+
+
 def build_file_tree(root: Path, spec: Mapping[str, str | bytes]) -> None:
     """Write files below ``root``: relative path → dedented text (or raw bytes)."""
     for rel, content in spec.items():

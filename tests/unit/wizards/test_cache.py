@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from helpers import build_file_tree
-from test_wizard_loader import BROKEN
+from wizard_cases import BROKEN
 
 from vance_cli.base import yaml_types, yamlio
 from vance_cli.base.config import load_settings

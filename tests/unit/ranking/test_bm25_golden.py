@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import REPO
 
 from vance_cli.base.config import load_settings
 from vance_cli.ranking import terms as recipe_terms
@@ -30,7 +31,7 @@ from vance_cli.ranking.bm25 import rank
 from vance_cli.recipes.loader import Recipe, load_recipes
 from vance_cli.workspace import Workspace
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO
 GOLDEN = ROOT / "tests" / "golden" / "ranking" / "top5.json"
 UPDATE = os.environ.get("VANCE_UPDATE_GOLDEN", "") == "1"  # read before the fixture clears VANCE_*
 CASE_FILES = [ROOT / "tests" / "data" / "routing" / "cases.jsonl",

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import build_file_tree
+from helpers import REPO, TESTS, build_file_tree
 from llm_server import ScriptedLLMServer
 
 from vance_cli.base.config import load_settings
@@ -321,7 +321,7 @@ def test_select_never_raises_on_a_bug(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_routing_cases_offline_accuracy_floor() -> None:
     """The offline selector over the shared sample; the bench prints the details."""
-    cases = Path(__file__).parents[1] / "data" / "routing" / "cases.jsonl"
+    cases = TESTS / "data" / "routing" / "cases.jsonl"
     ws = _ws()
     recipes = load_recipes(ws)
     rows = [json.loads(line) for line in cases.read_text(encoding="utf-8").splitlines() if line]
@@ -348,7 +348,7 @@ README_OFFLINE_EXAMPLES = [
 def test_readme_offline_examples_are_true(task: str, expected: str | None) -> None:
     import re
 
-    readme = (Path(__file__).parents[2] / "docs" / "delegate.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "delegate.md").read_text(encoding="utf-8")
     plain = " ".join(readme.replace("*", "").split())
     assert f'"{task}"' in plain  # the README says exactly this sentence
     decision = select(_ws(), task)
