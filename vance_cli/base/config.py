@@ -1,6 +1,6 @@
 """Settings: one frozen value resolved from flags, environment, config file and defaults.
 
-Rule (docs/documents.md, §10): each key is taken from the first source that has
+Rule (docs/documents.md; docs/configuration.md): each key is taken from the first source that has
 it, in this order:
 
 1. command-line flags (``--tenant`` …),

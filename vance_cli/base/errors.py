@@ -354,7 +354,7 @@ class RenderError(VanceError):
     """A wizard's template failed while rendering (exit 1): the template is at fault.
 
     Every exception Jinja2 or the sandbox raises while rendering becomes this one
-    error (STYLE.md §7), so internals never leak as a traceback.
+    error, so internals never leak as a traceback.
 
     Args:
         message: one line naming the wizard and the cause.

@@ -5,12 +5,12 @@ Flow of ``delegate()``:
    else its recipe's ``params.model``); the caller becomes the new process's
    parent.
 2. ``select()`` decides (never raises).
-3. MATCH and not a dry run → process_create (§4) unchanged: goal = the task;
+3. MATCH and not a dry run → process_create (docs/processes.md) unchanged: goal = the task;
    title, steer and params passed 1:1; the name is ``--name`` or a slug of
    the task plus a short random suffix.
 4. NONE whose reason is ``fallback_eligible``, not a dry run → the fallback
    runner, when one is given. This is the one place the Slartibartfast
-   fallback (§6) plugs in; without a runner, ``fallback`` is null. With a
+   fallback (docs/delegate.md) plugs in; without a runner, ``fallback`` is null. With a
    runner, any other NONE (an LLM failure …) keeps ``fallback`` null and its
    rationale says why (``NoneReason.no_fallback_note``); the decision log
    keeps the selector's own rationale.

@@ -1,6 +1,6 @@
 """The pending queue: events addressed to a process, e.g. "your child closed".
 
-Rules (docs/processes.md, §6):
+Rules (docs/processes.md "events"; docs/delegate.md "Slartibartfast fallback"):
 - When a process that has a parent closes, one ``child_closed`` event lands
   in the parent's queue, in the same transaction as the close
   (``processes.apply_transition``), with this payload::

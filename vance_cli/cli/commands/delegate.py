@@ -32,7 +32,7 @@ def read_task(value: str) -> str:
 
 
 def print_result(result: DelegateResult, as_json: bool = False) -> None:
-    """Print a delegate result: the §5 JSON document, or decision fields for people."""
+    """Print a delegate result: its JSON document (docs/delegate.md), or fields for people."""
     if as_json:
         output.emit_json(result.to_json())
         return

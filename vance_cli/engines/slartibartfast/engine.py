@@ -341,7 +341,7 @@ def _review(answer: Completion, engines: Sequence[str], existing: set[str], plan
     elif found.data is None:
         checked = Checked(None, None, (found.error or "no recipe found",))
     else:
-        checked = check_candidate(found.data, engines, existing, f"_slart/{plan.run_id}")
+        checked = check_candidate(found.data, engines, existing)
     control.audit.end_attempt(model=answer.model, finishReason=answer.finish_reason,
                               latencyMs=answer.latency_ms, rawReply=answer.text,
                               extracted=found.text or None, format=found.format,
