@@ -54,6 +54,8 @@ class ScriptedReply:
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    gate: threading.Event | None = None
+    """When set, the reply is sent only once the test sets this event (or the server stops)."""
 
 
 @dataclass
@@ -136,10 +138,14 @@ class ScriptedLLMServer:
     # -- scripting -------------------------------------------------------------
     def reply(self, text: str | None, finish_reason: str | None = "stop", delay: float = 0.0,
               model: str = "test-model", prompt_tokens: int = 100,
-              completion_tokens: int = 20) -> None:
-        """Queue a 200 chat completion whose message content is ``text``."""
+              completion_tokens: int = 20, gate: threading.Event | None = None) -> None:
+        """Queue a 200 chat completion whose message content is ``text``.
+
+        ``gate``: the reply waits until the test sets it, so a test can prove a
+        caller did not wait for it (the caller returned while the gate was shut).
+        """
         body = completion_body(text, finish_reason, model, prompt_tokens, completion_tokens)
-        self._push(ScriptedReply(200, body, delay=delay))
+        self._push(ScriptedReply(200, body, delay=delay, gate=gate))
 
     def fail(self, status: int, message: str = "error", delay: float = 0.0,
              headers: dict[str, str] | None = None) -> None:
@@ -199,6 +205,9 @@ class ScriptedLLMServer:
                 reply = server._next(req)
                 if reply.delay and server._stopping.wait(reply.delay):
                     return
+                while reply.gate is not None and not reply.gate.wait(0.05):
+                    if server._stopping.is_set():
+                        return
                 try:
                     self.send_response(reply.status)
                     self.send_header("content-type", reply.content_type)
