@@ -46,8 +46,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 def _body(args: argparse.Namespace) -> tuple[int, str]:
     """Build the workspace from the flags and run the Slart process; return (code, summary)."""
-    # the entry point's one deferred import: the handler above must be in place first
-    from vance_cli.background_body import run
+    from vance_cli.background_body import run  # deferred: the SIGTERM handler comes first
 
     return run(args.process_id, args.deadline, args.timeout, args.home,
                {key: getattr(args, key) for key in SCOPE_KEYS})
