@@ -17,7 +17,8 @@ REPLIES = [json.loads(line) for line in
 RESULT_KEYS = ["decision", "recipe", "engine", "rationale", "reason", "process", "fallback"]
 FALLBACK_KEYS = ["outcome", "slartProcessId", "recipeName", "recipePath", "rationale"]
 PROCESS_KEYS = {"id", "name", "session", "recipe", "engine", "title", "goal", "params",
-                "steerContent", "status", "closeReason", "parentProcessId", "createdAt"}
+                "steerContent", "status", "closeReason", "parentProcessId", "createdAt", "result",
+                "outcome"}
 KEY = "sk-live-7c1d0e9b8a7f6e5d4c3b2a19"
 ESSAY = "Write a short essay about the history of tea"
 # a task no trigger keyword fires on, so every run reaches the LLM

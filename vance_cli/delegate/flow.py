@@ -70,6 +70,7 @@ class DelegateResult:
         dry_run: nothing was started on purpose.
         log_id: the decision-log row.
         warnings: recipe files left out of the inventory, one line each.
+        current: the started process as it is now, once its turns ran (None: as started).
     """
 
     decision: Decision
@@ -78,13 +79,23 @@ class DelegateResult:
     dry_run: bool = False
     log_id: int | None = None
     warnings: tuple[str, ...] = ()
+    current: Process | None = None
+
+    @property
+    def started(self) -> Process | None:
+        """The process this delegation started: the match's, or the fallback's spawn."""
+        return self.process or (self.fallback.process if self.fallback else None)
+
+    def with_process(self, process: Process) -> DelegateResult:
+        """Return this result with its started process as it is now (after its turns ran)."""
+        return replace(self, current=process)
 
     def to_json(self) -> dict[str, Any]:
         """Return exactly docs/delegate.md's keys.
 
         Keys: decision, recipe, engine, rationale, reason, process, fallback.
         """
-        process = self.process or (self.fallback.process if self.fallback else None)
+        process = self.current or self.started
         return {
             **self.decision.to_json(),
             "process": process.to_json() if process else None,

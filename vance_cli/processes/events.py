@@ -7,7 +7,12 @@ Rules (docs/processes.md "events"; docs/delegate.md "Slartibartfast fallback"):
 
       {"processId", "name", "recipe", "engine", "status": "CLOSED",
        "closeReason": "DONE" | "STOPPED" | "STALE" | …,
-       "result": {...} | null}      # e.g. {"recipePath": …} or {"reason": …}
+       "result": "…" | null,       # the child's latest result text
+       "outcome": {...} | null}    # e.g. {"recipePath": …} or {"reason": …}
+
+  When a child's turn settles without closing (``IDLE`` with its answer,
+  ``BLOCKED`` with its question), a ``child_settled`` event with the same
+  payload lands there too (``processes.runtime``).
 
   Other producers may post their own kinds with ``post_event``.
 - Reading does **not** consume (as ``gh`` lists without side effects): an

@@ -45,6 +45,7 @@ class Recipe:
         tags: free-form labels (also ranked by the offline selector).
         keywords: ``triggers.keywords``, lower-cased (the trigger fast path).
         internal: hidden from the selector's inventory.
+        prompt: the engine's instructions (a template; "" when absent).
         layer: where it came from.
         path: its file.
     """
@@ -57,6 +58,7 @@ class Recipe:
     tags: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
     internal: bool = False
+    prompt: str = ""
     layer: Layer = Layer.RESOURCE
     path: Path | None = None
 
@@ -69,7 +71,8 @@ class Recipe:
         """Return the parsed content (no name, layer or path) for the document cache."""
         return {"engine": self.engine, "description": self.description, "title": self.title,
                 "params": dict(self.params), "tags": list(self.tags),
-                "keywords": list(self.keywords), "internal": self.internal}
+                "keywords": list(self.keywords), "internal": self.internal,
+                "prompt": self.prompt}
 
     @classmethod
     def from_content(cls, data: Mapping[str, Any], name: str, layer: Layer = Layer.RESOURCE,
@@ -78,7 +81,7 @@ class Recipe:
         return cls(name=name, engine=data["engine"], description=data["description"],
                    title=data["title"], params=data["params"], tags=tuple(data["tags"]),
                    keywords=tuple(data["keywords"]), internal=data["internal"],
-                   layer=layer, path=path)
+                   prompt=data.get("prompt", ""), layer=layer, path=path)
 
     def to_json(self) -> dict[str, Any]:
         """Return the recipe as ``vance recipe show --json`` prints it."""
@@ -86,8 +89,8 @@ class Recipe:
             "name": self.name, "engine": self.engine, "title": self.title,
             "description": self.description, "params": dict(self.params),
             "tags": list(self.tags), "triggers": {"keywords": list(self.keywords)},
-            "internal": self.internal, "layer": self.layer.value,
-            "path": str(self.path) if self.path else None,
+            "internal": self.internal, "prompt": self.prompt or None,
+            "layer": self.layer.value, "path": str(self.path) if self.path else None,
         }
 
 

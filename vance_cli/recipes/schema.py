@@ -2,8 +2,9 @@
 
 A recipe document (``recipes/<name>.yaml``, docs/documents.md "Recipes")
 holds ``engine`` and ``description`` (required), and optionally ``title``,
-``params`` (a mapping), ``tags`` (texts), ``triggers.keywords`` (texts) and
-``internal`` (true/false). Any other key is an error, with a "did you mean".
+``params`` (a mapping), ``tags`` (texts), ``triggers.keywords`` (texts),
+``internal`` (true/false) and ``prompt`` (the engine's instructions: a
+template over ``task``, ``params`` and ``lang``). Any other key is an error, with a "did you mean".
 YAML numbers where text is expected are read as the text written
 (``tags: [3.10]`` is ``"3.10"``).
 
@@ -69,6 +70,7 @@ class RecipeDocument(BaseModel):
     triggers: Annotated[Triggers, BeforeValidator(_empty_is_default)] = Field(
         default_factory=Triggers)
     internal: StrictBool = False
+    prompt: Text = ""
 
     def to_cache(self) -> dict[str, Any]:
         """Return the normalised content a ``Recipe`` is built from (JSON-able).
@@ -80,7 +82,7 @@ class RecipeDocument(BaseModel):
             "engine": self.engine.strip(), "description": " ".join(self.description.split()),
             "title": self.title.strip(), "params": dict(self.params), "tags": list(self.tags),
             "keywords": [k.strip().lower() for k in self.triggers.keywords if k.strip()],
-            "internal": self.internal,
+            "internal": self.internal, "prompt": self.prompt.strip(),
         }
 
 

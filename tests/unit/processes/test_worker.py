@@ -63,7 +63,7 @@ def test_close_done_with_result_notifies_parent(ws: Workspace) -> None:
     events = pending_events(ws, EventQuery(parent))
     assert len(events) == 1
     assert events[0].payload["closeReason"] == "DONE"
-    assert events[0].payload["result"] == {"recipePath": "recipes/_slart/r/x.yaml"}
+    assert events[0].payload["outcome"] == {"recipePath": "recipes/_slart/r/x.yaml"}
     assert events[0].source == child and events[0].kind == "child_closed"
 
 
@@ -73,7 +73,7 @@ def test_exception_closes_stale_with_the_reason(ws: Workspace) -> None:
         raise RuntimeError("model unreachable")
     proc = load_process(ws, pid)
     assert proc.close_reason == "STALE"
-    assert proc.result == {"reason": "worker failed: RuntimeError: model unreachable"}
+    assert proc.outcome == {"reason": "worker failed: RuntimeError: model unreachable"}
 
 
 @pytest.mark.parametrize(("exc", "reason"), [
@@ -86,7 +86,7 @@ def test_interrupt_and_sigterm_close_stopped(ws: Workspace, exc: BaseException,
     with pytest.raises(type(exc)), running(ws, pid):
         raise exc
     proc = load_process(ws, pid)
-    assert proc.close_reason == "STOPPED" and proc.result == {"reason": reason}
+    assert proc.close_reason == "STOPPED" and proc.outcome == {"reason": reason}
 
 
 def test_sigterm_in_the_main_thread_becomes_worker_terminated(ws: Workspace) -> None:

@@ -93,7 +93,7 @@ def test_invalid_then_valid_recipe_is_generated_and_spawned(server_env: Scripted
     assert slart.name == "delegate-fallback-slart-lights"
     assert (slart.status, slart.close_reason, slart.parent_process_id) == \
         (Status.CLOSED, "DONE", caller.id)
-    assert slart.result is not None and slart.result["recipeName"] == name
+    assert slart.outcome is not None and slart.outcome["recipeName"] == name
     assert slart.params["model"] == "big-model"
     audit = _audit(ws, slart)
     assert audit["state"] == "GENERATED" and len(audit["attempts"]) == 2
@@ -110,7 +110,7 @@ def test_invalid_then_valid_recipe_is_generated_and_spawned(server_env: Scripted
     assert "engine 'teleporter' is not in the engine catalog" in repair[3]["content"]
     events = pending_events(ws, EventQuery(caller.id))
     assert [(e.source, e.payload["closeReason"]) for e in events] == [(slart.id, "DONE")]
-    assert events[0].payload["result"]["recipePath"] == fallback.recipe_path
+    assert events[0].payload["outcome"]["recipePath"] == fallback.recipe_path
 
 
 def test_stored_recipe_is_canonical_yaml(server_env: ScriptedLLMServer) -> None:
@@ -177,7 +177,7 @@ def test_cutoff_stops_slart_and_spawns_nothing(server_env: ScriptedLLMServer) ->
     assert fallback.rationale.startswith("the fallback cutoff of 1 s passed")
     assert [p.status for p in list_processes(ws) if p.status is not Status.CLOSED] == []
     [slart] = _slart(ws)
-    assert slart.close_reason == "STOPPED" and slart.result["timedOut"] is True  # type: ignore[index]
+    assert slart.close_reason == "STOPPED" and slart.outcome["timedOut"] is True  # type: ignore[index]
     assert _audit(ws, slart)["state"] == "TIMED_OUT"
     assert list(ws.write_folder.rglob("*.yaml")) == []
 
