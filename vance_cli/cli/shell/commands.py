@@ -48,8 +48,10 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("wizard", "/wizard [NAME] [--set KEY=VALUE]... [--values FILE] [--dry-run]",
                  "fill a wizard; its prompt lands in the input line, Enter sends it"),
     SlashCommand("delegate", "/delegate [--dry-run] TASK",
-                 "send TASK to the selector (a line without a slash does the same)"),
-    SlashCommand("process", "/process list | show ID | wait ID [--timeout S] | stop ID | events",
+                 "send TASK to the selector as a new task"),
+    SlashCommand("new", "/new", "end the conversation: the next plain text is a new task"),
+    SlashCommand("process", "/process list | show ID | result ID | messages ID | steer ID TEXT"
+                 " | wait ID | stop ID | events …",
                  "processes of this session, as 'vance process'", group="process"),
     SlashCommand("catalog", "/catalog show | reload [--file FILE] | validate FILE",
                  "the engine catalog, as 'vance catalog'", group="catalog"),

@@ -148,7 +148,9 @@ def run_interactive(shell: Shell, term_input: Input | None = None,
         sources.refresh()
         history.private_next = pending is not None
         try:
-            line = session.prompt(PROMPT, default=pending[0] if pending else "",
+            label = "" if pending else shell.prompt_label
+            line = session.prompt(f"[{label}] {PROMPT}" if label else PROMPT,
+                                  default=pending[0] if pending else "",
                                   bottom_toolbar=texts["toolbar"] if pending else None)
         except KeyboardInterrupt:  # Ctrl-C: the line (or a wizard's prompt) is dropped
             pending = None
