@@ -19,6 +19,11 @@ inventory's terms with one of those keys get postings. Field lengths count
 every term, so every score is the one a full index gives.
 
 Invariants:
+- The task is read first (``vance_cli.ranking.reading``): quoted or pasted
+  material is left out and shapes are read as words (a code path as
+  ``code``, a question about given numbers as ``calculate`` …). Words a
+  reading adds without a place in the task (``Reading.extra``) count as
+  content words, never as head words.
 - A recipe is indexed by four fields, ``FIELDS``: title, tags, trigger
   keywords and description (its negated stretches and question words left
   out, ``lexicon.prose_words``), weighted by ``FIELD_WEIGHTS``. Not by its
@@ -48,7 +53,8 @@ Invariants:
   matched multi-word tags and keywords; ``cues``, the task's head words
   (``lexicon``: where a request names what it wants) that are a single-word
   tag or keyword of this recipe and of no other — an unambiguous intent word
-  in the predicate's or the object's place.
+  in the predicate's or the object's place; ``intent``, how many distinct
+  task words are a single-word tag or keyword of this recipe.
 """
 
 from __future__ import annotations
@@ -60,7 +66,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from vance_cli.ranking import lexicon
+from vance_cli.ranking import lexicon, reading
 from vance_cli.ranking import terms as recipe_terms
 
 if TYPE_CHECKING:
@@ -118,6 +124,9 @@ Term = str
 """An index term: one word, or the words of a multi-word tag or keyword joined by
 spaces (``recipe_terms``)."""
 
+EXTRA_POSITION = 1_000_000
+"""Position given to the words a reading adds (after every word of an analysed task)."""
+
 KEYS_LIMIT = 200_000
 """Most index terms whose stem keys are kept in memory (``_term_keys``)."""
 
@@ -135,6 +144,8 @@ class Hit:
         words: how many distinct content words of the task matched.
         phrases: the matched multi-word tags and trigger keywords, in task order.
         cues: the task's head words that are an intent word of this recipe only.
+        intent: how many distinct content words of the task matched a single-word
+            tag or trigger keyword of this recipe (the author's intent words).
     """
 
     recipe: Recipe
@@ -143,6 +154,7 @@ class Hit:
     words: int = 0
     phrases: tuple[str, ...] = ()
     cues: tuple[str, ...] = ()
+    intent: int = 0
 
 
 @dataclass
@@ -152,6 +164,7 @@ class _Evidence:
     covered: set[str] = field(default_factory=set)
     phrases: list[tuple[int, str]] = field(default_factory=list)
     cues: list[str] = field(default_factory=list)
+    intent: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,10 +186,14 @@ class _Query:
     keys: set[str]
 
 
-def _query(task: str, vocabulary: set[Term]) -> _Query:
-    """Read the task against the inventory's distinct index terms ``vocabulary``."""
+def _query(task: str, vocabulary: set[Term], extra: Sequence[str] = ()) -> _Query:
+    """Read the task against the inventory's distinct index terms ``vocabulary``.
+
+    ``extra``: words the task shows without a place in it (``reading.Reading.extra``).
+    """
     keep = _LANGUAGE_KEYS[lexicon.language(task)]
     tokens = lexicon.tokens(task)
+    tokens += [lexicon.Token(word, EXTRA_POSITION + i, False) for i, word in enumerate(extra)]
     keys: set[str] = set()
     for token in tokens:
         token_keys = lexicon.word_keys(token.word)[keep]
@@ -289,11 +306,12 @@ def rank(recipes: Sequence[Recipe], task: str) -> list[Hit]:
     """
     ordered = sorted(recipes, key=lambda r: r.name)
     found: dict[int, _Evidence] = defaultdict(_Evidence)
-    task = _without_names(lexicon.analysed(task), ordered)
-    if ordered and task.strip():
+    read = reading.read(_without_names(lexicon.analysed(task), ordered))
+    task = read.text
+    if ordered and (task.strip() or read.extra):
         analyses = [recipe_terms.analyse(r) for r in ordered]
         vocabulary: set[Term] = set().union(*(terms for a in analyses for terms in a))
-        query = _query(task, vocabulary)
+        query = _query(task, vocabulary, read.extra)
         wanted = {t for t in vocabulary if not query.keys.isdisjoint(_term_keys(t))}
         index = _Index(analyses, wanted)
         _match_words(index, query, found)
@@ -343,7 +361,8 @@ def _names_pattern(names: Sequence[str]) -> re.Pattern[str]:
 
 def _hit(recipe: Recipe, ev: _Evidence) -> Hit:
     return Hit(recipe, round(ev.score, 4), tuple(t for _p, t in sorted(ev.terms)),
-               len(ev.covered), tuple(t for _p, t in sorted(ev.phrases)), tuple(ev.cues))
+               len(ev.covered), tuple(t for _p, t in sorted(ev.phrases)), tuple(ev.cues),
+               ev.intent)
 
 
 def _match_words(index: _Index, query: _Query, found: dict[int, _Evidence]) -> None:
@@ -361,8 +380,10 @@ def _match_words(index: _Index, query: _Query, found: dict[int, _Evidence]) -> N
             ev.score += weight * _saturate(freq)
             ev.terms.append((token.position, token.word))
             ev.covered.add(keys[0])
+        rows = set().union(*(index.intent.get(t, set()) for t in terms))
+        for row in rows:
+            found[row].intent += 1
         if token.head:
-            rows = set().union(*(index.intent.get(t, set()) for t in terms))
             if len(rows) == 1:
                 found[rows.pop()].cues.append(token.word)
 
