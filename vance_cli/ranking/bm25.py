@@ -24,6 +24,8 @@ Invariants:
   ``code``, a question about given numbers as ``calculate`` …). Words a
   reading adds without a place in the task (``Reading.extra``) count as
   content words, never as head words.
+- A word of the task that matches nothing and is one slip from exactly one
+  word of the inventory is read as that word (``vance_cli.ranking.spelling``).
 - A recipe is indexed by four fields, ``FIELDS``: title, tags, trigger
   keywords and description (its negated stretches and question words left
   out, ``lexicon.prose_words``), weighted by ``FIELD_WEIGHTS``. Not by its
@@ -66,7 +68,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from vance_cli.ranking import lexicon, reading
+from vance_cli.ranking import lexicon, reading, spelling
 from vance_cli.ranking import terms as recipe_terms
 
 if TYPE_CHECKING:
@@ -313,12 +315,36 @@ def rank(recipes: Sequence[Recipe], task: str) -> list[Hit]:
         vocabulary: set[Term] = set().union(*(terms for a in analyses for terms in a))
         query = _query(task, vocabulary, read.extra)
         wanted = {t for t in vocabulary if not query.keys.isdisjoint(_term_keys(t))}
+        fixed = _typos(task, query, wanted, vocabulary)
+        if fixed != task:
+            task = fixed
+            query = _query(task, vocabulary, read.extra)
+            wanted = {t for t in vocabulary if not query.keys.isdisjoint(_term_keys(t))}
         index = _Index(analyses, wanted)
         _match_words(index, query, found)
         _match_phrases(index, query, found)
     hits = [_hit(r, found[i]) if i in found else Hit(r, 0.0) for i, r in enumerate(ordered)]
     hits.sort(key=lambda h: -h.score)  # stable: equal scores stay in name order
     return hits
+
+
+def _typos(task: str, query: _Query, wanted: set[Term], vocabulary: set[Term]) -> str:
+    """Return ``task`` with each word that matched nothing and is a typo corrected.
+
+    Rule: ``vance_cli.ranking.spelling``; a correct task comes back unchanged.
+    """
+    matched = {key for word in spelling.known_words(wanted) for key in _term_keys(word)}
+    unmatched = {t.word for t in query.tokens if len(t.word) >= spelling.TYPO_MIN
+                 and matched.isdisjoint(lexicon.word_keys(t.word)[query.keep])}
+    if not unmatched:
+        return task
+    known = spelling.known_words(vocabulary)
+    unmatched -= known
+    for word in sorted(unmatched):
+        meant = spelling.correct(word, known)
+        if meant is not None:
+            task = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", meant, task, flags=re.IGNORECASE)
+    return task
 
 
 def _without_names(task: str, recipes: Sequence[Recipe]) -> str:

@@ -242,6 +242,15 @@ def test_added_words_count_but_are_never_cues() -> None:
     assert hit.words == 2 and hit.cues == ()
 
 
+def test_a_typo_reads_as_the_word_meant() -> None:
+    recipes = [_recipe("reader", tags=("explain",)), _recipe("stats", tags=("standard deviation",)),
+               _recipe("other", tags=("export",))]
+    assert _hits(recipes, "can u explian the parser")["reader"].cues == ("explain",)
+    assert _hits(recipes, "the standart deviaton of my runs")["stats"].phrases == (
+        "standard deviation",)
+    assert _hits(recipes, "explain the export")["other"].terms == ("export",)   # a known word
+
+
 def test_intent_counts_distinct_task_words_that_are_single_word_tags() -> None:
     recipes = [_recipe("web", "present products found online", tags=("online", "sources")),
                _recipe("other")]
