@@ -180,12 +180,14 @@ class _Query:
             inventory (``lexicon.ngrams``, up to its longest phrase), in order.
         keys: every stem key a lookup of these words and runs can ask for,
             compound heads (``COMPOUND_HEAD``) included.
+        phrase_words: the words of the inventory's phrase terms (for ``spelling``).
     """
 
     keep: slice
     tokens: list[lexicon.Token]
     grams: list[tuple[int, tuple[str, ...]]]
     keys: set[str]
+    phrase_words: set[str]
 
 
 def _query(task: str, vocabulary: set[Term], extra: Sequence[str] = ()) -> _Query:
@@ -211,7 +213,7 @@ def _query(task: str, vocabulary: set[Term], extra: Sequence[str] = ()) -> _Quer
              if not starts.isdisjoint(lexicon.word_keys(gram[0]))]
     for _start, gram in grams:
         keys.update(lexicon.phrase_keys(gram)[keep])
-    return _Query(keep, tokens, grams, keys)
+    return _Query(keep, tokens, grams, keys, {word for words in phrases for word in words})
 
 
 def _term_keys(term: Term) -> tuple[str, str]:
@@ -338,10 +340,10 @@ def _typos(task: str, query: _Query, wanted: set[Term], vocabulary: set[Term]) -
                  and matched.isdisjoint(lexicon.word_keys(t.word)[query.keep])}
     if not unmatched:
         return task
-    known = spelling.known_words(vocabulary)
-    unmatched -= known
     for word in sorted(unmatched):
-        meant = spelling.correct(word, known)
+        if word in vocabulary or word in query.phrase_words:
+            continue  # a known word that only matched nothing by its stem
+        meant = spelling.correct(word, vocabulary, query.phrase_words)
         if meant is not None:
             task = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", meant, task, flags=re.IGNORECASE)
     return task

@@ -15,12 +15,13 @@ Invariants:
 - Ambiguity corrects nothing: when the slips lead to two different words,
   the word stays as written.
 - Cost: about 60 candidate spellings per letter of each unmatched word,
-  looked up in a set; the inventory's words are gathered once per ranking.
+  looked up in the sets of words the ranking already has.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from collections.abc import Set as AbstractSet
 
 TYPO_MIN = 6
 """Fewest letters of a word that may be a typo: shorter words are too close to each
@@ -69,12 +70,13 @@ def slips(word: str) -> Iterator[str]:
         yield from (word[:i] + letter + word[i + 1:] for letter in letters if letter != word[i])
 
 
-def correct(word: str, known: set[str] | frozenset[str]) -> str | None:
-    """Return the one word of ``known`` that ``word`` is a slip of, or None.
+def correct(word: str, *known: AbstractSet[str]) -> str | None:
+    """Return the one known word that ``word`` is a slip of, or None.
 
     Args:
         word: a case-folded word of the task that matched nothing.
-        known: the inventory's words (case-folded).
+        known: sets of the inventory's words (case-folded), e.g. its
+            single-word terms and the words of its phrase terms.
 
     Returns:
         The word meant, when exactly one is one slip away; None when the word
@@ -82,7 +84,8 @@ def correct(word: str, known: set[str] | frozenset[str]) -> str | None:
     """
     if len(word) < TYPO_MIN or not word.isalpha():
         return None
-    found = {candidate for candidate in slips(word) if candidate in known}
+    candidates = set(slips(word))
+    found: set[str] = set().union(*(candidates & words for words in known))
     return found.pop() if len(found) == 1 else None
 
 
