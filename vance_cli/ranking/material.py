@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import re
 
+from vance_cli.base.patterns import Lazy
+
 MATERIAL_WORDS = 3
 """Fewest words in quotes that are material rather than a quoted word or name
 ("Was bedeutet 'Idempotenz'?" keeps its word; a quoted title or sentence is a topic)."""
@@ -33,10 +35,11 @@ request ("Summarise this thread:"), not a heading ("Context:")."""
 
 _QUOTES = [("\"", "\""), ("\u201c", "\u201d"), ("\u201e", "\u201c"), ("\u00ab", "\u00bb"),
            ("\u00bb", "\u00ab"), ("\u2018", "\u2019")]
-_QUOTED = re.compile("|".join(
+_QUOTED = Lazy("|".join(
     rf"(?<!\w){re.escape(a)}[^{re.escape(b)}\n]*(?:\n[^{re.escape(b)}\n]+)*{re.escape(b)}"
     for a, b in _QUOTES) + r"|(?<!\w)'(?:[^'\n]|(?<=\w)'(?=\w))+'(?!\w)")
-_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+_FENCE = Lazy(r"```.*?(?:```|\Z)", re.DOTALL)
+_QUOTE_OPENERS = "\"'" + "".join(a for a, _b in _QUOTES)
 _BLOCK = re.compile(r":[ \t]*\n(?=\s*\S)")
 _WORD = re.compile(r"\w+")
 _VISIBLE = re.compile(r"\S")
@@ -55,9 +58,12 @@ def request(task: str) -> str:
     Returns:
         A text of the same length: the request, material replaced by spaces.
     """
-    text = _FENCE.sub(lambda m: _blank(m.group()), task)
-    text = _QUOTED.sub(lambda m: _blank(m.group()) if len(_WORD.findall(m.group())) >=
-                       MATERIAL_WORDS else m.group(), text)
+    text = task
+    if "```" in text:
+        text = _FENCE.re.sub(lambda m: _blank(m.group()), text)
+    if any(quote in text for quote in _QUOTE_OPENERS):
+        text = _QUOTED.re.sub(lambda m: _blank(m.group()) if len(_WORD.findall(m.group())) >=
+                              MATERIAL_WORDS else m.group(), text)
     for block in _BLOCK.finditer(text):
         line = text[text.rfind("\n", 0, block.start()) + 1:block.start()]
         if len(_WORD.findall(line)) >= BLOCK_WORDS:

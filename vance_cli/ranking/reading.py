@@ -47,6 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from vance_cli.base.patterns import Lazy
 from vance_cli.ranking.material import request
 
 GIVEN_NUMBERS = 2
@@ -110,30 +111,30 @@ _DIGITS = re.compile(r"\d+")
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?]+(?=[^\s.!?]))*(?:[.!?]+|\n|$)")
 _NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
                  "eins|ein|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|elf|zwölf")
-_MEASURE = re.compile(rf"(?<![\w-])(\d+|{_NUMBER_WORDS})(?:-[^\W\d_]\w*)+", re.IGNORECASE)
+_MEASURE = Lazy(rf"(?<![\w-])(\d+|{_NUMBER_WORDS})(?:-[^\W\d_]\w*)+", re.IGNORECASE)
 _TOKEN = re.compile(r"\S+")
-_CALL = re.compile(r"^(?:[A-Za-z_]\w*(?:\.\w+)*\(\)|[A-Za-z_]\w*(?:[_.]\w+)+\([^()\s]*\))$")
-_SOURCE_FILE = re.compile(r"^[\w./-]*\w\.([a-z]{1,5})$")
-_PATH_PART = re.compile(r"[\w.{}-]{2,}")
+_CALL = Lazy(r"^(?:[A-Za-z_]\w*(?:\.\w+)*\(\)|[A-Za-z_]\w*(?:[_.]\w+)+\([^()\s]*\))$")
+_SOURCE_FILE = Lazy(r"^[\w./-]*\w\.([a-z]{1,5})$")
+_PATH_PART = Lazy(r"[\w.{}-]{2,}")
 _QUOTE_CHARS = "\"'`\u201c\u201d\u201e\u2018\u2019\u00ab\u00bb"
-_END = re.compile(r"[.,;:!?]+$")
+_END = Lazy(r"[.,;:!?]+$")
 _EXPLAIN_ASKS = frozenset({"how", "what", "wie", "was"})
-_INTO_LANGUAGE = re.compile(r"\b(?:into|to|in|nach|ins)\s+(?:" + "|".join(PROGRAMMING_LANGUAGES)
-                            + r")(?![\w+#])", re.IGNORECASE)
-_QUANTITY = re.compile(
+_INTO_LANGUAGE = Lazy(r"\b(?:into|to|in|nach|ins)\s+(?:" + "|".join(PROGRAMMING_LANGUAGES)
+                      + r")(?![\w+#])", re.IGNORECASE)
+_QUANTITY = Lazy(
     r"\b(?:how\s+(?:much|many|long|often|far|old)|wie\s+(?:viele?|lange|oft|weit|alt))\b",
     re.IGNORECASE)
-_ASKS = re.compile(r"(^\s*|,\s*)(?:what(?:['\u2019]s|s)?|which|how|was|welche[rsm]?|wie)\b",
-                   re.IGNORECASE)
-_SCOPE = re.compile(r"\b(?:all|entire|whole|complete|full|every|alle[nms]?|ganze[nmrs]?|"
-                    r"gesamte[nmrs]?|komplette[nmrs]?|sämtliche[nmrs]?)\b", re.IGNORECASE)
-_TARGET = re.compile(r"\b(?:to|onto|into|auf|nach)\b", re.IGNORECASE)
-_OWN = re.compile(r"\b(?:my|mine|mein\w*)\b", re.IGNORECASE)
+_ASKS = Lazy(r"(^\s*|,\s*)(?:what(?:['\u2019]s|s)?|which|how|was|welche[rsm]?|wie)\b",
+             re.IGNORECASE)
+_SCOPE = Lazy(r"\b(?:all|entire|whole|complete|full|every|alle[nms]?|ganze[nmrs]?|"
+              r"gesamte[nmrs]?|komplette[nmrs]?|sämtliche[nmrs]?)\b", re.IGNORECASE)
+_TARGET = Lazy(r"\b(?:to|onto|into|auf|nach)\b", re.IGNORECASE)
+_OWN = Lazy(r"\b(?:my|mine|mein\w*)\b", re.IGNORECASE)
 _LIST_PIECE = re.compile(r"\w[\w'\u2019-]*|[,.;:!?\n]")
 _CONJUNCTIONS = frozenset({"and", "or", "und", "oder"})
-_LIVE_PHRASE = re.compile(r"\b(?:at the moment|so far|this (?:morning|afternoon|evening)|"
-                          r"im moment|bis jetzt)\b", re.IGNORECASE)
-_POSSESSIVE = re.compile(r"\b(?:my|our|mine|ours|mein\w*|unser\w*)\b", re.IGNORECASE)
+_LIVE_PHRASE = Lazy(r"\b(?:at the moment|so far|this (?:morning|afternoon|evening)|"
+                    r"im moment|bis jetzt)\b", re.IGNORECASE)
+_POSSESSIVE = Lazy(r"\b(?:my|our|mine|ours|mein\w*|unser\w*)\b", re.IGNORECASE)
 
 Rewrite = Callable[[str], tuple[str, int]]
 """A rule applied to one sentence: (the sentence as read, how many times it applied)."""
@@ -204,7 +205,9 @@ def _each_sentence(text: str, rewrite: Rewrite) -> tuple[str, int]:
 
 
 def _measures(sentence: str) -> tuple[str, int]:
-    return _MEASURE.subn(lambda m: m.group(1), sentence)
+    if "-" not in sentence:
+        return sentence, 0
+    return _MEASURE.re.subn(lambda m: m.group(1), sentence)
 
 
 def is_code(token: str) -> bool:
@@ -216,16 +219,16 @@ def is_code(token: str) -> bool:
     """
     bare = token.strip(_QUOTE_CHARS + ",;:!?")
     word = bare.strip("()[]{}<>.")
-    if not word or "://" in word or word.startswith("www."):
+    if not ("/" in word or "(" in bare or "." in word) or "://" in word or word.startswith("www."):
         return False
-    if _CALL.match(bare.rstrip(".")):
+    if _CALL.re.match(bare.rstrip(".")):
         return True
-    source = _SOURCE_FILE.match(word)
+    source = _SOURCE_FILE.re.match(word)
     if source is not None and source.group(1) in SOURCE_EXTENSIONS:
         return True
     parts = [part for part in word.split("/") if part]
     return ("/" in word and any(c.isalpha() for c in word)
-            and all(_PATH_PART.fullmatch(part) for part in parts)
+            and all(_PATH_PART.re.fullmatch(part) for part in parts)
             and (word.startswith("/") or word.endswith("/") or len(parts) >= 3))
 
 
@@ -238,7 +241,7 @@ def _code(sentence: str) -> tuple[str, int]:
         if not is_code(found.group()):
             return found.group()
         count += 1
-        end = _END.search(found.group())
+        end = _END.re.search(found.group())
         return "code" + (end.group() if end else "")
 
     sentence = _TOKEN.sub(name, sentence)
@@ -253,24 +256,24 @@ def _verb(sentence: str, verbs: frozenset[str]) -> re.Match[str] | None:
 
 def _port(sentence: str) -> tuple[str, int]:
     verb = _verb(sentence, TRANSLATE_VERBS)
-    if verb is None or not _INTO_LANGUAGE.search(sentence):
+    if verb is None or not _INTO_LANGUAGE.re.search(sentence):
         return sentence, 0
     return sentence[:verb.start()] + "port" + sentence[verb.end():], 1
 
 
 def _calculate(sentence: str) -> tuple[str, int]:
     """Read the question about given numbers as ``calculate`` (a question opens a clause)."""
-    sentence, count = _QUANTITY.subn("; calculate", sentence)
+    sentence, count = _QUANTITY.re.subn("; calculate", sentence)
     if count or not sentence.rstrip().endswith("?"):
         return sentence, count
-    return _ASKS.subn(lambda m: "; calculate" if "," in m.group(1) else m.group(1) + "calculate",
+    return _ASKS.re.subn(lambda m: "; calculate" if "," in m.group(1) else m.group(1) + "calculate",
                       sentence, count=1)
 
 
 def _scale(sentence: str) -> tuple[str, int]:
     verb = _verb(sentence, MOVE_VERBS)
-    if (verb is None or not _SCOPE.search(sentence) or not _TARGET.search(sentence)
-            or _OWN.search(sentence)):
+    if (verb is None or not _SCOPE.re.search(sentence) or not _TARGET.re.search(sentence)
+            or _OWN.re.search(sentence)):
         return sentence, 0
     return sentence[:verb.start()] + "migration" + sentence[verb.end():], 1
 
@@ -326,6 +329,6 @@ def live_question(text: str) -> bool:
     if len(sentences) != 1 or not sentences[0].rstrip().endswith("?"):
         return False
     now = (not LIVE_WORDS.isdisjoint(w.casefold() for w in _WORD.findall(text))
-           or _LIVE_PHRASE.search(text) is not None)
-    return (now and _POSSESSIVE.search(text) is not None
+           or _LIVE_PHRASE.re.search(text) is not None)
+    return (now and _POSSESSIVE.re.search(text) is not None
             and len(_DIGITS.findall(text)) < GIVEN_NUMBERS)
