@@ -32,14 +32,18 @@ Invariants:
   first content word (the predicate of an English or German request or
   question: "*Translate* …", "Can you *explain* …", "*Who* wrote …",
   "*Übersetze* …", "*Wann* wurde …"); unless the task is clearly English, its
-  last content word (where German puts the verb of a modal request, "Kannst
-  du … *zusammenfassen*?" — an English clause ends in a complement instead,
-  "a picture of two people *debating*"); and, when the
-  clause opens with a function word or light verb instead of a predicate, every
-  word of its first run of adjacent content words (the object: "Write a
-  *persuasive essay*", "Give me the *gist* of …", "Wie heißt die *Hauptstadt*").
-  A word in the middle of a clause mostly modifies something else ("a cat
-  *translating* a book", "our *debate* night", "Post the *summary* on Slack").
+  last content word when it is not written as a noun (where German puts the
+  verb of a modal request, "Kannst du … *zusammenfassen*?", but not "für die
+  10. *Klasse*" — an English clause ends in a complement instead, "a picture
+  of two people *debating*"); when the clause opens with a function word or
+  light verb instead of a predicate, every word of its first run of adjacent
+  content words (the object: "Write a *persuasive essay*", "Give me the
+  *gist* of …", "Wie heißt die *Hauptstadt*"); and the run of content words
+  right after any light verb of the clause ("My professor wants an
+  *essay*"). A word in the middle of a clause mostly modifies something else
+  ("a cat *translating* a book", "our *debate* night", "Post the *summary*
+  on Slack"). A full stop after a number is an ordinal ("im 19.
+  Jahrhundert"), not the end of a sentence.
 - **German nouns** (capitalised words not opening a sentence) may be
   compounds, whose head comes last (``Token.noun``; used by the ranking).
 - **Bounded**: only a task's first ``ANALYSED_CHARS`` characters are read
@@ -89,8 +93,9 @@ task tasks
 """.split())
 """English words dropped from a task: function words; light verbs that go with
 any request ("give me", "make", "create", "write", "draft", "need"), so the
-object names the deliverable; number words ("in three sentences"). The question words
-who/when/where/why are kept. "task" is dropped too: every request is one."""
+object names the deliverable; number words ("in three sentences"). The
+question words who/when/where/why are kept. "task" is dropped too: every
+request is one."""
 
 GERMAN_STOP_WORDS = frozenset("""
 aber alle allem allen aller alles als also am an ander andere anderen auch auf aus bei
@@ -332,7 +337,7 @@ def writing_verb(task: str) -> str | None:
     not count ("Don't write anything, just …").
 
     Args:
-        task: the task text (its material already left out, ``reading.request``).
+        task: the task text (its material already left out, ``material.request``).
 
     Returns:
         The verb, case-folded, when it is one of ``WRITING_VERBS``.

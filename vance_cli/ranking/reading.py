@@ -136,6 +136,10 @@ _LIVE_PHRASE = Lazy(r"\b(?:at the moment|so far|this (?:morning|afternoon|evenin
                     r"im moment|bis jetzt)\b", re.IGNORECASE)
 _POSSESSIVE = Lazy(r"\b(?:my|our|mine|ours|mein\w*|unser\w*)\b", re.IGNORECASE)
 
+READINGS_KEPT = 16
+"""Readings kept in memory: the ranking and the offline selector read the same task
+one after the other; a task read is at most ``lexicon.ANALYSED_CHARS`` long."""
+
 Rewrite = Callable[[str], tuple[str, int]]
 """A rule applied to one sentence: (the sentence as read, how many times it applied)."""
 
@@ -156,7 +160,7 @@ class Reading:
     notes: tuple[str, ...] = ()
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=READINGS_KEPT)
 def read(task: str) -> Reading:
     """Read ``task`` by the rules of the module docstring.
 

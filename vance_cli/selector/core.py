@@ -43,16 +43,17 @@ def trigger_match(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] 
     """Return ``(recipe, keyword)`` when exactly one recipe's trigger keyword occurs in the task.
 
     The task is lower-cased; a keyword occurs when it stands in that text as
-    whole words, any run of white space or hyphens between them: ``übersetze``
-    fires in "Übersetze diese E-Mail" but not inside the book title
-    "Übersetzen als Kunst", ``translate this`` not inside "mistranslate
-    this", and ``for and against`` in "a for-and-against showdown". Quoted or
-    pasted material (``material.request``) is not the request: a keyword in it
-    does not occur. A keyword inside a negated stretch does not occur: "Do not write an essay, just
-    book me a flight" holds no ``write an essay`` (the negation rule of
-    ``lexicon``, the one the ranking uses). The fast path never costs a wrong
-    spawn: when in doubt, the selector decides. Only the task's first
-    ``lexicon.ANALYSED_CHARS`` characters are read, as by the ranking.
+    whole words, any run of white space or hyphens between them:
+    ``übersetze`` fires in "Übersetze diese E-Mail" but not inside the book
+    title "Übersetzen als Kunst", ``translate this`` not inside
+    "mistranslate this", and ``for and against`` in "a for-and-against
+    showdown". Quoted or pasted material (``material.request``) is not the
+    request: a keyword in it does not occur. Nor does a keyword inside a
+    negated stretch: "Do not write an essay, just book me a flight" holds no
+    ``write an essay`` (the negation rule of ``lexicon``, the one the ranking
+    uses). The fast path never costs a wrong spawn: when in doubt, the
+    selector decides. Only the task's first ``lexicon.ANALYSED_CHARS``
+    characters are read, as by the ranking.
 
     Rule: docs/delegate.md step 3.
     """
