@@ -50,7 +50,8 @@ def test_language_from_function_words(text: str, expected: str | None) -> None:
 
 
 @pytest.mark.parametrize("word", ["the", "please", "give", "make", "create", "write", "three",
-                                  "2024", "bitte", "mach", "erstelle", "drei", "task"])
+                                  "2024", "bitte", "mach", "erstelle", "drei", "task", "draft",
+                                  "brauche", "benötige", "verfasse", "formuliere"])
 def test_function_words_light_verbs_and_numbers_carry_no_intent(word: str) -> None:
     assert not is_content(word)
 
@@ -78,6 +79,14 @@ def _heads(task: str) -> list[str]:
     ("Our importer crashes on empty lines, please patch it", ["patch"], []),  # so does "please"
     ("Paint a picture of two people debating", ["paint"], ["debating"]),    # English: not last
     ("Lass uns über Ideen für den Ausflug plaudern", ["plaudern"], []),     # German: verb last
+    # A capitalised last word is a noun, not the verb of a German request
+    ("Schreib mir eine Erörterung für die 10. Klasse", ["erörterung"], ["klasse"]),
+    ("Ich brauche einen Aufsatz über die Rolle der Industrie", ["aufsatz"], ["rolle", "industrie"]),
+    # A full stop after a number is an ordinal, not the end of a sentence
+    ("Ein Aufsatz über das 19. Jahrhundert bitte", ["aufsatz"], ["jahrhundert"]),
+    # The object after a light verb is a head wherever the verb stands
+    ("My professor wants an essay on Kant", ["professor", "essay"], ["kant"]),
+    ("I need a background report on the EU", ["background", "report"], ["eu"]),
 ])
 def test_head_words(task: str, heads: list[str], not_heads: list[str]) -> None:
     found = _heads(task)
@@ -147,3 +156,20 @@ def test_analysed_text_is_a_bounded_prefix_without_a_cut_word() -> None:
     # a cut right after a word keeps it
     whole = "b" * (lexicon.ANALYSED_CHARS - 4) + " tea essay"
     assert lexicon.analysed(whole) == "b" * (lexicon.ANALYSED_CHARS - 4) + " tea"
+
+
+@pytest.mark.parametrize(("task", "verb"), [
+    ("Write a short poem for my grandma", "write"),
+    ("Can you write a cover letter for me?", "write"),            # after a modal opening
+    ("I need you to write a wedding toast", "write"),
+    ("Please draft a polite email to my landlord", "draft"),
+    ("Verfasse eine freundliche Absage", "verfasse"),
+    ("Kannst du mir eine kurze Rede schreiben?", "schreiben"),    # German: verb last
+    ("Add dark mode and write tests for the toggle", None),      # a later step, not the predicate
+    ("Don't write anything, just book a flight", None),          # negated
+    ("My professor wants an essay. Can you write it?", None),    # the first predicate decides
+    ("Compose a melody for my niece", None),                      # compose: also music
+    ("Email the essay I wrote yesterday", None),
+])
+def test_writing_verb_is_the_predicate_of_the_first_clause(task: str, verb: str | None) -> None:
+    assert lexicon.writing_verb(task) == verb

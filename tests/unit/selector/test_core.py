@@ -76,6 +76,19 @@ def test_trigger_needs_exactly_one_recipe() -> None:
     assert trigger_match("Please mistranslate this", recipes) is None
 
 
+@pytest.mark.parametrize(("task", "fires"), [
+    ("a proper for-and-against showdown", "debate"),          # hyphens join a keyword's words
+    ("for and\n against", "debate"),
+    ("Summarise this: 'Then write an essay about it, he said'", None),  # quoted material
+    ("Summarise this thread:\nBen: please write an essay", None),      # pasted material
+    ("Write an essay: 'on tea'", "essay"),                              # a short quote
+])
+def test_trigger_reads_hyphens_and_skips_material(task: str, fires: str | None) -> None:
+    recipes = [_recipe("debate", ("for and against",)), _recipe("essay", ("write an essay",))]
+    hit = trigger_match(task, recipes)
+    assert (hit[0].name if hit else None) == fires
+
+
 NEGATION_CASES = [
     # (task, recipe that fires or None) — recipes: a "write an essay", b "book a flight",
     # c "without citations" (a keyword that holds a negation word itself)

@@ -1,0 +1,338 @@
+"""What a task shows rather than says: how the ranking reads a task before its words count.
+
+Word matching sees words; some evidence of intent is in the shape of a task
+instead. Each rule here turns a shape into a plain word the recipes' tags
+already use, so every later rule (stems, head words, negation, phrases)
+applies unchanged. They are facts about how people write requests, not about
+any set of tasks (docs/delegate.md, "Offline selector"):
+
+- **Material** (``material.request``) is left out first.
+- **Measures**: a word joined to a number by a hyphen says how big, not
+  what: "a *two-minute* toast", "an *80-word* description", "die
+  *4-Tage*-Woche" read as the number alone.
+- **Code**: a file name with a source-code extension (``x.py``), a path of
+  folders (``services/billing/``, ``/api/v1``) or a call
+  (``calculate_vat()``) reads as the word ``code``; a sentence that names
+  such code and asks *how* or *what* ("What does src/x.py do?") asks for an
+  explanation: ``explain`` opens it.
+- **Ports**: translating or converting into a programming language
+  ("Translate our Java class into Rust") is a port: the verb reads as ``port``.
+- **Numbers**: a task that gives ``GIVEN_NUMBERS`` or more numbers (digit
+  groups: amounts, percentages, dates) and asks about them — *how much*,
+  *how many*, *wie viele* …, or a *what*/*which*/*how* question — asks for a
+  calculation: the question word reads as ``calculate``. Given numbers
+  without such a question add ``calculate`` as one more word.
+- **Scale**: moving a whole system — a move verb (*move*, *migrate*,
+  *port*, *upgrade*, *umziehen* …), a scope word (*all*, *entire*, *whole*,
+  *komplett* …) and a target (*to*, *onto*, *auf*, *nach*) in one sentence,
+  and nothing of *my* own ("move all my photos to the laptop" is an errand)
+  — is a migration of many steps: the verb reads as ``migration``, and
+  ``subtasks`` is added.
+- **Roles**: a list of three or more people or roles, each with its
+  determiner ("a CFO, a head of sales and a customer", "der
+  Geschäftsführung, des Betriebsrats und einer Teamleiterin"), adds
+  ``perspectives`` — and ``roles`` as well when the task asks for views
+  (``OPINION_WORDS``: *hear*, *say*, *see*, *sagen* …).
+- **Live questions** (``live_question``): one question about the person's
+  own data as it is now, which no recipe can reach.
+
+Added words (``Reading.extra``) count as content words, never as head words.
+Every rule is one linear pass over the ``lexicon.analysed`` prefix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from vance_cli.base.patterns import Lazy
+from vance_cli.ranking.material import request
+
+GIVEN_NUMBERS = 2
+"""Fewest digit groups that make numbers *given*: one number is a fact of the
+question ("How many people lived in Berlin in 1900?"); two or more are data to
+compute with ("… 250 euros a month at 6% …", "between 3 March and 17 October")."""
+
+SOURCE_EXTENSIONS = frozenset("""
+py pyi js mjs cjs ts tsx jsx go java kt kts rs rb php c h cc cpp hpp cs swift scala sh bash
+vue svelte sql pl pm lua dart ex exs clj hs ml erl fs ipynb
+""".split())
+"""File extensions of source code (not of documents or data: a ``.pdf`` is material to
+read, a ``.json`` may hold strings to translate)."""
+
+PROGRAMMING_LANGUAGES = (
+    "python", "java", "javascript", "typescript", "rust", "golang", "kotlin", "swift", "c",
+    r"c\+\+", "c#", "ruby", "php", "scala", "haskell", "perl", "bash", "elixir", "dart", "lua",
+    "julia", "clojure", "erlang", "fortran", "cobol", "pascal", "objective-c", "zig")
+"""Programming languages, as regular expressions ("Go" is left out: "ready *to go*")."""
+
+TRANSLATE_VERBS = frozenset("""
+translate translating convert converting rewrite rewriting übersetze übersetzen übersetz
+konvertiere konvertieren
+""".split())
+"""Verbs that put a text into another language; into a programming language, a port."""
+
+MOVE_VERBS = frozenset("""
+move moving migrate port porting upgrade convert switch
+umziehen ziehe zieh umstellen stelle stell migrieren migriere portieren portiere
+""".split())
+"""Verbs that move a system elsewhere (German separable verbs also by their stem)."""
+
+OPINION_WORDS = frozenset("""
+hear say says think thinks see sees view views take takes weigh advise comment react
+opinion opinions perspective perspectives
+hören höre sagen sagt sage denken denkt sehen sieht meinen meint halten hält raten rät fragen
+frag frage sicht meinung meinungen
+""".split())
+"""Words that ask for someone's view: with a list of roles, the roles are to give theirs."""
+
+DETERMINERS = frozenset("""
+a an the our my your their his her ein eine einen einem einer eines der die das des dem den
+unser unsere unserer unseres unserem mein meine meiner meines meinem
+""".split())
+"""Words that open an item of a list of roles ("*a* CFO", "*des* Betriebsrats")."""
+
+ROLE_WORDS = 4
+"""Most words of one item after its determiner ("a customer success lead")."""
+
+ROLES = 3
+"""Fewest items of a list of roles."""
+
+LIVE_WORDS = frozenset("""
+now currently current today tonight jetzt gerade aktuell aktuelle aktuellen aktueller momentan
+derzeit heute
+""".split())
+"""Words of the present moment (``live_question``; also the phrases of ``_LIVE_PHRASE``)."""
+
+_WORD = re.compile(r"\w+")
+_DIGITS = re.compile(r"\d+")
+_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?]+(?=[^\s.!?]))*(?:[.!?]+|\n|$)")
+_NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+                 "eins|ein|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|elf|zwölf")
+_MEASURE = Lazy(rf"(?<![\w-])(\d+|{_NUMBER_WORDS})(?:-[^\W\d_]\w*)+", re.IGNORECASE)
+_TOKEN = re.compile(r"\S+")
+_CALL = Lazy(r"^(?:[A-Za-z_]\w*(?:\.\w+)*\(\)|[A-Za-z_]\w*(?:[_.]\w+)+\([^()\s]*\))$")
+_SOURCE_FILE = Lazy(r"^[\w./-]*\w\.([a-z]{1,5})$")
+_PATH_PART = Lazy(r"[\w.{}-]{2,}")
+_QUOTE_CHARS = "\"'`\u201c\u201d\u201e\u2018\u2019\u00ab\u00bb"
+_END = Lazy(r"[.,;:!?]+$")
+_EXPLAIN_ASKS = frozenset({"how", "what", "wie", "was"})
+_INTO_LANGUAGE = Lazy(r"\b(?:into|to|in|nach|ins)\s+(?:" + "|".join(PROGRAMMING_LANGUAGES)
+                      + r")(?![\w+#])", re.IGNORECASE)
+_QUANTITY = Lazy(
+    r"\b(?:how\s+(?:much|many|long|often|far|old)|wie\s+(?:viele?|lange|oft|weit|alt))\b",
+    re.IGNORECASE)
+_ASKS = Lazy(r"(^\s*|,\s*)(?:what(?:['\u2019]s|s)?|which|how|was|welche[rsm]?|wie)\b",
+             re.IGNORECASE)
+_SCOPE = Lazy(r"\b(?:all|entire|whole|complete|full|every|alle[nms]?|ganze[nmrs]?|"
+              r"gesamte[nmrs]?|komplette[nmrs]?|sämtliche[nmrs]?)\b", re.IGNORECASE)
+_TARGET = Lazy(r"\b(?:to|onto|into|auf|nach)\b", re.IGNORECASE)
+_OWN = Lazy(r"\b(?:my|mine|mein\w*)\b", re.IGNORECASE)
+_LIST_PIECE = re.compile(r"\w[\w'\u2019-]*|[,.;:!?\n]")
+_CONJUNCTIONS = frozenset({"and", "or", "und", "oder"})
+_LIVE_PHRASE = Lazy(r"\b(?:at the moment|so far|this (?:morning|afternoon|evening)|"
+                    r"im moment|bis jetzt)\b", re.IGNORECASE)
+_POSSESSIVE = Lazy(r"\b(?:my|our|mine|ours|mein\w*|unser\w*)\b", re.IGNORECASE)
+
+READINGS_KEPT = 16
+"""Readings kept in memory: the ranking and the offline selector read the same task
+one after the other; a task read is at most ``lexicon.ANALYSED_CHARS`` long."""
+
+Rewrite = Callable[[str], tuple[str, int]]
+"""A rule applied to one sentence: (the sentence as read, how many times it applied)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """A task as the ranking reads it.
+
+    Attributes:
+        text: the task, material blanked out and shapes put into words.
+        extra: words the task shows without a place in it (``perspectives``,
+            ``calculate``); content words, never head words.
+        notes: what was read, for the rationale ("code as 'code'", …).
+    """
+
+    text: str
+    extra: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@lru_cache(maxsize=READINGS_KEPT)
+def read(task: str) -> Reading:
+    """Read ``task`` by the rules of the module docstring.
+
+    Args:
+        task: the task text (the part the lexical analysis reads).
+
+    Returns:
+        The reading: the rewritten text, the added words and notes.
+    """
+    notes: list[str] = []
+    extra: list[str] = []
+    text = request(task)
+    if text != task:
+        notes.append("quoted or pasted material left out")
+    for rewrite, note in ((_measures, "measures as numbers"), (_code, "code as 'code'"),
+                          (_port, "translating into a programming language as 'port'")):
+        text, count = _each_sentence(text, rewrite)
+        if count:
+            notes.append(note)
+    if len(_DIGITS.findall(text)) >= GIVEN_NUMBERS:
+        text, asked = _each_sentence(text, _calculate)
+        notes.append("a question about given numbers as 'calculate'" if asked
+                     else "given numbers add 'calculate'")
+        extra += [] if asked else ["calculate"]
+    text, moves = _each_sentence(text, _scale)
+    if moves:
+        extra.append("subtasks")
+        notes.append("moving a whole system as 'migration' with 'subtasks'")
+    if role_list(text):
+        opinion = not OPINION_WORDS.isdisjoint(w.casefold() for w in _WORD.findall(text))
+        extra += ["perspectives", "roles"] if opinion else ["perspectives"]
+        notes.append("a list of roles adds " + ("'perspectives', 'roles'" if opinion
+                                                 else "'perspectives'"))
+    return Reading(text, tuple(extra), tuple(notes))
+
+
+def _each_sentence(text: str, rewrite: Rewrite) -> tuple[str, int]:
+    """Apply ``rewrite`` to each sentence of ``text``; return the text and the count."""
+    total = 0
+    parts = []
+    for sentence in _SENTENCE.findall(text):
+        done, count = rewrite(sentence)
+        parts.append(done)
+        total += count
+    return "".join(parts), total
+
+
+def _measures(sentence: str) -> tuple[str, int]:
+    if "-" not in sentence:
+        return sentence, 0
+    return _MEASURE.re.subn(lambda m: m.group(1), sentence)
+
+
+def is_code(token: str) -> bool:
+    """True for a piece of a task that names code: a source file, a folder path or a call.
+
+    Args:
+        token: one white-space separated piece of the task; quotes,
+            brackets and punctuation around it are allowed.
+    """
+    bare = token.strip(_QUOTE_CHARS + ",;:!?")
+    word = bare.strip("()[]{}<>.")
+    if not ("/" in word or "(" in bare or "." in word) or "://" in word or word.startswith("www."):
+        return False
+    if _CALL.re.match(bare.rstrip(".")):
+        return True
+    source = _SOURCE_FILE.re.match(word)
+    if source is not None and source.group(1) in SOURCE_EXTENSIONS:
+        return True
+    parts = [part for part in word.split("/") if part]
+    return ("/" in word and any(c.isalpha() for c in word)
+            and all(_PATH_PART.re.fullmatch(part) for part in parts)
+            and (word.startswith("/") or word.endswith("/") or len(parts) >= 3))
+
+
+def _code(sentence: str) -> tuple[str, int]:
+    """Read each code name as ``code``; a how/what sentence about code opens with ``explain``."""
+    count = 0
+
+    def name(found: re.Match[str]) -> str:
+        nonlocal count
+        if not is_code(found.group()):
+            return found.group()
+        count += 1
+        end = _END.re.search(found.group())
+        return "code" + (end.group() if end else "")
+
+    sentence = _TOKEN.sub(name, sentence)
+    if count and not _EXPLAIN_ASKS.isdisjoint(w.casefold() for w in _WORD.findall(sentence)):
+        sentence = "explain " + sentence.lstrip()
+    return sentence, count
+
+
+def _verb(sentence: str, verbs: frozenset[str]) -> re.Match[str] | None:
+    return next((m for m in _WORD.finditer(sentence) if m.group().casefold() in verbs), None)
+
+
+def _port(sentence: str) -> tuple[str, int]:
+    verb = _verb(sentence, TRANSLATE_VERBS)
+    if verb is None or not _INTO_LANGUAGE.re.search(sentence):
+        return sentence, 0
+    return sentence[:verb.start()] + "port" + sentence[verb.end():], 1
+
+
+def _calculate(sentence: str) -> tuple[str, int]:
+    """Read the question about given numbers as ``calculate`` (a question opens a clause)."""
+    sentence, count = _QUANTITY.re.subn("; calculate", sentence)
+    if count or not sentence.rstrip().endswith("?"):
+        return sentence, count
+    return _ASKS.re.subn(lambda m: "; calculate" if "," in m.group(1) else m.group(1) + "calculate",
+                      sentence, count=1)
+
+
+def _scale(sentence: str) -> tuple[str, int]:
+    verb = _verb(sentence, MOVE_VERBS)
+    if (verb is None or not _SCOPE.re.search(sentence) or not _TARGET.re.search(sentence)
+            or _OWN.re.search(sentence)):
+        return sentence, 0
+    return sentence[:verb.start()] + "migration" + sentence[verb.end():], 1
+
+
+def role_list(text: str) -> bool:
+    """True when ``text`` lists ``ROLES`` or more items, each a determiner and a few words.
+
+    Items are separated by commas, the last joined by *and*/*or*/*und*/*oder*;
+    each is one determiner (``DETERMINERS``) and 1 to ``ROLE_WORDS`` more
+    words ("a CFO, a head of sales and a customer success lead"). One pass
+    over the words.
+
+    Args:
+        text: the task text.
+    """
+    items = 0          # items of the list so far
+    size = -1          # words of the open item after its determiner; -1: no item open
+    after = False      # right after a separator: the next determiner opens the next item
+    joined = False     # the open item follows "and"/"or": it may end the list
+    for piece in _LIST_PIECE.findall(text):
+        low = piece.casefold()
+        if low in DETERMINERS and (after or size < 0):
+            items, size, after = (items + 1 if after else 1), 0, False
+        elif piece == "," and size >= 1:
+            size, after, joined = -1, True, False
+        elif low in _CONJUNCTIONS and (size >= 1 or after):  # "…, and a lawyer"
+            size, after, joined = -1, True, True
+        elif size >= 0 and piece[0].isalnum():
+            size += low not in DETERMINERS  # "a head of *the* sales team"
+            if size > ROLE_WORDS:
+                items, size, joined = 0, -1, False
+            elif joined and items >= ROLES:
+                return True
+        else:
+            items, size, after, joined = 0, -1, False, False
+    return False
+
+
+def live_question(text: str) -> bool:
+    """True when the task is one question about the person's own data as it is now.
+
+    "Where's my Amazon package right now?", "What's my current account
+    balance?": a single sentence ending with ``?``, with a first-person
+    possessive (*my*, *our*, *mein*, *unser* …), a word of the present moment
+    (``LIVE_WORDS``, "at the moment", "so far" …) and no given numbers (those
+    make it a calculation). Answering needs live access to the person's
+    accounts or devices, which no recipe has.
+
+    Args:
+        text: the task text, its material left out (``material.request``).
+    """
+    sentences = [s for s in _SENTENCE.findall(text.strip()) if s.strip()]
+    if len(sentences) != 1 or not sentences[0].rstrip().endswith("?"):
+        return False
+    now = (not LIVE_WORDS.isdisjoint(w.casefold() for w in _WORD.findall(text))
+           or _LIVE_PHRASE.re.search(text) is not None)
+    return (now and _POSSESSIVE.re.search(text) is not None
+            and len(_DIGITS.findall(text)) < GIVEN_NUMBERS)
