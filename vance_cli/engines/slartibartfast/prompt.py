@@ -10,8 +10,9 @@ Rules (docs/delegate.md; the selector prompt's rules apply the same way):
   rendering (so nothing in the task can move a split): the system message,
   then after a line ``<!-- user -->`` the first user message, then after a
   line ``<!-- repair -->`` the message that sends validation errors back.
-- Variables: ``engines`` (``{name, purpose, when_to_use, not_for}``, the
-  engines a recipe may use), ``recipes`` (``{name, engine, title}``, existing
+- Variables: ``engines`` (``{name, purpose, when_to_use, not_for, params}``,
+  the engines a recipe may use; ``params`` outlines the engine's params
+  schema, ``recipes.params.outline``), ``recipes`` (``{name, engine, title}``, existing
   recipes whose names are taken; at most ``MAX_LISTED`` of them),
   ``total_recipes``, ``task``, ``marker``, ``max_attempts``; the repair part
   also gets ``errors`` (one string each) and ``attempt`` (the number of the
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import DocumentError
 from vance_cli.documents.cascade import Kind
+from vance_cli.recipes import params
 from vance_cli.selector.prompt import (
     MAX_PROMPT_CHARS,
     USER_SPLIT,
@@ -155,7 +157,7 @@ def load_prompt(ws: Workspace, task: str, engines: Sequence[Engine],
     check_task_used(SandboxedEnvironment(), (system, user), str(ref.path), "Slartibartfast prompt")
     shown = list(recipes)[:MAX_LISTED]
     context = {
-        "engines": [e.to_json() for e in engines],
+        "engines": [{**e.to_json(), "params": params.outline(e.name)} for e in engines],
         "recipes": [{"name": r.name, "engine": r.engine, "title": r.title} for r in shown],
         "total_recipes": len(recipes),
         "task": task,
