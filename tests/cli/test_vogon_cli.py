@@ -124,3 +124,66 @@ def test_vogon_without_a_plan_fails_with_the_strategies_it_knows(
     assert shown["closeReason"] == "STALE"
     assert "strategy=NAME" in shown["outcome"]["reason"]
     assert llm_server.chat_requests == []
+
+
+def test_a_failed_phase_names_itself_and_a_retry_goes_on_from_it(
+        llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply("OUTLINE")
+    llm_server.fail(500, "the model is overloaded")
+    failed = run_cli(["delegate", "--task", ESSAY, "--wait", "--json"], env=llm_server.env())
+    assert failed.exit_code == 1
+    process = failed.json()["process"]
+    assert process["closeReason"] == "STALE"
+    assert process["outcome"]["reason"].startswith("phase 'draft' failed: its worker")
+    assert "overloaded" in process["outcome"]["reason"]
+    for text in ("DRAFT", "REVIEW", "FINAL"):
+        llm_server.reply(text)
+    retried = run_cli(["process", "run", process["id"], "--json"], env=llm_server.env())
+    assert retried.exit_code == 0, retried.stderr
+    assert retried.json()["result"] == "FINAL"
+    requests = llm_server.chat_requests
+    assert len(requests) == 5  # the outline was kept, not asked again
+    assert "OUTLINE" in _user_text(requests[2])
+
+
+def test_a_scorer_loop_revises_until_the_score_is_reached(
+        llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply("DRAFT v1")
+    llm_server.reply('<think>meh</think>```json\n{"score": 4, "summary": "too vague"}\n```')
+    llm_server.reply("DRAFT v2")
+    llm_server.reply('{"score": 0.9, "summary": "good"}')
+    llm_server.reply("PROOFREAD v2")
+    result = run_cli(["process", "create", "--recipe", "vogon", "--name", "v", "--goal",
+                      "a toast for a wedding", "--param", "strategy=draft-review", "--wait",
+                      "--json"], env=llm_server.env())
+    assert result.exit_code == 0, result.stderr
+    requests = llm_server.chat_requests
+    assert len(requests) == 5
+    revision = _user_text(requests[2])
+    assert "DRAFT v1" in revision and "too vague" in revision
+    assert result.json()["result"] == "PROOFREAD v2"
+    [draft, proofread] = result.json()["outcome"]["phases"]
+    assert draft["rounds"] == 2 and len(draft["children"]) == 2
+    state = result.json()["state"]
+    assert state["done"]["draft"]["score"] == 0.9
+
+
+def test_a_decision_checkpoint_takes_an_option_by_number(
+        llm_server: ScriptedLLMServer, project_dir: Path) -> None:
+    build_file_tree(project_dir, {"recipes/pick.yaml": (
+        "engine: vogon\ndescription: Pick a venue.\nparams:\n  phases:\n"
+        "    - name: options\n      prompt: List venues.\n"
+        "      checkpoint: {type: decision, options: [barn, beach, city]}\n"
+        "    - name: plan\n      prompt: Plan it.\n"
+        "      input: 'Plan the party at the {{ decisions.options }}'\n")})
+    llm_server.reply("barn, beach or city")
+    created = run_cli(["process", "create", "--recipe", "pick", "--name", "p", "--goal",
+                       "party", "--wait", "--json"], env=llm_server.env())
+    pid = created.json()["id"]
+    assert "answer one of: barn, beach, city" in created.json()["result"]
+    wrong = run_cli(["process", "steer", pid, "forest", "--wait"], env=llm_server.env())
+    assert wrong.exit_code == 0 and len(llm_server.chat_requests) == 1
+    llm_server.reply("PLAN at the beach")
+    run_cli(["process", "steer", pid, "2", "--wait"], env=llm_server.env())
+    assert _user_text(llm_server.chat_requests[-1]) == "Plan the party at the beach"
+    assert run_cli(["process", "show", pid, "--json"]).json()["closeReason"] == "DONE"

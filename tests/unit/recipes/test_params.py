@@ -64,7 +64,7 @@ def test_a_recipe_with_broken_params_is_left_out_with_the_reason(
 
 
 def test_caller_params_are_checked_when_a_process_starts(ws: Workspace) -> None:
-    with pytest.raises(InputError, match="params.maxRounds"):
+    with pytest.raises(InputError, match=r"params\.maxRounds"):
         create_process(ws, ProcessSpec(recipe="debate-pro-contra", name="d",
                                        params={"maxRounds": "many"}))
     result = run_cli(["process", "create", "--recipe", "debate-pro-contra", "--name", "d",
