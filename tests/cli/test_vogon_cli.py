@@ -163,7 +163,7 @@ def test_a_scorer_loop_revises_until_the_score_is_reached(
     assert "DRAFT v1" in revision and "too vague" in revision
     assert result.json()["result"] == "PROOFREAD v2"
     [draft, proofread] = result.json()["outcome"]["phases"]
-    assert draft["rounds"] == 2 and len(draft["children"]) == 2
+    assert draft["rounds"] == 2 and len(draft["children"]) == 2 and proofread["rounds"] == 1
     state = result.json()["state"]
     assert state["done"]["draft"]["score"] == 0.9
 
