@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import DocumentError
 from vance_cli.documents.cascade import Kind
-from vance_cli.recipes import params
 from vance_cli.selector.prompt import (
     MAX_PROMPT_CHARS,
     USER_SPLIT,
@@ -155,6 +154,8 @@ def load_prompt(ws: Workspace, task: str, engines: Sequence[Engine],
         raise DocumentError(f"Slartibartfast prompt has no user part after '{USER_SPLIT}'",
                             path=str(ref.path))
     check_task_used(SandboxedEnvironment(), (system, user), str(ref.path), "Slartibartfast prompt")
+    from vance_cli.recipes import params  # heavy: pydantic, only when a prompt is built
+
     shown = list(recipes)[:MAX_LISTED]
     context = {
         "engines": [{**e.to_json(), "params": params.outline(e.name)} for e in engines],
