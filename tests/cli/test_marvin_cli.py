@@ -137,3 +137,19 @@ def test_marvin_never_runs_marvin(llm_server: ScriptedLLMServer) -> None:
     assert result.exit_code == 0, result.stderr
     first = result.json()["outcome"]["tree"]["children"][0]
     assert first["status"] == "failed" and "marvin does not run marvin" in first["error"]
+
+
+def test_the_llm_call_limit_skips_the_tasks_left_and_names_them(
+        llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply(_plan([{"goal": f"Write section {n}", "recipe": "default"}
+                            for n in (1, 2, 3)]))
+    llm_server.reply("SECTION 1")
+    llm_server.reply("SECTION 2")
+    llm_server.reply("TWO OF THREE")
+    result = _run(llm_server, "--param", "maxLlmCalls:=3")
+    assert result.exit_code == 0, result.stderr
+    tree = result.json()["outcome"]["tree"]["children"]
+    assert [n["status"] for n in tree] == ["done", "done", "skipped"]
+    assert "params.maxLlmCalls" in tree[2]["error"]
+    assert result.json()["outcome"]["failed"] == ["3"]
+    assert len(llm_server.chat_requests) == 4
