@@ -106,8 +106,24 @@ derzeit heute
 """.split())
 """Words of the present moment (``live_question``; also the phrases of ``_LIVE_PHRASE``)."""
 
+NOW_WORDS = frozenset("""
+now today tonight yesterday jetzt gerade heute gestern momentan
+""".split())
+"""Adverbs that put a question at this moment or the day just gone (also "right now", "last
+night", "im Moment" …, ``_NOW_PHRASE``): asked about the world ("Who won *last night's*
+match?", "Is the train on time *today*?"), the answer is live data. Not *current* or
+*aktuell*: they name the holder of an office or a state of knowledge ("the current
+Secretary-General", "current research"), which is a fact or research."""
+
+QUESTION_OPENERS = frozenset("""
+who what whats when where which how is are was were does did do has have
+wer was wann wo welche welcher welches wie ist sind war waren hat haben gibt
+""".split())
+"""Words that open a direct question about the world. Not *can*, *could*, *would*, *will*,
+*kannst* …: those open a request ("Can you translate this for tonight?")."""
+
 _WORD = re.compile(r"\w+")
-_DIGITS = re.compile(r"\d+")
+_DIGITS = re.compile(r"\d+(?::\d+)*")
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?]+(?=[^\s.!?]))*(?:[.!?]+|\n|$)")
 _NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
                  "eins|ein|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|elf|zwölf")
@@ -135,6 +151,14 @@ _CONJUNCTIONS = frozenset({"and", "or", "und", "oder"})
 _LIVE_PHRASE = Lazy(r"\b(?:at the moment|so far|this (?:morning|afternoon|evening)|"
                     r"im moment|bis jetzt)\b", re.IGNORECASE)
 _POSSESSIVE = Lazy(r"\b(?:my|our|mine|ours|mein\w*|unser\w*)\b", re.IGNORECASE)
+_RECENT_PHRASE = Lazy(r"\b(?:last (?:night|week|month)|yesterday|gestern|letzte[nr]? "
+                      r"(?:nacht|woche|monat))\b", re.IGNORECASE)
+_NOW_PHRASE = Lazy(r"\b(?:right now|last night|at the moment|im moment|heute abend)\b",
+                   re.IGNORECASE)
+_DEADLINE = Lazy(r"\b(?:by|until|till|before|bis)\s+(?:tonight|today|tomorrow|heute(?:\s+abend)?|"
+                 r"morgen)\b", re.IGNORECASE)
+_ASKED = Lazy(r"\b(?:tell me|let me know|sag mir|sagt mir)\s+(?:wh\w+|how|if|was|wo|wer|wann|"
+              r"wie|ob)\b", re.IGNORECASE)
 
 READINGS_KEPT = 16
 """Readings kept in memory: the ranking and the offline selector read the same task
@@ -316,23 +340,45 @@ def role_list(text: str) -> bool:
     return False
 
 
-def live_question(text: str) -> bool:
-    """True when the task is one question about the person's own data as it is now.
+def live_question(text: str) -> str | None:
+    """Say whose live data the task asks for, when it is one question no recipe can answer.
 
-    "Where's my Amazon package right now?", "What's my current account
-    balance?": a single sentence ending with ``?``, with a first-person
-    possessive (*my*, *our*, *mein*, *unser* …), a word of the present moment
-    (``LIVE_WORDS``, "at the moment", "so far" …) and no given numbers (those
-    make it a calculation). Answering needs live access to the person's
-    accounts or devices, which no recipe has.
+    Two kinds, each a single sentence without given numbers (those make it a
+    calculation):
+
+    - about the person's own data as it is now or was lately: a question
+      ending with ``?`` or an asked one ("… and *tell me where* it is",
+      "*sag mir, ob* …"), with a first-person possessive (*my*, *our*, *mein*,
+      *unser* …) and a word of the present moment (``LIVE_WORDS``, "at the
+      moment", "so far" …) or the recent past ("last month", "yesterday" …):
+      "Where's my Amazon package right now?", "What's my current account
+      balance?" — answering needs live access to their accounts or devices;
+    - about the world at this moment: a direct question (``QUESTION_OPENERS``,
+      ending with ``?``) with an adverb of now or the day just gone
+      (``NOW_WORDS``, "right now", "last night" …): "Who won last night's
+      match?", "Is the train on time today?" — the local engine has no live
+      web access.
+
+    A deadline is no time asked about: "… by tonight", "bis heute Abend".
 
     Args:
         text: the task text, its material left out (``material.request``).
+
+    Returns:
+        ``"own"`` or ``"world"`` (the kind above), or None.
     """
     sentences = [s for s in _SENTENCE.findall(text.strip()) if s.strip()]
-    if len(sentences) != 1 or not sentences[0].rstrip().endswith("?"):
-        return False
-    now = (not LIVE_WORDS.isdisjoint(w.casefold() for w in _WORD.findall(text))
-           or _LIVE_PHRASE.re.search(text) is not None)
-    return (now and _POSSESSIVE.re.search(text) is not None
-            and len(_DIGITS.findall(text)) < GIVEN_NUMBERS)
+    if len(sentences) != 1 or len(_DIGITS.findall(text)) >= GIVEN_NUMBERS:
+        return None
+    text = _DEADLINE.re.sub(" ", text)
+    words = [w.casefold() for w in _WORD.findall(text)]
+    question = sentences[0].rstrip().endswith("?")
+    now = not NOW_WORDS.isdisjoint(words) or _NOW_PHRASE.re.search(text) is not None
+    lately = (not LIVE_WORDS.isdisjoint(words) or _LIVE_PHRASE.re.search(text) is not None
+              or _RECENT_PHRASE.re.search(text) is not None)
+    if ((question or _ASKED.re.search(text) is not None) and lately
+            and _POSSESSIVE.re.search(text) is not None):
+        return "own"
+    if question and words and words[0] in QUESTION_OPENERS and now:
+        return "world"
+    return None

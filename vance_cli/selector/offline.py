@@ -117,10 +117,13 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
     Rule: docs/delegate.md, "Offline selector".
     """
     read = reading.read(lexicon.analysed(task))
-    if reading.live_question(read.text):
-        return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: the task asks about the person's "
-                    "own data as it is now, which needs live access to their accounts or "
-                    "devices: no recipe has it", Mode.OFFLINE)
+    live = reading.live_question(read.text)
+    if live is not None:
+        needs = ("about the person's own data as it is now or was lately, which needs live "
+                 "access to their accounts or devices" if live == "own" else
+                 "about the world as it is now or was just now, which needs live data")
+        return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: the task asks {needs}: no recipe "
+                    "has it", Mode.OFFLINE)
     hits = ranking.rank(inventory, task)
     limit = threshold(len(inventory))
     how = f"; read: {', '.join(read.notes)}" if read.notes else ""

@@ -75,6 +75,16 @@ def test_a_live_question_about_ones_own_data_is_none(task: str) -> None:
     assert "own data as it is now" in decision.rationale
 
 
+@pytest.mark.parametrize("task", [
+    "Who won last night's Champions League match?",
+    "Is the 14:32 train from Leeds to York running on time today?",
+])
+def test_a_question_about_the_world_right_now_is_none(task: str) -> None:
+    decision = select_offline(task, [*INVENTORY, _recipe("who", ("who", "time", "calculate"))])
+    assert decision.reason is NoneReason.OFFLINE_NO_MATCH and decision.mode is Mode.OFFLINE
+    assert "the world as it is now" in decision.rationale
+
+
 def test_the_rationale_says_what_was_read() -> None:
     decision = select_offline("Move all 40 of our repos from Bitbucket to GitHub",
                               [_recipe("marvin", ("migration", "subtasks")), _recipe("x")])
