@@ -160,6 +160,12 @@ end, clause word or contrast word, is what is *not* wanted — in a task ("Don't
 change anything, just explain it") and in a recipe's description ("Delivers a
 written analysis, not code or a finished essay"). It is no evidence."""
 
+TOPIC_WORDS = frozenset({"about", "regarding", "concerning", "über", "bezüglich"})
+"""Words that open the topic of a request: from one to the end of its clause, the words say
+what the deliverable is about, not what it is ("chat *about whether remote work is changing*
+…", "ein Referat *über die Geschichte des Buchdrucks*"). They still score, but are no
+evidence of intent by themselves (``Token.topic``)."""
+
 CONTRASTS = frozenset({"but", "instead", "aber", "sondern", "stattdessen"})
 """Words that end a negated stretch ("not X but Y")."""
 
@@ -174,12 +180,14 @@ class Token:
         head: True when it is a head word of its clause (see the module docstring).
         noun: True when it is written like a German noun: capitalised (and only the
             first letter), not the first word of its sentence.
+        topic: True when it follows a word of ``TOPIC_WORDS`` in its clause.
     """
 
     word: str
     position: int
     head: bool
     noun: bool = False
+    topic: bool = False
 
 
 def fold(text: str) -> str:
@@ -382,21 +390,22 @@ def tokens(task: str) -> list[Token]:
     found: list[Token] = []
     clause: list[Token] = []
     objects: set[int] = set()  # indices in clause of a content word right after a light verb
-    fresh = opened = light = False  # opened: the clause's first word is a content word
+    fresh = opened = light = topic = False  # opened: the clause's first word is a content word
     for w in _scan(task):
         word = w.word
         content = is_content(word) and word not in CLAUSE_WORDS
         if w.clause_start:
             found.extend(_heads(clause, opened, verb_last, objects))
-            clause, objects, fresh, light = [], set(), True, False
+            clause, objects, fresh, light, topic = [], set(), True, False, False
         if fresh and word not in CLAUSE_WORDS:
             opened, fresh = content, False
         if content and not w.negated:
             if light:
                 objects.add(len(clause))
             noun = not w.sentence_start and w.raw[:1].isupper() and w.raw[1:].islower()
-            clause.append(Token(word, w.position, False, noun))
+            clause.append(Token(word, w.position, False, noun, topic))
         light = word in LIGHT_VERBS or (light and not content)
+        topic = topic or word in TOPIC_WORDS
     found.extend(_heads(clause, opened, verb_last, objects))
     return found
 

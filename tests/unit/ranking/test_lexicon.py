@@ -133,6 +133,15 @@ def test_german_nouns_are_marked() -> None:
     assert {t.word: t.noun for t in tokens("Analyse this")}["analyse"] is False  # sentence start
 
 
+def test_words_after_a_topic_word_are_the_topic_up_to_the_clause_end() -> None:
+    topic = {t.word: t.topic for t in tokens("Let's chat about whether remote work is changing "
+                                             "friendships and then write a summary")}
+    assert topic["chat"] is False
+    assert topic["remote"] is True and topic["changing"] is True
+    assert topic["summary"] is False                  # a new clause
+    assert {t.word: t.topic for t in tokens("Ein Referat über den Buchdruck")}["buchdruck"]
+
+
 def test_phrases_may_leave_out_pronouns_and_determiners_but_not_negated_words() -> None:
     grams = {g for _p, g in ngrams("Walk me through it and bounce some ideas", 3)}
     assert ("walk", "through") in grams and ("bounce", "ideas") in grams

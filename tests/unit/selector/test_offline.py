@@ -99,6 +99,8 @@ BUNDLED = [
     ("Write a two-minute wedding toast for my brother", "default"),   # a measure is no 'minutes'
     ("Verfasse eine freundliche Absage an einen Bewerber", "default"),
     ("Write a short essay about the history of tea", "essay-pipeline"),
+    ("just wanna chat about whether remote work is changing how people make friends",
+     "discuss"),                                   # topic words are no evidence of their own
     # numbers as evidence for computation
     ("If I put 250 euros a month into an ETF at 6%, how much will I have after 25 years?",
      "python"),
