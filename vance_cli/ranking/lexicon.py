@@ -90,12 +90,14 @@ give gives gave given make makes made take takes took go goes went tell show hel
 create creates write writes produce prepare compose generate love wish draft drafts formulate
 one two three four five six seven eight nine ten eleven twelve
 task tasks
+wanna gonna gotta whats thats im u ur pls plz
 """.split())
 """English words dropped from a task: function words; light verbs that go with
 any request ("give me", "make", "create", "write", "draft", "need"), so the
 object names the deliverable; number words ("in three sentences"). The
 question words who/when/where/why are kept. "task" is dropped too: every
-request is one."""
+request is one. So are the chat spellings of function words ("wanna", "whats",
+"pls", "u"): typed requests are full of them."""
 
 GERMAN_STOP_WORDS = frozenset("""
 aber alle allem allen aller alles als also am an ander andere anderen auch auf aus bei
@@ -123,6 +125,7 @@ perspectives")."""
 LIGHT_VERBS = frozenset("""
 give gives gave make makes made take takes took tell show help keep create creates write writes
 produce prepare compose generate draft drafts formulate want wants need needs like love wish get
+wanna
 gib geben gebe mach mache machen lass lasst zeig zeige hilf erstelle erstellen erstell schreib
 schreibe schreiben möchte möchten hätte brauche brauchen benötige benötigen verfasse verfassen
 formuliere formulieren
@@ -441,12 +444,24 @@ unser unsere unseren
 tag: "walk *me* through" is "walk through", "bounce *some* ideas" is "bounce ideas"."""
 
 
+PARTICLES = frozenset("""
+up down out through over off around back apart together
+""".split())
+"""Particles of English phrasal verbs, which may stand after the verb's object: "boil *this
+email thread* down" is "boil down", "sum *the meeting* up" is "sum up"."""
+
+PARTICLE_GAP = 4
+"""Most words between a verb and its particle (``PARTICLES``)."""
+
+
 def ngrams(task: str, longest: int) -> list[tuple[int, tuple[str, ...]]]:
     """Return ``(start position, words)`` for every run of 2 to ``longest`` words.
 
     Stop words stay in (``for and against``), as in the tags they are matched
     against; runs are also taken with ``SKIPPABLE`` words left out. No run
-    holds or skips a negated word.
+    holds or skips a negated word. A word and a particle (``PARTICLES``) up
+    to ``PARTICLE_GAP`` words later in its clause are a run of two as well: a
+    phrasal verb with its object in between.
     """
     scanned = _scan(task)
     found = [(w.position, w.word) for w in scanned]
@@ -461,4 +476,11 @@ def ngrams(task: str, longest: int) -> list[tuple[int, tuple[str, ...]]]:
                 run = sequence[i:i + n]
                 if negated_before[run[-1][0] + 1] == negated_before[run[0][0]]:
                     grams[run[0][0], tuple(w for _p, w in run)] = None
+    for i, w in enumerate(scanned):
+        for later in scanned[i + 2:i + 2 + PARTICLE_GAP]:
+            if later.clause_start:
+                break
+            if (later.word in PARTICLES
+                    and negated_before[later.position + 1] == negated_before[w.position]):
+                grams.setdefault((w.position, (w.word, later.word)), None)
     return list(grams)

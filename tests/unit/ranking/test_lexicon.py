@@ -150,6 +150,18 @@ def test_phrases_may_leave_out_pronouns_and_determiners_but_not_negated_words() 
     assert ("bullet", "points") not in negated
 
 
+def test_a_phrasal_verb_may_have_its_object_before_the_particle() -> None:
+    grams = {g for _p, g in ngrams("Can you boil this email thread down to who wants what?", 2)}
+    assert ("boil", "down") in grams
+    assert ("boil", "down") not in {g for _p, g in ngrams("Boil the pasta. Calm down.", 2)}
+    assert ("sum", "up") not in {g for _p, g in ngrams("Sum the five long rows of values up", 2)}
+
+
+@pytest.mark.parametrize("word", ["wanna", "whats", "pls", "u"])
+def test_chat_spellings_of_function_words_carry_no_intent(word: str) -> None:
+    assert not is_content(word)
+
+
 def test_analysed_text_is_a_bounded_prefix_without_a_cut_word() -> None:
     short = "Translate this letter"
     assert lexicon.analysed(short) is short
