@@ -17,6 +17,12 @@ any set of tasks (docs/delegate.md, "Offline selector"):
   explanation: ``explain`` opens it.
 - **Ports**: translating or converting into a programming language
   ("Translate our Java class into Rust") is a port: the verb reads as ``port``.
+- **Plain words**: translating into plain English, plain language, simple
+  terms, einfache Sprache … ("Translate this regex into plain English") is no
+  other language: it asks for an explanation, and the verb reads as ``explain``.
+- **Who is asking**: a clause in which the person says what they are ("I'm a
+  project manager and …", "Ich bin Lehrerin, …": *I'm*/*I am*/*ich bin* and up
+  to ``SELF_WORDS`` words) is context, not the request: it is left out.
 - **Numbers**: a task that gives ``GIVEN_NUMBERS`` or more numbers (digit
   groups: amounts, percentages, dates) and asks about them — *how much*,
   *how many*, *wie viele* …, or a *what*/*which*/*how* question — asks for a
@@ -73,6 +79,10 @@ translate translating convert converting rewrite rewriting übersetze übersetze
 konvertiere konvertieren
 """.split())
 """Verbs that put a text into another language; into a programming language, a port."""
+
+SELF_WORDS = 3
+"""Most words after *I'm a* that say who is asking ("a *project manager*"); a longer clause
+says more than a role ("I'm a bit lost with this decorator in app/auth.py")."""
 
 MOVE_VERBS = frozenset("""
 move moving migrate port porting upgrade convert switch
@@ -137,6 +147,12 @@ _END = Lazy(r"[.,;:!?]+$")
 _EXPLAIN_ASKS = frozenset({"how", "what", "wie", "was"})
 _INTO_LANGUAGE = Lazy(r"\b(?:into|to|in|nach|ins)\s+(?:" + "|".join(PROGRAMMING_LANGUAGES)
                       + r")(?![\w+#])", re.IGNORECASE)
+_PLAIN = Lazy(r"\b(?:into|to|in)\s+(?:plain|simple|everyday|layman['\u2019]?s|"
+              r"einfache|einfaches|verständliche)\s+(?:english|language|terms|words|deutsch|"
+              r"sprache|worte|wörter)\b", re.IGNORECASE)
+_SELF = Lazy(r"(?:^|(?<=[.!?;\n]))\s*(?:I['\u2019]?m|I am|ich bin)\s+(?:an?\s+|eine?\s+)?"
+             r"[\w-]+(?:\s+[\w-]+){0,%d}(?=\s*(?:[,.;:!?\n]|\s(?:and|but|und|aber)\b))"
+             % (SELF_WORDS - 1), re.IGNORECASE)
 _QUANTITY = Lazy(
     r"\b(?:how\s+(?:much|many|long|often|far|old)|wie\s+(?:viele?|lange|oft|weit|alt))\b",
     re.IGNORECASE)
@@ -199,8 +215,12 @@ def read(task: str) -> Reading:
     text = request(task)
     if text != task:
         notes.append("quoted or pasted material left out")
+    text, selves = _SELF.re.subn(lambda m: " " * len(m.group()), text)
+    if selves:
+        notes.append("who is asking left out")
     for rewrite, note in ((_measures, "measures as numbers"), (_code, "code as 'code'"),
-                          (_port, "translating into a programming language as 'port'")):
+                          (_port, "translating into a programming language as 'port'"),
+                          (_plain, "translating into plain words as 'explain'")):
         text, count = _each_sentence(text, rewrite)
         if count:
             notes.append(note)
@@ -287,6 +307,18 @@ def _port(sentence: str) -> tuple[str, int]:
     if verb is None or not _INTO_LANGUAGE.re.search(sentence):
         return sentence, 0
     return sentence[:verb.start()] + "port" + sentence[verb.end():], 1
+
+
+def _plain(sentence: str) -> tuple[str, int]:
+    verb = _verb(sentence, TRANSLATE_VERBS)
+    if verb is None or not _PLAIN.re.search(sentence):
+        return sentence, 0
+    return sentence[:verb.start()] + "explain" + sentence[verb.end():], 1
+
+
+def plain_words(text: str) -> str:
+    """Return ``text`` with each translating into plain words read as ``explain`` (see above)."""
+    return _each_sentence(text, _plain)[0]
 
 
 def _calculate(sentence: str) -> tuple[str, int]:

@@ -124,6 +124,25 @@ def test_a_list_of_roles_adds_perspectives(task: str, extra: tuple[str, ...]) ->
     assert read(task).extra == extra
 
 
+@pytest.mark.parametrize(("task", "text"), [
+    ("Translate this regex into plain English: ^a+$", "explain this regex into plain English"),
+    ("Übersetze den Bescheid in einfache Sprache", "explain den Bescheid in einfache Sprache"),
+    ("Translate this letter into English", "Translate this letter into English"),
+])
+def test_translating_into_plain_words_reads_as_explain(task: str, text: str) -> None:
+    assert read(task).text.startswith(text)
+
+
+@pytest.mark.parametrize(("task", "left"), [
+    ("I'm a project manager and our launch slipped.", "and our launch slipped."),
+    ("Ich bin Lehrerin, schreib mir ein Quiz", ", schreib mir ein Quiz"),
+    ("I'm a bit lost with this decorator, explain it", "I'm a bit lost"),   # more than a role
+    ("Our CTO said I'm a project manager now", "Our CTO said I'm"),         # not a clause start
+])
+def test_who_is_asking_is_left_out(task: str, left: str) -> None:
+    assert read(task).text.strip().startswith(left)
+
+
 @pytest.mark.parametrize(("task", "live"), [
     ("Where's my Amazon package right now?", "own"),
     ("What's my current checking account balance?", "own"),
