@@ -132,6 +132,17 @@ wer was wann wo welche welcher welches wie ist sind war waren hat haben gibt
 """Words that open a direct question about the world. Not *can*, *could*, *would*, *will*,
 *kannst* …: those open a request ("Can you translate this for tonight?")."""
 
+_WH_WORDS = frozenset("who what whats when where which how wer was wann wo welche welcher "
+                      "welches wie".split())
+
+FACT_WORDS = 12
+"""Most words of a question that asks for one fact (``fact_question``)."""
+
+FUTURE_WORDS = frozenset("""
+tomorrow next will going tonight morgen nächste nächsten nächster nächstes wird werden
+""".split())
+"""Words of what is to come: a question about it asks for a forecast or a plan, not a fact."""
+
 _WORD = re.compile(r"\w+")
 _DIGITS = re.compile(r"\d+(?::\d+)*")
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?]+(?=[^\s.!?]))*(?:[.!?]+|\n|$)")
@@ -370,6 +381,29 @@ def role_list(text: str) -> bool:
         else:
             items, size, after, joined = 0, -1, False, False
     return False
+
+
+def fact_question(text: str) -> bool:
+    """True when the task is one short direct question about the world: it asks for one fact.
+
+    "What's the boiling point of water at sea level?", "whats the difference
+    between a noun and a pronoun, in one line": a single sentence of at most
+    ``FACT_WORDS`` words, opened by a question word (``QUESTION_OPENERS``),
+    ending with ``?`` unless it opens with a *wh*-word; nothing of the
+    person's own (*my*, *our* …: only their data holds that), nothing to come
+    (*tomorrow*, *next* …: a forecast or a plan) and no given numbers (a
+    calculation). Answering it needs no material and no research.
+
+    Args:
+        text: the task text, its material left out (``material.request``).
+    """
+    sentences = [s for s in _SENTENCE.findall(text.strip()) if s.strip()]
+    words = [w.casefold() for w in _WORD.findall(text)]
+    if len(sentences) != 1 or not words or len(words) > FACT_WORDS:
+        return False
+    asked = sentences[0].rstrip().endswith("?") or words[0] in _WH_WORDS
+    return (asked and words[0] in QUESTION_OPENERS and _POSSESSIVE.re.search(text) is None
+            and FUTURE_WORDS.isdisjoint(words) and len(_DIGITS.findall(text)) < GIVEN_NUMBERS)
 
 
 def live_question(text: str) -> str | None:

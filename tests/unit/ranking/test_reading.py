@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vance_cli.ranking.reading import is_code, live_question, read, role_list
+from vance_cli.ranking.reading import fact_question, is_code, live_question, read, role_list
 
 
 @pytest.mark.parametrize(("task", "text"), [
@@ -141,6 +141,23 @@ def test_translating_into_plain_words_reads_as_explain(task: str, text: str) -> 
 ])
 def test_who_is_asking_is_left_out(task: str, left: str) -> None:
     assert read(task).text.strip().startswith(left)
+
+
+@pytest.mark.parametrize(("task", "fact"), [
+    ("What's the boiling point of water at sea level in Fahrenheit?", True),
+    ("whats the difference betwen a noun and a pronoun, in one line", True),  # a wh-word opens it
+    ("Wie hoch ist die Zugspitze?", True),
+    ("What's on my calendar next Tuesday?", False),                  # one's own
+    ("What's the weather going to be in Hamburg tomorrow morning?", False),  # to come
+    ("What is 15% of 2,340 plus 7?", False),                          # given numbers
+    ("Can you tell me the boiling point of water?", False),          # a request
+    ("Boiling point of ethanol?", False),                             # no question word
+    ("What is the capital of Mongolia? And who founded it?", False),  # two questions
+    ("What would a good structure be for a long report on our climate strategy for the "
+     "next ten years?", False),                                        # too long
+])
+def test_fact_questions(task: str, fact: bool) -> None:
+    assert fact_question(task) is fact
 
 
 @pytest.mark.parametrize(("task", "live"), [

@@ -106,6 +106,7 @@ BUNDLED = [
      "python"),
     ("What's the standard deviaton of 4, 8, 15, 16, 23 and 42?", "python"),
     ("How many ounces in a kilo?", "quick-lookup"),
+    ("What's the boiling point of water at sea level in Fahrenheit?", "quick-lookup"),  # shape
     # file paths as evidence for code reading (and for code changes)
     ("How does calculate_vat() in tax/utils.go compute the rate?", "code-read"),
     ("What does src/auth/middleware.py do? Walk me through it.", "code-read"),
