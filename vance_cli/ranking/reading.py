@@ -132,6 +132,27 @@ wer was wann wo welche welcher welches wie ist sind war waren hat haben gibt
 """Words that open a direct question about the world. Not *can*, *could*, *would*, *will*,
 *kannst* …: those open a request ("Can you translate this for tonight?")."""
 
+ACTION_VERBS = frozenset("""
+remind send transfer order buy book pay call phone text print unlock lock cancel schedule post
+publish install download upload sign register renew refund email forward
+erinnere erinner schick schicke sende überweise bestell bestelle kauf kaufe buch buche bezahl
+bezahle ruf rufe drucke kündige installiere
+""".split())
+"""Verbs of acts in the world that no recipe performs (it writes, computes, explains …):
+as a request's predicate they ask vance to order, book, pay, send, call or remind. Not
+*set* ("set up a debate"), *turn* ("turn these notes into a post") or *move* (a migration)."""
+
+GERMAN_ACTION_INFINITIVES = frozenset("""
+abschicken schicken senden verschicken überweisen bestellen kaufen buchen bezahlen anrufen
+drucken ausdrucken kündigen installieren erinnern
+""".split())
+"""The same acts as the last word of a German modal request ("Kannst du … *abschicken*?")."""
+
+_POLITE = frozenset("please pls can could would will you bitte kannst könntest würdest du "
+                    "mal".split())
+_HAND_OVER = frozenset({"send", "email", "forward", "schick", "schicke", "sende"})
+_TO_ME = frozenset({"me", "us", "mir", "uns"})
+
 _WH_WORDS = frozenset("who what whats when where which how wer was wann wo welche welcher "
                       "welches wie".split())
 
@@ -381,6 +402,31 @@ def role_list(text: str) -> bool:
         else:
             items, size, after, joined = 0, -1, False, False
     return False
+
+
+def action_request(text: str) -> str | None:
+    """Return the verb when the task asks for an act in the world, or None.
+
+    The act is the request's predicate: its first word (after *please*,
+    *can you*, *bitte*, *kannst du* …) or, in German, its last word before
+    the sentence end ("Kannst du … *abschicken*?") is one of
+    ``ACTION_VERBS``: ordering, booking, paying, sending, calling, reminding …
+    "Send me …" is no act: it asks for something to be handed over, as
+    "give me" does.
+
+    Args:
+        text: the task text, its material left out (``material.request``).
+    """
+    first: str = next((s for s in _SENTENCE.findall(text.strip()) if s.strip()), "")
+    words: list[str] = [w.casefold() for w in _WORD.findall(first)]
+    while words and words[0] in _POLITE:
+        words = words[1:]
+    if not words:
+        return None
+    handed = words[0] in _HAND_OVER and len(words) > 1 and words[1] in _TO_ME  # "Send me …"
+    if words[0] in ACTION_VERBS and not handed:
+        return words[0]
+    return words[-1] if words[-1] in GERMAN_ACTION_INFINITIVES else None
 
 
 def fact_question(text: str) -> bool:

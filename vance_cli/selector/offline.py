@@ -38,6 +38,10 @@ before or instead of the ranking:
   person's own data as it is now ("Where's my package right now?") or about
   the world right now ("Who won last night's match?") needs access no
   recipe has: ``NONE``.
+- **Acts in the world** (``reading.action_request``): a request whose
+  predicate is ordering, booking, sending, reminding … is ``NONE`` unless a
+  recipe has a cue or a phrase for it; the object's words ("Transfer the
+  *summary document* to my USB stick") are no evidence of a recipe's work.
 - **One fact** (``reading.fact_question``): one short direct question about
   the world that no recipe has enough evidence for ("What's the boiling
   point of water?") goes to the recipe tagged ``FACT_TAG``.
@@ -132,7 +136,13 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
                  "about the world as it is now or was just now, which needs live data")
         return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: the task asks {needs}: no recipe "
                     "has it", Mode.OFFLINE)
+    act = reading.action_request(read.text)
     hits = ranking.rank(inventory, task)
+    if act is not None and not any(hit.cues or hit.phrases for hit in hits
+                                   if hit.score >= threshold(len(inventory))):
+        return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: the task asks for an act in the "
+                    f"world ('{act}'), and no recipe names it with a cue or a phrase: no recipe "
+                    "acts in the world", Mode.OFFLINE)
     limit = threshold(len(inventory))
     how = f"; read: {', '.join(read.notes)}" if read.notes else ""
     chosen = next(((hit, why) for hit in hits if hit.score >= limit

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from vance_cli.ranking.reading import fact_question, is_code, live_question, read, role_list
+from vance_cli.ranking.reading import (
+    action_request,
+    fact_question,
+    is_code,
+    live_question,
+    read,
+    role_list,
+)
 
 
 @pytest.mark.parametrize(("task", "text"), [
@@ -141,6 +148,21 @@ def test_translating_into_plain_words_reads_as_explain(task: str, text: str) -> 
 ])
 def test_who_is_asking_is_left_out(task: str, left: str) -> None:
     assert read(task).text.strip().startswith(left)
+
+
+@pytest.mark.parametrize(("task", "act"), [
+    ("Remind me at 5pm to read the code review comments", "remind"),
+    ("Transfer the summary document to my USB stick", "transfer"),
+    ("Please order new printer toner for the office", "order"),
+    ("Kannst du meine Steuererklärung bei ELSTER abschicken?", "abschicken"),
+    ("Bestell mir eine Pizza", "bestell"),
+    ("Send me a summary of this report", None),                  # handing over, as "give me"
+    ("Set up a debate about basic income", None),
+    ("Turn these notes into a LinkedIn post", None),
+    ("Summarise the booking terms and cancel nothing", None),     # not the predicate
+])
+def test_action_requests(task: str, act: str | None) -> None:
+    assert action_request(task) == act
 
 
 @pytest.mark.parametrize(("task", "fact"), [

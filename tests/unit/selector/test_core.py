@@ -289,7 +289,8 @@ OFFLINE_RECIPES = [
     ("Translate the letter for me", "translate", "cue"),
     ("Put it into bullet points", "summary", "phrase"),                   # a multi-word tag
     ("Fix the bug in it", "coding", "matched 'fix', 'bug'"),             # two words
-    ("Order a large pizza", None, "one word is not enough"),              # one word, mid-clause
+    ("Draw a large pizza", None, "one word is not enough"),               # one word, mid-clause
+    ("Order a large pizza", None, "an act in the world ('order')"),
     ("Generate a picture of a cat translating a book", None, "one word is not enough"),
     ("Design a logo", None, "'design'"),                                  # two recipes say it
     ("Make a playlist for my code sessions", None, "'code'"),

@@ -131,6 +131,8 @@ BUNDLED = [
     ("Move all my photos from my phone to the laptop.", None),
     ("Book a table, a taxi and a hotel for Friday.", None),
     ("Transfer 500 euros from savings to checking.", None),
+    ("Transfer the summary document to my USB stick", None),      # an act, whatever its object
+    ("Remind me at 5pm to read the code review comments", None),
 ]
 
 
