@@ -407,7 +407,8 @@ def _match_words(index: _Index, query: _Query, found: dict[int, _Evidence]) -> N
             ev = found[row]
             ev.score += weight * _saturate(freq)
             ev.terms.append((token.position, token.word))
-            ev.covered.add(keys[0])
+            if not token.topic:
+                ev.covered.add(keys[0])
         rows = set().union(*(index.intent.get(t, set()) for t in terms))
         for row in rows:
             found[row].intent += 1

@@ -90,12 +90,14 @@ give gives gave given make makes made take takes took go goes went tell show hel
 create creates write writes produce prepare compose generate love wish draft drafts formulate
 one two three four five six seven eight nine ten eleven twelve
 task tasks
+wanna gonna gotta whats thats im u ur pls plz
 """.split())
 """English words dropped from a task: function words; light verbs that go with
 any request ("give me", "make", "create", "write", "draft", "need"), so the
 object names the deliverable; number words ("in three sentences"). The
 question words who/when/where/why are kept. "task" is dropped too: every
-request is one."""
+request is one. So are the chat spellings of function words ("wanna", "whats",
+"pls", "u"): typed requests are full of them."""
 
 GERMAN_STOP_WORDS = frozenset("""
 aber alle allem allen aller alles als also am an ander andere anderen auch auf aus bei
@@ -123,6 +125,7 @@ perspectives")."""
 LIGHT_VERBS = frozenset("""
 give gives gave make makes made take takes took tell show help keep create creates write writes
 produce prepare compose generate draft drafts formulate want wants need needs like love wish get
+wanna
 gib geben gebe mach mache machen lass lasst zeig zeige hilf erstelle erstellen erstell schreib
 schreibe schreiben möchte möchten hätte brauche brauchen benötige benötigen verfasse verfassen
 formuliere formulieren
@@ -160,6 +163,12 @@ end, clause word or contrast word, is what is *not* wanted — in a task ("Don't
 change anything, just explain it") and in a recipe's description ("Delivers a
 written analysis, not code or a finished essay"). It is no evidence."""
 
+TOPIC_WORDS = frozenset({"about", "regarding", "concerning", "über", "bezüglich"})
+"""Words that open the topic of a request: from one to the end of its clause, the words say
+what the deliverable is about, not what it is ("chat *about whether remote work is changing*
+…", "ein Referat *über die Geschichte des Buchdrucks*"). They still score, but are no
+evidence of intent by themselves (``Token.topic``)."""
+
 CONTRASTS = frozenset({"but", "instead", "aber", "sondern", "stattdessen"})
 """Words that end a negated stretch ("not X but Y")."""
 
@@ -174,12 +183,14 @@ class Token:
         head: True when it is a head word of its clause (see the module docstring).
         noun: True when it is written like a German noun: capitalised (and only the
             first letter), not the first word of its sentence.
+        topic: True when it follows a word of ``TOPIC_WORDS`` in its clause.
     """
 
     word: str
     position: int
     head: bool
     noun: bool = False
+    topic: bool = False
 
 
 def fold(text: str) -> str:
@@ -382,21 +393,22 @@ def tokens(task: str) -> list[Token]:
     found: list[Token] = []
     clause: list[Token] = []
     objects: set[int] = set()  # indices in clause of a content word right after a light verb
-    fresh = opened = light = False  # opened: the clause's first word is a content word
+    fresh = opened = light = topic = False  # opened: the clause's first word is a content word
     for w in _scan(task):
         word = w.word
         content = is_content(word) and word not in CLAUSE_WORDS
         if w.clause_start:
             found.extend(_heads(clause, opened, verb_last, objects))
-            clause, objects, fresh, light = [], set(), True, False
+            clause, objects, fresh, light, topic = [], set(), True, False, False
         if fresh and word not in CLAUSE_WORDS:
             opened, fresh = content, False
         if content and not w.negated:
             if light:
                 objects.add(len(clause))
             noun = not w.sentence_start and w.raw[:1].isupper() and w.raw[1:].islower()
-            clause.append(Token(word, w.position, False, noun))
+            clause.append(Token(word, w.position, False, noun, topic))
         light = word in LIGHT_VERBS or (light and not content)
+        topic = topic or word in TOPIC_WORDS
     found.extend(_heads(clause, opened, verb_last, objects))
     return found
 
@@ -432,12 +444,24 @@ unser unsere unseren
 tag: "walk *me* through" is "walk through", "bounce *some* ideas" is "bounce ideas"."""
 
 
+PARTICLES = frozenset("""
+up down out through over off around back apart together
+""".split())
+"""Particles of English phrasal verbs, which may stand after the verb's object: "boil *this
+email thread* down" is "boil down", "sum *the meeting* up" is "sum up"."""
+
+PARTICLE_GAP = 4
+"""Most words between a verb and its particle (``PARTICLES``)."""
+
+
 def ngrams(task: str, longest: int) -> list[tuple[int, tuple[str, ...]]]:
     """Return ``(start position, words)`` for every run of 2 to ``longest`` words.
 
     Stop words stay in (``for and against``), as in the tags they are matched
     against; runs are also taken with ``SKIPPABLE`` words left out. No run
-    holds or skips a negated word.
+    holds or skips a negated word. A word and a particle (``PARTICLES``) up
+    to ``PARTICLE_GAP`` words later in its clause are a run of two as well: a
+    phrasal verb with its object in between.
     """
     scanned = _scan(task)
     found = [(w.position, w.word) for w in scanned]
@@ -452,4 +476,11 @@ def ngrams(task: str, longest: int) -> list[tuple[int, tuple[str, ...]]]:
                 run = sequence[i:i + n]
                 if negated_before[run[-1][0] + 1] == negated_before[run[0][0]]:
                     grams[run[0][0], tuple(w for _p, w in run)] = None
+    for i, w in enumerate(scanned):
+        for later in scanned[i + 2:i + 2 + PARTICLE_GAP]:
+            if later.clause_start:
+                break
+            if (later.word in PARTICLES
+                    and negated_before[later.position + 1] == negated_before[w.position]):
+                grams.setdefault((w.position, (w.word, later.word)), None)
     return list(grams)

@@ -17,6 +17,12 @@ any set of tasks (docs/delegate.md, "Offline selector"):
   explanation: ``explain`` opens it.
 - **Ports**: translating or converting into a programming language
   ("Translate our Java class into Rust") is a port: the verb reads as ``port``.
+- **Plain words**: translating into plain English, plain language, simple
+  terms, einfache Sprache … ("Translate this regex into plain English") is no
+  other language: it asks for an explanation, and the verb reads as ``explain``.
+- **Who is asking**: a clause in which the person says what they are ("I'm a
+  project manager and …", "Ich bin Lehrerin, …": *I'm*/*I am*/*ich bin* and up
+  to ``SELF_WORDS`` words) is context, not the request: it is left out.
 - **Numbers**: a task that gives ``GIVEN_NUMBERS`` or more numbers (digit
   groups: amounts, percentages, dates) and asks about them — *how much*,
   *how many*, *wie viele* …, or a *what*/*which*/*how* question — asks for a
@@ -74,6 +80,10 @@ konvertiere konvertieren
 """.split())
 """Verbs that put a text into another language; into a programming language, a port."""
 
+SELF_WORDS = 3
+"""Most words after *I'm a* that say who is asking ("a *project manager*"); a longer clause
+says more than a role ("I'm a bit lost with this decorator in app/auth.py")."""
+
 MOVE_VERBS = frozenset("""
 move moving migrate port porting upgrade convert switch
 umziehen ziehe zieh umstellen stelle stell migrieren migriere portieren portiere
@@ -106,8 +116,56 @@ derzeit heute
 """.split())
 """Words of the present moment (``live_question``; also the phrases of ``_LIVE_PHRASE``)."""
 
+NOW_WORDS = frozenset("""
+now today tonight yesterday jetzt gerade heute gestern momentan
+""".split())
+"""Adverbs that put a question at this moment or the day just gone (also "right now", "last
+night", "im Moment" …, ``_NOW_PHRASE``): asked about the world ("Who won *last night's*
+match?", "Is the train on time *today*?"), the answer is live data. Not *current* or
+*aktuell*: they name the holder of an office or a state of knowledge ("the current
+Secretary-General", "current research"), which is a fact or research."""
+
+QUESTION_OPENERS = frozenset("""
+who what whats when where which how is are was were does did do has have
+wer was wann wo welche welcher welches wie ist sind war waren hat haben gibt
+""".split())
+"""Words that open a direct question about the world. Not *can*, *could*, *would*, *will*,
+*kannst* …: those open a request ("Can you translate this for tonight?")."""
+
+ACTION_VERBS = frozenset("""
+remind send transfer order buy book pay call phone text print unlock lock cancel schedule post
+publish install download upload sign register renew refund email forward
+erinnere erinner schick schicke sende überweise bestell bestelle kauf kaufe buch buche bezahl
+bezahle ruf rufe drucke kündige installiere
+""".split())
+"""Verbs of acts in the world that no recipe performs (it writes, computes, explains …):
+as a request's predicate they ask vance to order, book, pay, send, call or remind. Not
+*set* ("set up a debate"), *turn* ("turn these notes into a post") or *move* (a migration)."""
+
+GERMAN_ACTION_INFINITIVES = frozenset("""
+abschicken schicken senden verschicken überweisen bestellen kaufen buchen bezahlen anrufen
+drucken ausdrucken kündigen installieren erinnern
+""".split())
+"""The same acts as the last word of a German modal request ("Kannst du … *abschicken*?")."""
+
+_POLITE = frozenset("please pls can could would will you bitte kannst könntest würdest du "
+                    "mal".split())
+_HAND_OVER = frozenset({"send", "email", "forward", "schick", "schicke", "sende"})
+_TO_ME = frozenset({"me", "us", "mir", "uns"})
+
+_WH_WORDS = frozenset("who what whats when where which how wer was wann wo welche welcher "
+                      "welches wie".split())
+
+FACT_WORDS = 12
+"""Most words of a question that asks for one fact (``fact_question``)."""
+
+FUTURE_WORDS = frozenset("""
+tomorrow next will going tonight morgen nächste nächsten nächster nächstes wird werden
+""".split())
+"""Words of what is to come: a question about it asks for a forecast or a plan, not a fact."""
+
 _WORD = re.compile(r"\w+")
-_DIGITS = re.compile(r"\d+")
+_DIGITS = re.compile(r"\d+(?::\d+)*")
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?]+(?=[^\s.!?]))*(?:[.!?]+|\n|$)")
 _NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
                  "eins|ein|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|elf|zwölf")
@@ -121,6 +179,12 @@ _END = Lazy(r"[.,;:!?]+$")
 _EXPLAIN_ASKS = frozenset({"how", "what", "wie", "was"})
 _INTO_LANGUAGE = Lazy(r"\b(?:into|to|in|nach|ins)\s+(?:" + "|".join(PROGRAMMING_LANGUAGES)
                       + r")(?![\w+#])", re.IGNORECASE)
+_PLAIN = Lazy(r"\b(?:into|to|in)\s+(?:plain|simple|everyday|layman['\u2019]?s|"
+              r"einfache|einfaches|verständliche)\s+(?:english|language|terms|words|deutsch|"
+              r"sprache|worte|wörter)\b", re.IGNORECASE)
+_SELF = Lazy(r"(?:^|(?<=[.!?;\n]))\s*(?:I['\u2019]?m|I am|ich bin)\s+(?:an?\s+|eine?\s+)?"
+             r"[\w-]+(?:\s+[\w-]+){0,%d}(?=\s*(?:[,.;:!?\n]|\s(?:and|but|und|aber)\b))"
+             % (SELF_WORDS - 1), re.IGNORECASE)
 _QUANTITY = Lazy(
     r"\b(?:how\s+(?:much|many|long|often|far|old)|wie\s+(?:viele?|lange|oft|weit|alt))\b",
     re.IGNORECASE)
@@ -135,6 +199,14 @@ _CONJUNCTIONS = frozenset({"and", "or", "und", "oder"})
 _LIVE_PHRASE = Lazy(r"\b(?:at the moment|so far|this (?:morning|afternoon|evening)|"
                     r"im moment|bis jetzt)\b", re.IGNORECASE)
 _POSSESSIVE = Lazy(r"\b(?:my|our|mine|ours|mein\w*|unser\w*)\b", re.IGNORECASE)
+_RECENT_PHRASE = Lazy(r"\b(?:last (?:night|week|month)|yesterday|gestern|letzte[nr]? "
+                      r"(?:nacht|woche|monat))\b", re.IGNORECASE)
+_NOW_PHRASE = Lazy(r"\b(?:right now|last night|at the moment|im moment|heute abend)\b",
+                   re.IGNORECASE)
+_DEADLINE = Lazy(r"\b(?:by|until|till|before|bis)\s+(?:tonight|today|tomorrow|heute(?:\s+abend)?|"
+                 r"morgen)\b", re.IGNORECASE)
+_ASKED = Lazy(r"\b(?:tell me|let me know|sag mir|sagt mir)\s+(?:wh\w+|how|if|was|wo|wer|wann|"
+              r"wie|ob)\b", re.IGNORECASE)
 
 READINGS_KEPT = 16
 """Readings kept in memory: the ranking and the offline selector read the same task
@@ -175,8 +247,12 @@ def read(task: str) -> Reading:
     text = request(task)
     if text != task:
         notes.append("quoted or pasted material left out")
+    text, selves = _SELF.re.subn(lambda m: " " * len(m.group()), text)
+    if selves:
+        notes.append("who is asking left out")
     for rewrite, note in ((_measures, "measures as numbers"), (_code, "code as 'code'"),
-                          (_port, "translating into a programming language as 'port'")):
+                          (_port, "translating into a programming language as 'port'"),
+                          (_plain, "translating into plain words as 'explain'")):
         text, count = _each_sentence(text, rewrite)
         if count:
             notes.append(note)
@@ -265,6 +341,18 @@ def _port(sentence: str) -> tuple[str, int]:
     return sentence[:verb.start()] + "port" + sentence[verb.end():], 1
 
 
+def _plain(sentence: str) -> tuple[str, int]:
+    verb = _verb(sentence, TRANSLATE_VERBS)
+    if verb is None or not _PLAIN.re.search(sentence):
+        return sentence, 0
+    return sentence[:verb.start()] + "explain" + sentence[verb.end():], 1
+
+
+def plain_words(text: str) -> str:
+    """Return ``text`` with each translating into plain words read as ``explain`` (see above)."""
+    return _each_sentence(text, _plain)[0]
+
+
 def _calculate(sentence: str) -> tuple[str, int]:
     """Read the question about given numbers as ``calculate`` (a question opens a clause)."""
     sentence, count = _QUANTITY.re.subn("; calculate", sentence)
@@ -316,23 +404,93 @@ def role_list(text: str) -> bool:
     return False
 
 
-def live_question(text: str) -> bool:
-    """True when the task is one question about the person's own data as it is now.
+def action_request(text: str) -> str | None:
+    """Return the verb when the task asks for an act in the world, or None.
 
-    "Where's my Amazon package right now?", "What's my current account
-    balance?": a single sentence ending with ``?``, with a first-person
-    possessive (*my*, *our*, *mein*, *unser* …), a word of the present moment
-    (``LIVE_WORDS``, "at the moment", "so far" …) and no given numbers (those
-    make it a calculation). Answering needs live access to the person's
-    accounts or devices, which no recipe has.
+    The act is the request's predicate: its first word (after *please*,
+    *can you*, *bitte*, *kannst du* …) or, in German, its last word before
+    the sentence end ("Kannst du … *abschicken*?") is one of
+    ``ACTION_VERBS``: ordering, booking, paying, sending, calling, reminding …
+    "Send me …" is no act: it asks for something to be handed over, as
+    "give me" does.
+
+    Args:
+        text: the task text, its material left out (``material.request``).
+    """
+    first: str = next((s for s in _SENTENCE.findall(text.strip()) if s.strip()), "")
+    words: list[str] = [w.casefold() for w in _WORD.findall(first)]
+    while words and words[0] in _POLITE:
+        words = words[1:]
+    if not words:
+        return None
+    handed = words[0] in _HAND_OVER and len(words) > 1 and words[1] in _TO_ME  # "Send me …"
+    if words[0] in ACTION_VERBS and not handed:
+        return words[0]
+    return words[-1] if words[-1] in GERMAN_ACTION_INFINITIVES else None
+
+
+def fact_question(text: str) -> bool:
+    """True when the task is one short direct question about the world: it asks for one fact.
+
+    "What's the boiling point of water at sea level?", "whats the difference
+    between a noun and a pronoun, in one line": a single sentence of at most
+    ``FACT_WORDS`` words, opened by a question word (``QUESTION_OPENERS``),
+    ending with ``?`` unless it opens with a *wh*-word; nothing of the
+    person's own (*my*, *our* …: only their data holds that), nothing to come
+    (*tomorrow*, *next* …: a forecast or a plan) and no given numbers (a
+    calculation). Answering it needs no material and no research.
 
     Args:
         text: the task text, its material left out (``material.request``).
     """
     sentences = [s for s in _SENTENCE.findall(text.strip()) if s.strip()]
-    if len(sentences) != 1 or not sentences[0].rstrip().endswith("?"):
+    words = [w.casefold() for w in _WORD.findall(text)]
+    if len(sentences) != 1 or not words or len(words) > FACT_WORDS:
         return False
-    now = (not LIVE_WORDS.isdisjoint(w.casefold() for w in _WORD.findall(text))
-           or _LIVE_PHRASE.re.search(text) is not None)
-    return (now and _POSSESSIVE.re.search(text) is not None
-            and len(_DIGITS.findall(text)) < GIVEN_NUMBERS)
+    asked = sentences[0].rstrip().endswith("?") or words[0] in _WH_WORDS
+    return (asked and words[0] in QUESTION_OPENERS and _POSSESSIVE.re.search(text) is None
+            and FUTURE_WORDS.isdisjoint(words) and len(_DIGITS.findall(text)) < GIVEN_NUMBERS)
+
+
+def live_question(text: str) -> str | None:
+    """Say whose live data the task asks for, when it is one question no recipe can answer.
+
+    Two kinds, each a single sentence without given numbers (those make it a
+    calculation):
+
+    - about the person's own data as it is now or was lately: a question
+      ending with ``?`` or an asked one ("… and *tell me where* it is",
+      "*sag mir, ob* …"), with a first-person possessive (*my*, *our*, *mein*,
+      *unser* …) and a word of the present moment (``LIVE_WORDS``, "at the
+      moment", "so far" …) or the recent past ("last month", "yesterday" …):
+      "Where's my Amazon package right now?", "What's my current account
+      balance?" — answering needs live access to their accounts or devices;
+    - about the world at this moment: a direct question (``QUESTION_OPENERS``,
+      ending with ``?``) with an adverb of now or the day just gone
+      (``NOW_WORDS``, "right now", "last night" …): "Who won last night's
+      match?", "Is the train on time today?" — the local engine has no live
+      web access.
+
+    A deadline is no time asked about: "… by tonight", "bis heute Abend".
+
+    Args:
+        text: the task text, its material left out (``material.request``).
+
+    Returns:
+        ``"own"`` or ``"world"`` (the kind above), or None.
+    """
+    sentences = [s for s in _SENTENCE.findall(text.strip()) if s.strip()]
+    if len(sentences) != 1 or len(_DIGITS.findall(text)) >= GIVEN_NUMBERS:
+        return None
+    text = _DEADLINE.re.sub(" ", text)
+    words = [w.casefold() for w in _WORD.findall(text)]
+    question = sentences[0].rstrip().endswith("?")
+    now = not NOW_WORDS.isdisjoint(words) or _NOW_PHRASE.re.search(text) is not None
+    lately = (not LIVE_WORDS.isdisjoint(words) or _LIVE_PHRASE.re.search(text) is not None
+              or _RECENT_PHRASE.re.search(text) is not None)
+    if ((question or _ASKED.re.search(text) is not None) and lately
+            and _POSSESSIVE.re.search(text) is not None):
+        return "own"
+    if question and words and words[0] in QUESTION_OPENERS and now:
+        return "world"
+    return None

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from vance_cli import llm
 from vance_cli.base.text_input import is_blank
-from vance_cli.ranking import lexicon, material
+from vance_cli.ranking import lexicon, material, reading
 from vance_cli.ranking.bm25 import cap_inventory
 from vance_cli.recipes.loader import load_recipes
 from vance_cli.selector import parse, prompt
@@ -51,13 +51,15 @@ def trigger_match(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] 
     request: a keyword in it does not occur. Nor does a keyword inside a
     negated stretch: "Do not write an essay, just book me a flight" holds no
     ``write an essay`` (the negation rule of ``lexicon``, the one the ranking
-    uses). The fast path never costs a wrong spawn: when in doubt, the
+    uses), nor a translating into plain words ("Translate this regex into
+    plain English" asks for an explanation, ``reading.plain_words``). The
+    fast path never costs a wrong spawn: when in doubt, the
     selector decides. Only the task's first ``lexicon.ANALYSED_CHARS``
     characters are read, as by the ranking.
 
     Rule: docs/delegate.md step 3.
     """
-    text = material.request(lexicon.analysed(task)).lower()
+    text = reading.plain_words(material.request(lexicon.analysed(task))).lower()
     hits: list[tuple[int, Recipe, str]] = []  # (offset in text, recipe, keyword), keyword order
     for recipe in inventory:
         for keyword in recipe.keywords:

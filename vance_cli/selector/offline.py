@@ -31,12 +31,20 @@ Enough evidence is two things, neither fitted to any set of tasks:
      on its own; nor is a tag that two recipes share ("*Design* a logo").
 
 The recipe chosen is the best-scored one with enough evidence: a recipe
-that scores higher on one weak word does not hide it. Two more rules decide
+that scores higher on one weak word does not hide it. More rules decide
 before or instead of the ranking:
 
 - **Live questions** (``reading.live_question``): one question about the
-  person's own data as it is now ("Where's my package right now?") needs
-  access no recipe has: ``NONE``.
+  person's own data as it is now ("Where's my package right now?") or about
+  the world right now ("Who won last night's match?") needs access no
+  recipe has: ``NONE``.
+- **Acts in the world** (``reading.action_request``): a request whose
+  predicate is ordering, booking, sending, reminding … is ``NONE`` unless a
+  recipe has a cue or a phrase for it; the object's words ("Transfer the
+  *summary document* to my USB stick") are no evidence of a recipe's work.
+- **One fact** (``reading.fact_question``): one short direct question about
+  the world that no recipe has enough evidence for ("What's the boiling
+  point of water?") goes to the recipe tagged ``FACT_TAG``.
 - **Single job**: a task whose predicate is a writing verb
   (``lexicon.writing_verb``: "*Write* a short poem", "*Draft* a polite
   email") asks for one piece of writing. When no recipe names that
@@ -67,6 +75,10 @@ OFFLINE = "offline selector (no LLM configured)"
 
 MIN_WORDS = 2
 """Distinct matched content words that are enough without a phrase or a cue."""
+
+FACT_TAG = "fact"
+"""The tag that marks the recipe for one short factual answer (bundled: ``quick-lookup``):
+a short direct question about the world that no recipe has evidence for goes to it."""
 
 GENERAL_TAG = "general-purpose"
 """The tag that marks a general worker: the recipe for one piece of writing that no other
@@ -117,11 +129,20 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
     Rule: docs/delegate.md, "Offline selector".
     """
     read = reading.read(lexicon.analysed(task))
-    if reading.live_question(read.text):
-        return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: the task asks about the person's "
-                    "own data as it is now, which needs live access to their accounts or "
-                    "devices: no recipe has it", Mode.OFFLINE)
+    live = reading.live_question(read.text)
+    if live is not None:
+        needs = ("about the person's own data as it is now or was lately, which needs live "
+                 "access to their accounts or devices" if live == "own" else
+                 "about the world as it is now or was just now, which needs live data")
+        return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: the task asks {needs}: no recipe "
+                    "has it", Mode.OFFLINE)
+    act = reading.action_request(read.text)
     hits = ranking.rank(inventory, task)
+    if act is not None and not any(hit.cues or hit.phrases for hit in hits
+                                   if hit.score >= threshold(len(inventory))):
+        return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: the task asks for an act in the "
+                    f"world ('{act}'), and no recipe names it with a cue or a phrase: no recipe "
+                    "acts in the world", Mode.OFFLINE)
     limit = threshold(len(inventory))
     how = f"; read: {', '.join(read.notes)}" if read.notes else ""
     chosen = next(((hit, why) for hit in hits if hit.score >= limit
@@ -139,6 +160,11 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
         return match(hit.recipe, f"{OFFLINE}: '{hit.recipe.name}' matched "
                      f"{_words(hit.terms)} ({why}; score {hit.score:.1f} ≥ threshold "
                      f"{limit:.1f}{how})", Mode.OFFLINE)
+    facts = next((r for r in inventory if FACT_TAG in map(str.casefold, r.tags)), None)
+    if facts is not None and reading.fact_question(read.text):
+        return match(facts, f"{OFFLINE}: '{facts.name}' answers one fact: the task is one short "
+                     f"direct question about the world and no recipe has more evidence{how}",
+                     Mode.OFFLINE)
     best = hits[0] if hits else None
     if best is None or best.score <= 0:
         detail = "no recipe shares a meaningful word with the task"

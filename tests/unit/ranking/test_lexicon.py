@@ -133,12 +133,33 @@ def test_german_nouns_are_marked() -> None:
     assert {t.word: t.noun for t in tokens("Analyse this")}["analyse"] is False  # sentence start
 
 
+def test_words_after_a_topic_word_are_the_topic_up_to_the_clause_end() -> None:
+    topic = {t.word: t.topic for t in tokens("Let's chat about whether remote work is changing "
+                                             "friendships and then write a summary")}
+    assert topic["chat"] is False
+    assert topic["remote"] is True and topic["changing"] is True
+    assert topic["summary"] is False                  # a new clause
+    assert {t.word: t.topic for t in tokens("Ein Referat über den Buchdruck")}["buchdruck"]
+
+
 def test_phrases_may_leave_out_pronouns_and_determiners_but_not_negated_words() -> None:
     grams = {g for _p, g in ngrams("Walk me through it and bounce some ideas", 3)}
     assert ("walk", "through") in grams and ("bounce", "ideas") in grams
     assert ("walk", "me", "through") in grams
     negated = {g for _p, g in ngrams("Skip this, no bullet points", 2)}
     assert ("bullet", "points") not in negated
+
+
+def test_a_phrasal_verb_may_have_its_object_before_the_particle() -> None:
+    grams = {g for _p, g in ngrams("Can you boil this email thread down to who wants what?", 2)}
+    assert ("boil", "down") in grams
+    assert ("boil", "down") not in {g for _p, g in ngrams("Boil the pasta. Calm down.", 2)}
+    assert ("sum", "up") not in {g for _p, g in ngrams("Sum the five long rows of values up", 2)}
+
+
+@pytest.mark.parametrize("word", ["wanna", "whats", "pls", "u"])
+def test_chat_spellings_of_function_words_carry_no_intent(word: str) -> None:
+    assert not is_content(word)
 
 
 def test_analysed_text_is_a_bounded_prefix_without_a_cut_word() -> None:

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from vance_cli.ranking.reading import is_code, live_question, read, role_list
+from vance_cli.ranking.reading import (
+    action_request,
+    fact_question,
+    is_code,
+    live_question,
+    read,
+    role_list,
+)
 
 
 @pytest.mark.parametrize(("task", "text"), [
@@ -124,18 +131,78 @@ def test_a_list_of_roles_adds_perspectives(task: str, extra: tuple[str, ...]) ->
     assert read(task).extra == extra
 
 
-@pytest.mark.parametrize(("task", "live"), [
-    ("Where's my Amazon package right now?", True),
-    ("What's my current checking account balance?", True),
-    ("How many visitors are on our website right now?", True),
-    ("Wie ist mein aktueller Kontostand?", True),
-    ("What's the current state of research on batteries?", False),  # nothing of one's own
-    ("What's my average over 27:40, 27:15 and 26:58 today?", False),  # numbers: a calculation
-    ("Where is my package right now? Also summarise the mail.", False),  # more than one question
-    ("Where's my Amazon package?", False),                             # not about now
+@pytest.mark.parametrize(("task", "text"), [
+    ("Translate this regex into plain English: ^a+$", "explain this regex into plain English"),
+    ("Übersetze den Bescheid in einfache Sprache", "explain den Bescheid in einfache Sprache"),
+    ("Translate this letter into English", "Translate this letter into English"),
 ])
-def test_live_questions(task: str, live: bool) -> None:
-    assert live_question(task) is live
+def test_translating_into_plain_words_reads_as_explain(task: str, text: str) -> None:
+    assert read(task).text.startswith(text)
+
+
+@pytest.mark.parametrize(("task", "left"), [
+    ("I'm a project manager and our launch slipped.", "and our launch slipped."),
+    ("Ich bin Lehrerin, schreib mir ein Quiz", ", schreib mir ein Quiz"),
+    ("I'm a bit lost with this decorator, explain it", "I'm a bit lost"),   # more than a role
+    ("Our CTO said I'm a project manager now", "Our CTO said I'm"),         # not a clause start
+])
+def test_who_is_asking_is_left_out(task: str, left: str) -> None:
+    assert read(task).text.strip().startswith(left)
+
+
+@pytest.mark.parametrize(("task", "act"), [
+    ("Remind me at 5pm to read the code review comments", "remind"),
+    ("Transfer the summary document to my USB stick", "transfer"),
+    ("Please order new printer toner for the office", "order"),
+    ("Kannst du meine Steuererklärung bei ELSTER abschicken?", "abschicken"),
+    ("Bestell mir eine Pizza", "bestell"),
+    ("Send me a summary of this report", None),                  # handing over, as "give me"
+    ("Set up a debate about basic income", None),
+    ("Turn these notes into a LinkedIn post", None),
+    ("Summarise the booking terms and cancel nothing", None),     # not the predicate
+])
+def test_action_requests(task: str, act: str | None) -> None:
+    assert action_request(task) == act
+
+
+@pytest.mark.parametrize(("task", "fact"), [
+    ("What's the boiling point of water at sea level in Fahrenheit?", True),
+    ("whats the difference betwen a noun and a pronoun, in one line", True),  # a wh-word opens it
+    ("Wie hoch ist die Zugspitze?", True),
+    ("What's on my calendar next Tuesday?", False),                  # one's own
+    ("What's the weather going to be in Hamburg tomorrow morning?", False),  # to come
+    ("What is 15% of 2,340 plus 7?", False),                          # given numbers
+    ("Can you tell me the boiling point of water?", False),          # a request
+    ("Boiling point of ethanol?", False),                             # no question word
+    ("What is the capital of Mongolia? And who founded it?", False),  # two questions
+    ("What would a good structure be for a long report on our climate strategy for the "
+     "next ten years?", False),                                        # too long
+])
+def test_fact_questions(task: str, fact: bool) -> None:
+    assert fact_question(task) is fact
+
+
+@pytest.mark.parametrize(("task", "live"), [
+    ("Where's my Amazon package right now?", "own"),
+    ("What's my current checking account balance?", "own"),
+    ("How many visitors are on our website right now?", "own"),
+    ("Wie ist mein aktueller Kontostand?", "own"),
+    ("Track my parcel 0034043416 and tell me where it is right now.", "own"),  # asked, one number
+    ("Look through my statements and tell me where my money went last month.", "own"),
+    ("Who won last night's match?", "world"),                          # the day just gone
+    ("Is the 14:32 train to York on time today?", "world"),            # a clock time is one number
+    ("Wie ist gerade der Verkehr auf der A8?", "world"),
+    ("What's the current state of research on batteries?", None),  # nothing of one's own
+    ("Who is the current Secretary-General of the UN?", None),       # 'current': an office's holder
+    ("Can you translate this for tonight?", None),                   # a request, not a question
+    ("Here are the minutes of yesterday's meeting, what are the key points?", None),
+    ("What's my average over 27:40, 27:15 and 26:58 today?", None),  # numbers: a calculation
+    ("Where is my package right now? Also summarise the mail.", None),  # more than one question
+    ("Where's my Amazon package?", None),                             # not about now
+    ("Translate my letter and tell me what it says by tonight.", None),  # a deadline
+])
+def test_live_questions(task: str, live: str | None) -> None:
+    assert live_question(task) == live
 
 
 def test_notes_say_what_was_read() -> None:

@@ -82,9 +82,12 @@ def test_trigger_needs_exactly_one_recipe() -> None:
     ("Summarise this: 'Then write an essay about it, he said'", None),  # quoted material
     ("Summarise this thread:\nBen: please write an essay", None),      # pasted material
     ("Write an essay: 'on tea'", "essay"),                              # a short quote
+    ("Translate this regex into plain English: ^a+$", None),            # asks to explain
+    ("Translate this into German", "translate"),
 ])
 def test_trigger_reads_hyphens_and_skips_material(task: str, fires: str | None) -> None:
-    recipes = [_recipe("debate", ("for and against",)), _recipe("essay", ("write an essay",))]
+    recipes = [_recipe("debate", ("for and against",)), _recipe("essay", ("write an essay",)),
+               _recipe("translate", ("translate this",))]
     hit = trigger_match(task, recipes)
     assert (hit[0].name if hit else None) == fires
 
@@ -286,7 +289,8 @@ OFFLINE_RECIPES = [
     ("Translate the letter for me", "translate", "cue"),
     ("Put it into bullet points", "summary", "phrase"),                   # a multi-word tag
     ("Fix the bug in it", "coding", "matched 'fix', 'bug'"),             # two words
-    ("Order a large pizza", None, "one word is not enough"),              # one word, mid-clause
+    ("Draw a large pizza", None, "one word is not enough"),               # one word, mid-clause
+    ("Order a large pizza", None, "an act in the world ('order')"),
     ("Generate a picture of a cat translating a book", None, "one word is not enough"),
     ("Design a logo", None, "'design'"),                                  # two recipes say it
     ("Make a playlist for my code sessions", None, "'code'"),

@@ -75,6 +75,16 @@ def test_a_live_question_about_ones_own_data_is_none(task: str) -> None:
     assert "own data as it is now" in decision.rationale
 
 
+@pytest.mark.parametrize("task", [
+    "Who won last night's Champions League match?",
+    "Is the 14:32 train from Leeds to York running on time today?",
+])
+def test_a_question_about_the_world_right_now_is_none(task: str) -> None:
+    decision = select_offline(task, [*INVENTORY, _recipe("who", ("who", "time", "calculate"))])
+    assert decision.reason is NoneReason.OFFLINE_NO_MATCH and decision.mode is Mode.OFFLINE
+    assert "the world as it is now" in decision.rationale
+
+
 def test_the_rationale_says_what_was_read() -> None:
     decision = select_offline("Move all 40 of our repos from Bitbucket to GitHub",
                               [_recipe("marvin", ("migration", "subtasks")), _recipe("x")])
@@ -89,11 +99,14 @@ BUNDLED = [
     ("Write a two-minute wedding toast for my brother", "default"),   # a measure is no 'minutes'
     ("Verfasse eine freundliche Absage an einen Bewerber", "default"),
     ("Write a short essay about the history of tea", "essay-pipeline"),
+    ("just wanna chat about whether remote work is changing how people make friends",
+     "discuss"),                                   # topic words are no evidence of their own
     # numbers as evidence for computation
     ("If I put 250 euros a month into an ETF at 6%, how much will I have after 25 years?",
      "python"),
     ("What's the standard deviaton of 4, 8, 15, 16, 23 and 42?", "python"),
     ("How many ounces in a kilo?", "quick-lookup"),
+    ("What's the boiling point of water at sea level in Fahrenheit?", "quick-lookup"),  # shape
     # file paths as evidence for code reading (and for code changes)
     ("How does calculate_vat() in tax/utils.go compute the rate?", "code-read"),
     ("What does src/auth/middleware.py do? Walk me through it.", "code-read"),
@@ -118,6 +131,8 @@ BUNDLED = [
     ("Move all my photos from my phone to the laptop.", None),
     ("Book a table, a taxi and a hotel for Friday.", None),
     ("Transfer 500 euros from savings to checking.", None),
+    ("Transfer the summary document to my USB stick", None),      # an act, whatever its object
+    ("Remind me at 5pm to read the code review comments", None),
 ]
 
 
