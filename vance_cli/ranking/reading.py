@@ -183,8 +183,8 @@ _PLAIN = Lazy(r"\b(?:into|to|in)\s+(?:plain|simple|everyday|layman['\u2019]?s|"
               r"einfache|einfaches|verständliche)\s+(?:english|language|terms|words|deutsch|"
               r"sprache|worte|wörter)\b", re.IGNORECASE)
 _SELF = Lazy(r"(?:^|(?<=[.!?;\n]))\s*(?:I['\u2019]?m|I am|ich bin)\s+(?:an?\s+|eine?\s+)?"
-             r"[\w-]+(?:\s+[\w-]+){0,%d}(?=\s*(?:[,.;:!?\n]|\s(?:and|but|und|aber)\b))"
-             % (SELF_WORDS - 1), re.IGNORECASE)
+             r"[\w-]+(?:\s+[\w-]+)" + f"{{0,{SELF_WORDS - 1}}}"
+             + r"(?=\s*(?:[,.;:!?\n]|\s(?:and|but|und|aber)\b))", re.IGNORECASE)
 _QUANTITY = Lazy(
     r"\b(?:how\s+(?:much|many|long|often|far|old)|wie\s+(?:viele?|lange|oft|weit|alt))\b",
     re.IGNORECASE)
