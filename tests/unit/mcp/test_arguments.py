@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import pytest
@@ -16,6 +17,7 @@ from vance_cli.mcp.arguments import (
     parse_arguments,
 )
 from vance_cli.mcp.options import DelegateRun
+from vance_cli.mcp.tools import BY_NAME, TOOLS, Tool
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,3 +88,24 @@ def test_a_field_offered_twice_is_refused() -> None:
     part = Part(DelegateRun, {"wait": "wait"})
     with pytest.raises(ValueError, match="offered twice"):
         arguments_model("twice", [part, part])
+
+
+@pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
+def test_every_property_is_a_dataclass_field_with_a_description(tool: Tool) -> None:
+    schema = tool.input_schema
+    offered = {argument: (part.source, name) for part in tool.parts
+               for name, argument in part.names.items()}
+    assert set(schema["properties"]) == set(offered)
+    for argument, (source, name) in offered.items():
+        assert name in {f.name for f in dataclasses.fields(source)}
+        assert schema["properties"][argument].get("description"), argument
+    assert schema["additionalProperties"] is False
+
+
+def test_the_delegate_tool_takes_the_issue_s_arguments() -> None:
+    schema = BY_NAME["process_create_delegate"].input_schema
+    assert list(schema["properties"]) == [
+        "task", "name", "title", "steerContent", "params", "fallbackOnNone", "asyncFallback",
+        "wait"]
+    assert schema["required"] == ["task"]
+    assert schema["properties"]["fallbackOnNone"]["default"] is True
