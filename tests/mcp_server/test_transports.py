@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -13,7 +12,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
-import pytest
 from helpers import build_file_tree, run_cli
 from llm_server import ScriptedLLMServer
 from mcp import Client
@@ -190,24 +188,3 @@ def test_http_serves_on_localhost_only() -> None:
         proc.terminate()
         stdout, _ = proc.communicate(timeout=60)
     assert stdout == ""
-
-
-def test_a_taken_port_is_one_error_line() -> None:
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        result = run_cli(["mcp", "--http", "--port", str(port)])
-    assert result.exit_code == 1 and result.stdout == ""
-    assert f"vance: error: cannot listen on 127.0.0.1:{port}: " in result.stderr
-    assert "choose another port with --port" in result.stderr
-
-
-@pytest.mark.parametrize(("args", "message"), [
-    (["--http", "--port", "-1"], "must be 0 to 65535"),
-    (["--http", "--port", "65536"], "must be 0 to 65535"),
-    (["--port", "8000"], "needs --http"),
-])
-def test_bad_port_options_are_usage_errors(args: list[str], message: str) -> None:
-    result = run_cli(["mcp", *args])
-    assert result.exit_code == 2 and message in result.stderr and result.stdout == ""

@@ -237,6 +237,17 @@ class DocumentError(InputError):
         self.column = column
 
 
+class MissingDependency(VanceError):
+    """An optional package a command needs is not installed: exit 1.
+
+    Args:
+        message: what is missing and the ``pip install`` line that adds it.
+        package: the missing distribution's name.
+    """
+
+    code = "missing_dependency"
+
+
 class CatalogError(VanceError):
     """The engine catalog cannot be loaded, validated or activated: exit 1 (docs/catalog.md)."""
 

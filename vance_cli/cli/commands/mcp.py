@@ -2,7 +2,8 @@
 
 The server and the SDK load only when the command runs (not for
 ``vance mcp --help``): importing the SDK costs more than any other command
-takes (docs/mcp.md, docs/decisions/0003-imports.md).
+takes (docs/mcp.md, docs/decisions/0003-imports.md). The SDK is the
+optional ``mcp`` extra; without it the command says how to install it.
 """
 
 from __future__ import annotations
@@ -11,11 +12,15 @@ from typing import Annotated
 
 import typer
 
+from vance_cli.base.errors import MissingDependency
 from vance_cli.cli import context
 from vance_cli.cli.boundary import debug_from_env
 
 app = typer.Typer(add_completion=False)
 """The ``vance mcp`` command (loaded on demand by ``cli.app``)."""
+
+SDK_MODULES = frozenset({"mcp", "mcp_types"})
+"""Top-level modules of the MCP SDK (the ``mcp`` extra): missing, they are one error line."""
 
 DEFAULT_PORT = 8765
 """The HTTP transport's default port on 127.0.0.1 (the SDK's 8000 collides with many dev
@@ -42,8 +47,13 @@ def command(
     """Serve process_create_delegate and the process, recipe and wizard tools over MCP (stdio)."""
     if port is not None and not http:
         raise typer.BadParameter("needs --http (stdio has no port)", param_hint="--port")
-    from vance_cli.mcp.server import serve  # heavy: mcp (the SDK, for this command only)
-
+    try:
+        from vance_cli.mcp.server import serve  # heavy: mcp (the SDK, for this command only)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] not in SDK_MODULES:
+            raise
+        raise MissingDependency(f"vance mcp needs the MCP SDK ({exc.name} is not installed):"
+                                " pip install 'vance[mcp]'", package="mcp") from None
     options = ctx.find_root().obj
     debug = bool(options and options.debug) or debug_from_env()
     serve(context.settings(ctx), port=(DEFAULT_PORT if port is None else port) if http else None,
