@@ -6,6 +6,7 @@ The stdio and HTTP transports are driven for real in ``test_transports.py``.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -200,3 +201,35 @@ def test_wait_returns_the_answer_and_steer_continues(llm_server: ScriptedLLMServ
     history = llm_server.chat_requests[1].json["messages"]
     assert [m["content"] for m in history if m["role"] != "system"][-2:] == \
         ["Good morning", "And in French?"]
+
+
+def test_without_wait_the_turn_runs_in_the_background_and_result_picks_it_up(
+        llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in llm_server.env(api_key="sk-test").items():
+        monkeypatch.setenv(key, value)
+    gate = threading.Event()
+    llm_server.reply("Good morning")
+    llm_server.reply("Bonjour", gate=gate)
+
+    async def body(client: Client) -> list[CallToolResult]:
+        created = await client.call_tool("process_create", {
+            "recipe": "translate", "name": "greeting", "steerContent": "Guten Morgen"})
+        pid = json.loads(created.content[0].text)["id"]  # type: ignore[union-attr]
+        first = await client.call_tool("process_result", {"processId": pid, "waitSeconds": 60})
+        steered = await client.call_tool("process_steer", {"processId": pid,
+                                                           "message": "And in French?"})
+        meanwhile = await client.call_tool("process_result", {"processId": pid})
+        gate.set()
+        final = await client.call_tool("process_result", {"processId": pid, "waitSeconds": 60})
+        return [created, first, steered, meanwhile, final]
+
+    created, first, steered, meanwhile, final = session(body)
+    assert document(created)["status"] == "RUNNING"
+    assert "runs in the background" in texts(created)[1]
+    assert "process_result" in texts(created)[1]
+    assert document(first)["result"] == "Good morning" and len(first.content) == 1
+    assert document(steered)["process"]["status"] == "RUNNING"
+    running = document(meanwhile)
+    assert (running["status"], running["result"]) == ("RUNNING", "Good morning")
+    assert texts(meanwhile)[1].startswith("A turn is still running")
+    assert (document(final)["status"], document(final)["result"]) == ("IDLE", "Bonjour")

@@ -27,6 +27,7 @@ from vance_cli.delegate.flow import delegate
 from vance_cli.documents.cascade import Kind
 from vance_cli.engines.slartibartfast.fallback import Fallback
 from vance_cli.processes.lifecycle import reap_and_load, reap_stale, wait_process
+from vance_cli.processes.model import Status
 from vance_cli.processes.records import create_process, list_processes
 from vance_cli.processes.runtime import start, submit
 from vance_cli.processes.views import result_json, show_json, steer_json
@@ -167,6 +168,9 @@ def result(ws: Workspace, query: ResultQuery) -> ToolOutput:
         state = process.status.value + (f"/{process.close_reason}" if process.close_reason
                                         else "")
         note = f"Process {process.id} has no result yet ({state})."
+    elif process.status is Status.RUNNING:
+        note = ("A turn is still running: result is the answer before it; call again with "
+                "waitSeconds for the new one.")
     return ToolOutput(result_json(process), note)
 
 

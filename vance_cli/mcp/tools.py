@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from vance_cli.workspace import Workspace
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True)  # not slotted: ``model`` is cached on the instance
 class Tool:
     """One tool.
 
