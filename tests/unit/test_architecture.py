@@ -71,10 +71,11 @@ def _modules_after(*args: str) -> set[str]:
 
 
 def test_light_commands_import_no_heavy_module() -> None:
-    for args in (["--help"], ["recipe", "list", "--json"], ["catalog", "show", "--json"]):
+    for args in (["--help"], ["recipe", "list", "--json"], ["catalog", "show", "--json"],
+                 ["mcp", "--help"]):
         loaded = _modules_after(*args)
         heavy = loaded & {"openai", "questionary", "prompt_toolkit", "jinja2",
-                          "numpy", "httpx"}
+                          "numpy", "httpx", "mcp", "mcp_types", "uvicorn", "starlette"}
         assert heavy == set(), (args, heavy)
     assert "rich" not in _modules_after("recipe", "list", "--json")
 
@@ -88,12 +89,13 @@ def test_offline_delegate_imports_no_llm_prompt_or_ui_module() -> None:
                  ("delegate", "--task", "Write a short essay about tea", "--dry-run", "--json")):
         loaded = _modules_after(*args)
         heavy = loaded & {"openai", "httpx", "httpx2", "jinja2", "json_repair", "questionary",
-                          "prompt_toolkit", "rich", "numpy"}
+                          "prompt_toolkit", "rich", "numpy", "mcp", "mcp_types", "uvicorn"}
         assert heavy == set(), (args, heavy)
 
 
 HEAVY_LIBRARIES = frozenset({"jinja2", "prompt_toolkit", "questionary", "rich", "openai",
-                             "json_repair", "filelock", "platformdirs", "pydantic", "yaml"})
+                             "json_repair", "filelock", "platformdirs", "pydantic", "yaml",
+                             "uvicorn"})
 """Third-party modules that may be imported inside a function (each costs a CLI start-up)."""
 
 MARKERS = ("# heavy:", "# deferred:")

@@ -15,6 +15,7 @@ Invariants:
 from __future__ import annotations
 
 import errno
+import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -236,6 +237,17 @@ class DocumentError(InputError):
         self.column = column
 
 
+class MissingDependency(VanceError):
+    """An optional package a command needs is not installed: exit 1.
+
+    Args:
+        message: what is missing and the ``pip install`` line that adds it.
+        package: the missing distribution's name.
+    """
+
+    code = "missing_dependency"
+
+
 class CatalogError(VanceError):
     """The engine catalog cannot be loaded, validated or activated: exit 1 (docs/catalog.md)."""
 
@@ -297,6 +309,32 @@ class StorageError(VanceError):
         target = f" {where}" if where is not None else ""
         text = f"cannot {verb}{target}: {reason}"
         return cls(text, path=None if where is None else str(where), errno=name)
+
+
+def as_vance_error(exc: BaseException) -> VanceError | None:
+    """Return the VanceError an exception stands for, or None when vance did not foresee it.
+
+    The one reading of foreign exceptions that are not vance's bugs, shared by
+    the command line's boundary and the MCP server (docs/exit-codes.md).
+
+    Args:
+        exc: anything a command or a tool raised.
+
+    Returns:
+        ``exc`` itself when it is a VanceError; a ``StorageError`` naming the
+        path for an ``OSError`` of ``STORAGE_ERRNOS``; a ``StateError`` for a
+        SQLite error of the database itself (``OperationalError`` — locked,
+        disk I/O, full — or a plain ``DatabaseError`` such as a corrupt file).
+        None for anything else, SQLite errors that mean a bug of vance
+        (``IntegrityError``, ``ProgrammingError`` …) included.
+    """
+    if isinstance(exc, VanceError):
+        return exc
+    if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:
+        return StorageError.from_os_error(exc)
+    if isinstance(exc, sqlite3.OperationalError) or type(exc) is sqlite3.DatabaseError:
+        return StateError(f"state database error: {exc}")
+    return None
 
 
 class LLMError(VanceError):

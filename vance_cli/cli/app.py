@@ -44,6 +44,8 @@ COMMANDS: Mapping[str, Entry] = {
                      "processes; read their events."),
     "wizard": Entry("vance_cli.cli.commands.wizard",
                     "List, show, run and render prompt wizards."),
+    "mcp": Entry("vance_cli.cli.commands.mcp", "Serve process_create_delegate and the process, "
+                 "recipe and wizard tools over MCP (stdio)."),
 }
 """Every command of ``vance``, in ``--help`` order. A command's module is imported only when
 that command runs (click's lazy sub-commands): ``vance --help`` and ``vance delegate`` never

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import errno
 import os
-import sqlite3
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -40,10 +39,8 @@ from vance_cli.base.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_RUNTIME,
-    STORAGE_ERRNOS,
-    StateError,
-    StorageError,
     VanceError,
+    as_vance_error,
 )
 from vance_cli.base.signals import (
     EXIT_TERMINATED,
@@ -77,7 +74,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     return result if isinstance(result, int) else 0
 
 
-def report(exc: BaseException, *, as_json: bool, debug: bool, where: str = "",  # noqa: PLR0911
+def report(exc: BaseException, *, as_json: bool, debug: bool, where: str = "",
            command_path: Callable[[], str] | None = None) -> int:
     """Report one exception the way vance reports every error; return its exit code.
 
@@ -98,8 +95,9 @@ def report(exc: BaseException, *, as_json: bool, debug: bool, where: str = "",  
         BaseException: ``exc`` itself when it is a ``SystemExit`` that no broken pipe caused,
             or another non-``Exception`` it does not map (``GeneratorExit``).
     """
-    if isinstance(exc, VanceError):
-        return _report(exc, as_json, where)
+    known = as_vance_error(exc)  # a VanceError, or a storage or database failure
+    if known is not None:
+        return _report(known, as_json, where)
     if isinstance(exc, click.exceptions.Abort | KeyboardInterrupt | EOFError):
         output.info("cancelled")
         return EXIT_INTERRUPTED
@@ -109,10 +107,6 @@ def report(exc: BaseException, *, as_json: bool, debug: bool, where: str = "",  
         return _system_exit(exc)
     if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
         return _quiet_broken_pipe()
-    if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:
-        return _report(StorageError.from_os_error(exc), as_json, where)
-    if isinstance(exc, sqlite3.OperationalError) or type(exc) is sqlite3.DatabaseError:
-        return _report(StateError(f"state database error: {exc}"), as_json, where)
     if not isinstance(exc, Exception):
         raise exc
     return _unexpected(exc, as_json, debug, where)

@@ -83,6 +83,12 @@ class Recipe:
                    keywords=tuple(data["keywords"]), internal=data["internal"],
                    prompt=data.get("prompt", ""), layer=layer, path=path)
 
+    def summary_json(self) -> dict[str, Any]:
+        """Return the recipe as one entry of ``vance recipe list --json``."""
+        return {"name": self.name, "engine": self.engine, "title": self.title,
+                "description": self.description, "layer": self.layer.value,
+                "hidden": self.hidden}
+
     def to_json(self) -> dict[str, Any]:
         """Return the recipe as ``vance recipe show --json`` prints it."""
         return {

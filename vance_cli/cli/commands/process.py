@@ -20,7 +20,6 @@ from vance_cli.cli.commands.process_view import (
     JsonFlag,
     ParamOpt,
     WaitFlag,
-    llm_totals,
     print_event,
     print_process,
 )
@@ -28,6 +27,7 @@ from vance_cli.processes.events import ack_events, follow_events, pending_events
 from vance_cli.processes.lifecycle import reap_and_load, reap_stale, stop_process
 from vance_cli.processes.model import ProcessSpec
 from vance_cli.processes.records import create_process, list_processes
+from vance_cli.processes.views import llm_totals, show_json
 
 if TYPE_CHECKING:
     pass
@@ -92,8 +92,7 @@ def show(
     ws = context.workspace(ctx)
     process = reap_and_load(ws, ident)
     if as_json:
-        output.emit_json({**process.to_json(), "turns": process.turns,
-                          "llm": llm_totals(ws, process)})
+        output.emit_json(show_json(ws, process))
     else:
         print_process(process, llm_totals(ws, process))
 

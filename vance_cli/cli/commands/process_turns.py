@@ -20,6 +20,7 @@ from vance_cli.cli.run import TerminalSink, exit_code, run_started, sink_for, wo
 from vance_cli.processes.lifecycle import reap_and_load, wait_process
 from vance_cli.processes.model import Status
 from vance_cli.processes.runtime import drive, stream_path, submit, transcript
+from vance_cli.processes.views import result_json, steer_json
 
 FOLLOW_POLL = 0.1
 """Seconds between two looks at a running turn's live output (``follow``)."""
@@ -88,7 +89,7 @@ def steer(
     message = submit(ws, reap_and_load(ws, ident).id, text)
     started = run_started(ws, reap_and_load(ws, ident).id, wait=wait, as_json=as_json)
     if as_json:
-        output.emit_json({"message": message.to_json(), "process": started.process.to_json()})
+        output.emit_json(steer_json(message, started.process))
     elif not wait:
         output.fields([("queued", f"message #{message.id} for {started.process.id}"),
                        *work_pairs(started)])
@@ -138,9 +139,7 @@ def result(ctx: typer.Context, ident: IdArg, as_json: JsonFlag = False) -> None:
     """Print the process's latest result (exit 1 when it has none yet)."""
     process = reap_and_load(context.workspace(ctx), ident)
     if as_json:
-        output.emit_json({"processId": process.id, "status": process.status.value,
-                          "closeReason": process.close_reason, "result": process.result,
-                          "outcome": dict(process.outcome) if process.outcome else None})
+        output.emit_json(result_json(process))
     elif process.result:
         output.emit_text(process.result)
     if not process.result:

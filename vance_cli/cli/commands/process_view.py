@@ -9,12 +9,10 @@ import typer
 
 from vance_cli.cli import output
 from vance_cli.cli.commands.process_plan import plan_field
-from vance_cli.state import conversation
 
 if TYPE_CHECKING:
     from vance_cli.processes.events import Event
     from vance_cli.processes.model import Process
-    from vance_cli.workspace import Workspace
 
 IdArg = Annotated[str, typer.Argument(metavar="ID", help="Process id or unique prefix.")]
 """A process id (or a unique prefix) argument."""
@@ -36,19 +34,12 @@ PARAMS_CHARS = 200
 """Longer params are shown by their keys only (an orchestrator's phases, heads …)."""
 
 
-def llm_totals(ws: Workspace, process: Process) -> dict[str, float]:
-    """Return the process's LLM calls, tokens in/out and latency (ms), summed."""
-    calls, tokens_in, tokens_out, latency = conversation.llm_totals(ws.db, process.id)
-    return {"calls": calls, "tokensIn": tokens_in, "tokensOut": tokens_out,
-            "latencyMs": round(latency, 1)}
-
-
 def print_process(process: Process, totals: dict[str, float] | None = None) -> None:
     """Print one process for people (used by create, show, wait and stop).
 
     Args:
         process: the process.
-        totals: its LLM usage (``llm_totals``), shown when given.
+        totals: its LLM usage (``processes.views.llm_totals``), shown when given.
     """
     data = process.to_json()
     pairs = [("id", data["id"]), ("name", data["name"]), ("recipe", data["recipe"]),

@@ -33,11 +33,7 @@ def list_(
         output.warn(f"recipe '{problem.name}' left out: {problem.reason}")
     recipes = list(found.recipes.values()) if show_all else found.inventory()
     if as_json:
-        output.emit_json([
-            {"name": r.name, "engine": r.engine, "title": r.title, "description": r.description,
-             "layer": r.layer.value, "hidden": r.hidden}
-            for r in recipes
-        ])
+        output.emit_json([r.summary_json() for r in recipes])
         return
     output.table(None, ("name", "engine", "layer", "description"),
                  ((r.name, r.engine, r.layer.value, r.description) for r in recipes),

@@ -1,0 +1,190 @@
+"""``vance mcp`` as a real subprocess, driven by the SDK's own client (stdio, HTTP) or by hand."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+from helpers import build_file_tree, run_cli
+from llm_server import ScriptedLLMServer
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolResult
+
+T = TypeVar("T")
+
+TOOL_NAMES = ["process_create_delegate", "process_create", "process_status", "process_result",
+              "process_steer", "process_list", "recipe_list", "wizard_list", "wizard_show",
+              "wizard_render"]
+
+
+def _env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The server's environment: the test's (its VANCE_HOME), plus ``extra``."""
+    return {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+            **(extra or {})}
+
+
+def stdio_session(body: Callable[[Client], Awaitable[T]], errlog: io.TextIOBase,
+                  env: Mapping[str, str] | None = None, flags: Sequence[str] = ()) -> T:
+    """Start ``vance [FLAGS] mcp`` over stdio, run ``body`` with the SDK's client, stop it."""
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "vance_cli", *flags, "mcp"],
+                                   env=_env(env), cwd=os.getcwd())
+
+    async def main() -> T:
+        async with Client(stdio_client(params, errlog=errlog)) as client:  # type: ignore[arg-type]
+            return await body(client)
+
+    return anyio.run(main)
+
+
+def document(result: CallToolResult) -> Any:
+    assert not result.is_error, result.content
+    return json.loads(result.content[0].text)  # type: ignore[union-attr]
+
+
+def test_stdio_tools_delegate_none_and_errors(tmp_path: Path) -> None:
+    async def body(client: Client) -> dict[str, Any]:
+        seen: dict[str, Any] = {"tools": (await client.list_tools()).tools}
+        seen["match"] = await client.call_tool("process_create_delegate", {
+            "task": "Write a short essay about the history of tea"})
+        seen["empty"] = await client.call_tool("process_create_delegate", {"task": ""})
+        seen["invalid"] = await client.call_tool("wizard_render", {"name": "gremium", "values": {
+            "councilName": "Tea council", "purpose": "Judge teas",
+            "members": [{"name": "Ada", "persona": "a chemist"}, {"persona": "a farmer"}]}})
+        try:
+            await client.call_tool("no_such_tool", {})
+        except MCPError as exc:
+            seen["unknown"] = exc
+        seen["after"] = await client.call_tool("process_list", {})
+        return seen
+
+    with open(tmp_path / "stderr.txt", "w+", encoding="utf-8") as errlog:
+        seen = stdio_session(body, errlog, flags=["--session", "agent"])
+        errlog.seek(0)
+        stderr = errlog.read()
+
+    tools = {tool.name: tool for tool in seen["tools"]}
+    assert list(tools) == TOOL_NAMES
+    delegate = tools["process_create_delegate"]
+    assert list(delegate.input_schema["properties"]) == [
+        "task", "name", "title", "steerContent", "params", "fallbackOnNone", "asyncFallback",
+        "wait"]
+    assert "process_create" in (delegate.description or "") and "NONE" in (
+        delegate.description or "")
+    assert all(tool.input_schema["type"] == "object" for tool in tools.values())
+
+    match = document(seen["match"])
+    assert (match["decision"], match["recipe"]) == ("MATCH", "essay-pipeline")
+    assert match["process"]["status"] == "IDLE"
+
+    empty = document(seen["empty"])
+    assert (empty["decision"], empty["reason"], empty["process"]) == ("NONE", "empty_task", None)
+
+    invalid = seen["invalid"]
+    assert invalid.is_error and invalid.content[0].text == \
+        "invalid values: members[1].name: required"
+
+    assert "unknown tool 'no_such_tool'" in str(seen["unknown"])
+    assert [p["id"] for p in document(seen["after"])] == [match["process"]["id"]]
+    assert stderr.startswith("vance mcp: 10 tools over stdio (tenant default, project default")
+    # the scope is the server's start: its session, not the default one
+    assert match["process"]["session"] == "agent" and "session agent)" in stderr
+    assert run_cli(["process", "list", "--json"]).json() == []
+    assert len(run_cli(["--session", "agent", "process", "list", "--json"]).json()) == 1
+
+
+def test_stdio_wait_returns_the_delegate_s_answer(llm_server: ScriptedLLMServer,
+                                                  tmp_path: Path, vance_home: Path) -> None:
+    llm_server.reply("Good morning")
+
+    async def body(client: Client) -> CallToolResult:
+        return await client.call_tool("process_create_delegate", {
+            "task": "Translate this: Guten Morgen", "wait": True})
+
+    with open(tmp_path / "stderr.txt", "w", encoding="utf-8") as errlog:
+        result = stdio_session(body, errlog, env=llm_server.env(api_key="sk-test"))
+    data = document(result)
+    assert (data["decision"], data["recipe"]) == ("MATCH", "translate")
+    assert (data["process"]["status"], data["process"]["result"]) == ("IDLE", "Good morning")
+    assert len(result.content) == 1  # no note: the answer is in process.result
+    # the turn ran in a background worker (its log), not inside the server
+    assert (vance_home / "state" / "logs" / f"process-{data['process']['id']}.log").exists()
+    [chat] = llm_server.chat_requests
+    assert chat.json["messages"][-1]["content"] == "Translate this: Guten Morgen"
+
+
+def _rpc(proc: subprocess.Popen[str], message: dict[str, Any]) -> dict[str, Any] | None:
+    """Send one JSON-RPC message; for a request, read lines until its response."""
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(json.dumps(message) + "\n")
+    proc.stdin.flush()
+    if "id" not in message:
+        return None
+    while True:
+        line = proc.stdout.readline()
+        assert line, "the server closed stdout"
+        data = json.loads(line)  # every stdout line is a protocol message
+        assert data["jsonrpc"] == "2.0"
+        if data.get("id") == message["id"]:
+            return data  # type: ignore[no-any-return]
+
+
+def test_stdout_carries_protocol_messages_only(project_dir: Path) -> None:
+    build_file_tree(project_dir, {"recipes/broken.yaml": "engine: [unclosed\n"})
+    proc = subprocess.Popen([sys.executable, "-m", "vance_cli", "mcp"], env=_env(),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        init = _rpc(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}})
+        assert init is not None and init["result"]["serverInfo"]["name"] == "vance"
+        _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        called = _rpc(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "process_create_delegate",
+            "arguments": {"task": "Translate this: Guten Morgen"}}})
+        assert called is not None and called["result"]["isError"] is False
+        assert called["result"]["structuredContent"]["decision"] == "MATCH"
+        failed = _rpc(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "process_status", "arguments": {"processId": "zzzz"}}})
+        assert failed is not None and failed["result"]["isError"] is True
+        assert failed["result"]["content"][0]["text"] == "no process with id 'zzzz'"
+        rest, stderr = proc.communicate(timeout=60)  # closes stdin: the client leaves
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert rest == "" and proc.returncode == 0
+    assert "recipe 'broken' left out" in stderr
+
+
+def test_http_serves_on_localhost_only() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "vance_cli", "mcp", "--http", "--port", "0"],
+                            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        assert line.startswith("vance mcp: 10 tools at http://127.0.0.1:"), line
+        url = line.split(" at ", 1)[1].split()[0]
+
+        async def main() -> tuple[list[str], Any]:
+            async with Client(url) as client:
+                names = [t.name for t in (await client.list_tools()).tools]
+                return names, document(await client.call_tool("recipe_list", {}))
+
+        names, recipes = anyio.run(main)
+        assert names == TOOL_NAMES and "essay-pipeline" in [r["name"] for r in recipes]
+    finally:
+        proc.terminate()
+        stdout, _ = proc.communicate(timeout=60)
+    assert stdout == ""
