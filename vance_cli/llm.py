@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from vance_cli.base.errors import LLMError, LLMNotConfigured
+from vance_cli.base.text_input import scrub_surrogates
 
 if TYPE_CHECKING:
     from vance_cli.base.config import Settings
@@ -318,11 +319,13 @@ def _status_text(exc: Any) -> str:
 
 def _completion(reply: Any, model: str, mode: str, started: float,
                 secrets: Sequence[str | None]) -> Completion:
-    """Read the reply; the key is redacted from every text in it.
+    r"""Read the reply; the key is redacted from every text in it.
 
     A server (or a proxy) may echo the request, key included, into the reply
     text or model name: redacting here covers every reader — the selector's
-    rationale, Slartibartfast, the decision log's raw reply.
+    rationale, Slartibartfast, the decision log's raw reply. A lone surrogate
+    (JSON may escape one, ``"\\udcff"``) becomes U+FFFD here, since neither
+    SQLite nor stdout would take it.
     """
     choices = getattr(reply, "choices", None) or []
     if not choices:
@@ -331,9 +334,11 @@ def _completion(reply: Any, model: str, mode: str, started: float,
     message = getattr(choice, "message", None)
     usage = getattr(reply, "usage", None)
     return Completion(
-        text=redact(str(getattr(message, "content", None) or ""), secrets, REPLY_SECRET_MIN),
+        text=scrub_surrogates(redact(str(getattr(message, "content", None) or ""), secrets,
+                                     REPLY_SECRET_MIN)),
         finish_reason=getattr(choice, "finish_reason", None),
-        model=redact(str(getattr(reply, "model", None) or model), secrets, REPLY_SECRET_MIN),
+        model=scrub_surrogates(redact(str(getattr(reply, "model", None) or model), secrets,
+                                      REPLY_SECRET_MIN)),
         prompt_tokens=getattr(usage, "prompt_tokens", None),
         completion_tokens=getattr(usage, "completion_tokens", None),
         latency_ms=round((time.monotonic() - started) * 1000, 1),
@@ -373,4 +378,4 @@ def describe_status_error(exc: Any, secrets: Sequence[str | None]) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    return scrub_surrogates(" ".join(text.split()))

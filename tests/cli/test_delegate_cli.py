@@ -302,3 +302,14 @@ def test_key_echoed_by_the_server_leaks_nowhere(llm_server: ScriptedLLMServer) -
     log = run_cli(["log", "--json"], env=env)
     assert key not in log.stdout
     assert "[REDACTED]" in log.json()[0]["rawReply"]
+
+
+def test_a_lone_surrogate_in_the_reply_is_logged_with_its_process(
+        llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply('{"decision": "MATCH", "recipe": "coding", "rationale": "bad \\udcff"}')
+    result = run_cli(["delegate", "--task", NEUTRAL, "--json"], env=llm_server.env())
+    assert result.exit_code == 0, result.stderr
+    data = result.json()
+    assert data["rationale"] == "bad \ufffd" and data["process"] is not None
+    (row,) = run_cli(["log", "--json"]).json()
+    assert row["processId"] == data["process"]["id"] and row["rationale"] == "bad \ufffd"

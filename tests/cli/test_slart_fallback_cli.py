@@ -210,3 +210,19 @@ def test_timeout_comes_from_config(llm_server: ScriptedLLMServer) -> None:
                    env={**llm_server.env(), "VANCE_FALLBACK_TIMEOUT": "1"}).json()
     assert data["fallback"]["outcome"] == "TIMED_OUT"
     assert "cutoff of 1 s" in data["fallback"]["rationale"]
+
+
+def test_the_cutoff_holds_whatever_the_reply(llm_server: ScriptedLLMServer) -> None:
+    import os
+    import subprocess
+    import sys
+
+    llm_server.reply(NONE)
+    for _ in range(3):
+        llm_server.reply("<think>" * 14285)
+    env = {**os.environ, **llm_server.env()}
+    proc = subprocess.run([sys.executable, "-m", "vance_cli", "delegate", "--task", TASK,
+                           "--fallback-timeout", "3", "--json"], capture_output=True, text=True,
+                          env=env, timeout=10)  # proves it ends; bench/replies.py measures
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["fallback"]["outcome"] in ("FAILED", "TIMED_OUT")
