@@ -340,3 +340,13 @@ def test_an_item_that_fits_nothing_gets_the_fallback_per_item(
     assert second["process"]["recipe"] == second["fallback"]["recipeName"]
     assert second["process"]["name"] == "job-2"
     assert (project_dir / second["fallback"]["recipePath"]).is_file()
+
+
+@pytest.mark.timeout(10)
+def test_a_hostile_task_template_is_each_items_error() -> None:
+    result = run_cli(["delegate", "--task-template", "{{ 'a' * 10**9 }}", "--items", "-"],
+                     input="one\n")
+    assert result.exit_code == 1
+    (line,) = [json.loads(x) for x in result.stdout.splitlines()]
+    assert line["error"]["code"] == "task_template_error"
+    assert "repetition would exceed the limit of 1,000,000 characters" in line["rationale"]

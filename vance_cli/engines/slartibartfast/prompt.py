@@ -3,7 +3,8 @@
 Rules (docs/delegate.md; the selector prompt's rules apply the same way):
 - The template is a document found through the prompts cascade (project →
   tenant → bundled), so a tenant can override it; the bundled one is English.
-- It is rendered by Jinja2 in a sandbox (imported lazily). The task is
+- It is rendered by Jinja2 in vance's one sandbox (``base.sandbox``, with
+  its limits; imported lazily). The task is
   untrusted: it is only ever a template *variable* between two marker lines
   carrying a random token, never formatted into template source.
 - The template has three parts, split on the template source before
@@ -32,6 +33,8 @@ from vance_cli.selector.prompt import (
     USER_SPLIT,
     check_task_used,
     new_marker,
+    prompt_environment,
+    render_part,
     split_source,
 )
 
@@ -105,15 +108,8 @@ class SlartPrompt:
                                                       "attempt": attempt})}
 
     def _render(self, part: str, extra: Mapping[str, Any]) -> str:
-        from jinja2 import TemplateError
-        from jinja2.sandbox import SandboxedEnvironment
-
-        env = SandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, autoescape=False)
-        try:
-            text = env.from_string(part).render({**self.context, **extra}).strip()
-        except TemplateError as exc:
-            raise DocumentError(f"Slartibartfast prompt template: {exc}", path=self.path,
-                                line=getattr(exc, "lineno", None)) from None
+        text = render_part(prompt_environment(), part, {**self.context, **extra}, self.path,
+                           "Slartibartfast prompt")
         if len(text) > MAX_PROMPT_CHARS:
             raise DocumentError("Slartibartfast prompt renders too long", path=self.path)
         if not text:
@@ -136,8 +132,6 @@ def load_prompt(ws: Workspace, task: str, engines: Sequence[Engine],
         DocumentError: no layer has the template, it is unreadable, a part is
             missing, or neither the system nor the user part uses ``task``.
     """
-    from jinja2.sandbox import SandboxedEnvironment
-
     ref = ws.cascade(Kind.PROMPTS).find(PROMPT_NAME)
     if ref is None:
         raise DocumentError(f"prompt '{PROMPT_NAME}' not found in any layer",
@@ -152,7 +146,7 @@ def load_prompt(ws: Workspace, task: str, engines: Sequence[Engine],
     if not user.strip():
         raise DocumentError(f"Slartibartfast prompt has no user part after '{USER_SPLIT}'",
                             path=str(ref.path))
-    check_task_used(SandboxedEnvironment(), (system, user), str(ref.path), "Slartibartfast prompt")
+    check_task_used(prompt_environment(), (system, user), str(ref.path), "Slartibartfast prompt")
     shown = list(recipes)[:MAX_LISTED]
     context = {
         "engines": [e.to_json() for e in engines],
