@@ -313,3 +313,37 @@ def test_a_lone_surrogate_in_the_reply_is_logged_with_its_process(
     assert data["rationale"] == "bad \ufffd" and data["process"] is not None
     (row,) = run_cli(["log", "--json"]).json()
     assert row["processId"] == data["process"]["id"] and row["rationale"] == "bad \ufffd"
+
+
+def test_a_kill_before_the_log_row_leaves_no_process_without_its_row() -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = ("import os, signal, sys\n"
+            "from vance_cli.state import decision_log\n"
+            "decision_log.record = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)\n"
+            "from vance_cli.cli.boundary import run\n"
+            f"run(['delegate', '--task', {ESSAY!r}, '--json'])\n")
+    proc = subprocess.run([sys.executable, "-c", code], env=dict(os.environ),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -9
+    assert run_cli(["process", "list", "--json"]).json() == []
+    assert run_cli(["log", "--json"]).json() == []
+
+
+def test_a_failed_start_is_still_logged(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vance_cli.catalog import model
+
+    monkeypatch.setattr(model.Catalog, "get", _no_engine)
+    result = run_cli(["delegate", "--task", ESSAY, "--json"])
+    assert result.exit_code == 2
+    assert run_cli(["process", "list", "--json"]).json() == []
+    (row,) = run_cli(["log", "--json"]).json()
+    assert (row["recipe"], row["processId"]) == ("essay-pipeline", None)
+
+
+def _no_engine(self: object, name: str, recipe: str | None = None) -> object:
+    from vance_cli.base.errors import UnknownEngine
+
+    raise UnknownEngine(name)

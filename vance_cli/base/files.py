@@ -1,9 +1,18 @@
-"""Atomic file writes: a reader sees the old content or the new, never half a file."""
+"""Atomic file writes: a reader sees the old content or the new, never half a file.
+
+A write goes to a temporary file ``.<name>.<pid>.<random>.tmp`` beside the
+destination, then is renamed over it. A writer killed in between leaves its
+temporary file behind (a copy of the config, API key included); the next
+write of the same file removes such leftovers: those of a process that is
+gone, and any older than ``STALE_SECONDS`` (``sweep_leftovers``).
+"""
 
 from __future__ import annotations
 
+import glob
 import os
 import tempfile
+import time
 from pathlib import Path
 
 from vance_cli.base.errors import STORAGE_ERRNOS, StorageError
@@ -34,9 +43,56 @@ def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
         raise
 
 
+STALE_SECONDS = 600
+"""Age after which a temporary file is a leftover even if its process id is alive again
+(process ids are reused); a write takes milliseconds."""
+
+
+def temp_prefix(path: Path) -> str:
+    """Return the name prefix of this process's temporary files for ``path``."""
+    return f".{path.name}.{os.getpid()}."
+
+
+def sweep_leftovers(path: Path) -> list[Path]:
+    """Remove temporary files of ``path`` that killed writers left behind; never raises.
+
+    A file ``.<name>.<pid>.<random>.tmp`` is a leftover when process ``pid``
+    is gone or the file is older than ``STALE_SECONDS`` (an older name
+    without a pid counts by age alone).
+
+    Returns:
+        The files removed.
+    """
+    removed = []
+    now = time.time()
+    for name in glob.glob(glob.escape(f".{path.name}.") + "*.tmp", root_dir=path.parent,
+                          include_hidden=True):
+        leftover = path.parent / name
+        pid = name[len(path.name) + 2:].split(".", 1)[0]
+        try:
+            old = now - leftover.stat().st_mtime > STALE_SECONDS
+            if old or (pid.isdigit() and not _alive(int(pid))):
+                leftover.unlink()
+                removed.append(leftover)
+        except OSError:  # gone meanwhile, or not ours to remove: the write goes on
+            continue
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
 def _write_replace(path: Path, text: str, mode: int | None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    sweep_leftovers(path)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
