@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import textwrap
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -80,3 +81,19 @@ def make_process(ws: Workspace, name: str, parent: str | None = None) -> str:
     from vance_cli.processes.records import create_process
 
     return create_process(ws, ProcessSpec(recipe="coding", name=name, parent=parent)).id
+
+
+WAIT = 60.0
+"""Seconds a test waits for a state before it fails: generous, so a busy machine only slows
+the suite down, never fails it (speed is measured in bench/, not here)."""
+
+
+def wait_until(condition: Callable[[], object], timeout: float = WAIT,
+               interval: float = 0.02) -> bool:
+    """Poll ``condition`` until truthy or ``timeout`` seconds passed; return the last check."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() >= deadline:
+            return bool(condition())
+        time.sleep(interval)
+    return True

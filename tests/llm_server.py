@@ -10,6 +10,9 @@ gives a started one and stops it after the test)::
     llm_server.reply('{"decision": "MATCH", ...}')       # queue a 200 chat completion
     llm_server.reply(text, finish_reason="length")       # … with another finish reason
     llm_server.reply(text, delay=3.0)                    # … answered after 3 s
+    llm_server.reply(text, gate=event)                   # … only once the test sets ``event``
+    llm_server.reply(text, chunks=5, chunk_delay=0.2)    # a streamed request gets 5 SSE chunks
+    llm_server.reply(text, cut_after=2)                  # … and the stream breaks after 2
     llm_server.reply(text, model="m", prompt_tokens=12, completion_tokens=5)
     llm_server.fail(500, "overloaded")                   # queue an OpenAI-style error body
     llm_server.fail(401, "bad key", headers={"x-should-retry": "false"})
@@ -24,9 +27,14 @@ gives a started one and stops it after the test)::
 
 Rules:
 - Scripted replies are consumed in FIFO order by POST ``/v1/chat/completions``
-  only. An empty queue answers HTTP 500 ``no scripted reply left`` with
-  ``x-should-retry: false``, so an unexpected extra call shows up as a
-  failure instead of a hang.
+  only. A request with ``"stream": true`` gets the reply as server-sent
+  events, as OpenAI sends them: the text split into ``chunks`` deltas (at
+  least 3 when the text allows; ``chunk_delay`` seconds apart), a chunk with
+  the finish reason, a usage chunk when ``stream_options.include_usage`` asks
+  for it, then ``[DONE]`` — over HTTP/1.1 chunked transfer, so ``cut_after``
+  can break the stream mid-body as a dying server does. An empty queue
+  answers HTTP 500 ``no scripted reply left`` with ``x-should-retry:
+  false``, so an unexpected extra call shows up as a failure, not a hang.
 - ``GET /v1/models`` lists ``models`` (default ``["test-model"]``).
 - A delayed reply waits on an event that ``stop()`` sets, so stopping never
   waits for a slow reply; a client that gave up meanwhile is ignored.
@@ -37,6 +45,8 @@ Rules:
 from __future__ import annotations
 
 import json
+import re
+import socket
 import threading
 import time
 from collections import deque
@@ -54,6 +64,17 @@ class ScriptedReply:
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    gate: threading.Event | None = None
+    """When set, the reply is sent only once the test sets this event (or the server stops)."""
+    text: str | None = None
+    """For a chat completion: the message text (a streamed request gets it in chunks)."""
+    finish_reason: str | None = "stop"
+    model: str = "test-model"
+    prompt_tokens: int = 100
+    completion_tokens: int = 20
+    chunks: int = 4
+    chunk_delay: float = 0.0
+    cut_after: int | None = None
 
 
 @dataclass
@@ -73,6 +94,39 @@ class RecordedRequest:
             return json.loads(self.body) if self.body else None
         except ValueError:
             return None
+
+
+def _wants_stream(req: RecordedRequest) -> bool:
+    data = req.json
+    return isinstance(data, dict) and data.get("stream") is True
+
+
+def split_text(text: str, parts: int) -> list[str]:
+    """Split ``text`` into about ``parts`` pieces at word boundaries (no piece lost)."""
+    words = re.findall(r"\S+\s*|\s+", text)
+    if len(words) < parts:
+        words = list(text)
+    size = max(1, -(-len(words) // max(parts, 1)))
+    return ["".join(words[i:i + size]) for i in range(0, len(words), size)] or [""]
+
+
+def sse_events(reply: ScriptedReply, req: RecordedRequest) -> list[str]:
+    """Return the ``data:`` payloads of a streamed completion, ``[DONE]`` last."""
+    base = {"id": "chatcmpl-test", "object": "chat.completion.chunk",
+            "created": int(time.time()), "model": reply.model}
+    events = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
+                                    "finish_reason": None}]}]
+    for piece in split_text(reply.text or "", reply.chunks):
+        events.append({**base, "choices": [{"index": 0, "delta": {"content": piece},
+                                            "finish_reason": None}]})
+    events.append({**base, "choices": [{"index": 0, "delta": {},
+                                        "finish_reason": reply.finish_reason}]})
+    options = (req.json or {}).get("stream_options") or {}
+    if options.get("include_usage"):
+        events.append({**base, "choices": [], "usage": {
+            "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+            "total_tokens": reply.prompt_tokens + reply.completion_tokens}})
+    return [json.dumps(e) for e in events] + ["[DONE]"]
 
 
 def completion_body(text: str | None, finish_reason: str | None = "stop",
@@ -136,10 +190,20 @@ class ScriptedLLMServer:
     # -- scripting -------------------------------------------------------------
     def reply(self, text: str | None, finish_reason: str | None = "stop", delay: float = 0.0,
               model: str = "test-model", prompt_tokens: int = 100,
-              completion_tokens: int = 20) -> None:
-        """Queue a 200 chat completion whose message content is ``text``."""
+              completion_tokens: int = 20, gate: threading.Event | None = None,
+              chunks: int = 4, chunk_delay: float = 0.0, cut_after: int | None = None) -> None:
+        """Queue a 200 chat completion whose message content is ``text``.
+
+        ``gate``: the reply waits until the test sets it, so a test can prove a
+        caller did not wait for it (the caller returned while the gate was shut).
+        ``chunks``, ``chunk_delay``, ``cut_after``: how a streamed request gets it.
+        """
         body = completion_body(text, finish_reason, model, prompt_tokens, completion_tokens)
-        self._push(ScriptedReply(200, body, delay=delay))
+        self._push(ScriptedReply(200, body, delay=delay, gate=gate, text=text or "",
+                                 finish_reason=finish_reason, model=model,
+                                 prompt_tokens=prompt_tokens,
+                                 completion_tokens=completion_tokens, chunks=chunks,
+                                 chunk_delay=chunk_delay, cut_after=cut_after))
 
     def fail(self, status: int, message: str = "error", delay: float = 0.0,
              headers: dict[str, str] | None = None) -> None:
@@ -199,6 +263,12 @@ class ScriptedLLMServer:
                 reply = server._next(req)
                 if reply.delay and server._stopping.wait(reply.delay):
                     return
+                while reply.gate is not None and not reply.gate.wait(0.05):
+                    if server._stopping.is_set():
+                        return
+                if reply.text is not None and reply.status == 200 and _wants_stream(req):
+                    self._stream(reply, req)
+                    return
                 try:
                     self.send_response(reply.status)
                     self.send_header("content-type", reply.content_type)
@@ -209,6 +279,31 @@ class ScriptedLLMServer:
                     self.wfile.write(reply.body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client timed out and left
+
+            def _stream(self, reply: ScriptedReply, req: RecordedRequest) -> None:
+                self.protocol_version = "HTTP/1.1"
+                self.close_connection = True
+                try:
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                    self.send_header("transfer-encoding", "chunked")
+                    self.send_header("connection", "close")
+                    self.end_headers()
+                    for index, event in enumerate(sse_events(reply, req)):
+                        if reply.cut_after is not None and index >= reply.cut_after:
+                            self.wfile.flush()
+                            self.connection.shutdown(socket.SHUT_RDWR)
+                            return
+                        if index and reply.chunk_delay and \
+                                server._stopping.wait(reply.chunk_delay):
+                            return
+                        data = f"data: {event}\n\n".encode()
+                        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                        self.wfile.flush()
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError, OSError):
+                    pass  # the client left (Ctrl-C, a timeout)
 
             do_GET = do_POST = _serve
 

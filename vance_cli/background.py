@@ -1,14 +1,15 @@
-"""``python -m vance_cli.background``: the detached worker of the async Slartibartfast fallback.
+"""``python -m vance_cli.background``: the detached worker that runs a process's turns.
 
-Started by ``vance delegate --async-fallback`` (``launch.launch_worker``),
-never by people. Usage::
+Started by ``processes.launcher.start_worker`` (``vance delegate``, ``process
+create``, ``process steer``, the async Slartibartfast fallback, a child's
+result waking its parent), never by people. Usage::
 
     python -m vance_cli.background [--home DIR] [--tenant T] [--project P] [--user U]
-        [--session S] [--lang L] --deadline EPOCH --timeout S PROCESS_ID
+        [--session S] [--lang L] PROCESS_ID
 
-Its stdout and stderr go to ``<state>/logs/slart-<processId>.log``; it
-prints one line when it starts and one when it ends. Exit 0 when the
-process closed DONE, 1 otherwise, 143 on SIGTERM.
+Its stdout and stderr go to ``<state>/logs/process-<processId>.log``; it
+prints one line when it starts and one when it ends. Exit 0 unless the last
+turn failed, 143 on SIGTERM (``vance process stop``).
 
 SIGTERM (``vance process stop``) is handled from the first line of
 ``main`` on, before the worker's body is imported (``_body``), so a stop
@@ -33,24 +34,19 @@ from vance_cli.base.signals import EXIT_TERMINATED, WorkerTerminated, install_si
 
 def _parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m vance_cli.background",
-                                     description="Background Slartibartfast worker.")
+                                     description="Background worker of a vance process.")
     parser.add_argument("--home")
     for key in SCOPE_KEYS:
         parser.add_argument(f"--{key}")
-    parser.add_argument("--deadline", type=float, required=True,
-                        help="cutoff, seconds since the epoch")
-    parser.add_argument("--timeout", type=float, required=True, help="cutoff length, seconds")
     parser.add_argument("process_id")
     return parser.parse_args(argv)
 
 
 def _body(args: argparse.Namespace) -> tuple[int, str]:
-    """Build the workspace from the flags and run the Slart process; return (code, summary)."""
-    # the entry point's one deferred import: the handler above must be in place first
-    from vance_cli.background_body import run
+    """Build the workspace from the flags and run the process's turns; return (code, summary)."""
+    from vance_cli.background_body import run  # deferred: the SIGTERM handler comes first
 
-    return run(args.process_id, args.deadline, args.timeout, args.home,
-               {key: getattr(args, key) for key in SCOPE_KEYS})
+    return run(args.process_id, args.home, {key: getattr(args, key) for key in SCOPE_KEYS})
 
 
 def main() -> int:
@@ -61,7 +57,7 @@ def main() -> int:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                             format="%(asctime)s %(levelname)s %(message)s")
         args = _parse(sys.argv[1:])
-        print(f"{stamp} slartibartfast worker {os.getpid()}: process {args.process_id}",
+        print(f"{stamp} worker {os.getpid()}: process {args.process_id}",
               flush=True)
         code, summary = _body(args)
     except WorkerTerminated:

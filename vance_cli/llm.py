@@ -25,13 +25,19 @@ Rules (docs/configuration.md):
 - ``llm.json_mode`` picks the structured-output request: ``json_schema``
   (a strict schema), ``json_object`` (any JSON object) or ``none``;
   ``auto`` chooses per endpoint (``resolve_json_mode``).
+- Streaming (``on_text``): the reply arrives as server-sent events; each
+  piece of text goes to ``on_text`` as it comes, with the key held back
+  until it cannot be part of a key any more (``StreamRedactor``). The
+  timeout applies between two pieces; a stream that breaks or ends without
+  a finish reason is an ``LLMError``. Servers that refuse
+  ``stream_options`` get the request once more without it.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -208,23 +214,32 @@ def response_format(mode: str, schema: Mapping[str, Any] | None) -> dict[str, An
     return None
 
 
+TextSink = Callable[[str], None]
+"""Receives each piece of a streamed reply's text, in order."""
+
+
 def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
              schema: Mapping[str, Any] | None = None,
-             max_tokens: int = DEFAULT_MAX_TOKENS) -> Completion:
+             max_tokens: int = DEFAULT_MAX_TOKENS, *, temperature: float | None = 0.0,
+             on_text: TextSink | None = None) -> Completion:
     """Send one chat completion request and return the answer.
 
     Args:
         config: endpoint, key, model, timeout, retries, JSON mode.
-        messages: ``[{"role": "system"|"user", "content": …}, …]``.
+        messages: ``[{"role": "system"|"user"|"assistant", "content": …}, …]``.
         schema: JSON schema of the expected object (used in ``json_schema`` mode).
         max_tokens: cap on the answer length, in tokens.
+        temperature: sampling temperature (0 for repeatable decisions); None
+            sends none (the server's default).
+        on_text: stream the reply: called with each piece of text as it arrives.
 
     Returns:
         The Completion (its ``finish_reason`` may be ``length``: the caller decides).
 
     Raises:
         LLMError: network error, HTTP error status, timeout (``timeout=True``),
-            or a reply without choices; the message never holds the key.
+            a broken stream, or a reply without choices; the message never holds the key.
+        KeyboardInterrupt: Ctrl-C while waiting (the stream is closed first).
     """
     started = time.monotonic()
     try:
@@ -238,7 +253,9 @@ def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
     )
     try:
         model = config.model or _only_model(client, secrets)
-        request = build_request(config, model, messages, schema, max_tokens)
+        request = build_request(config, model, messages, schema, max_tokens, temperature)
+        if on_text is not None:
+            request.update(stream=True, stream_options={"include_usage": True})
         create: Any = client.chat.completions.create  # kwargs are built at run time
         try:
             reply = create(**request)
@@ -249,6 +266,10 @@ def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
                 raise
             request = reduced
             reply = create(**request)
+        if on_text is not None:
+            return _read_stream(reply, model, _mode_of(request), started, secrets, on_text)
+    except LLMError:
+        raise
     except openai.APITimeoutError:
         attempts = config.max_retries + 1
         raise LLMError(f"timed out after {config.timeout:g} s"
@@ -266,17 +287,20 @@ def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
 
 
 def build_request(config: LLMConfig, model: str, messages: Sequence[Mapping[str, str]],
-                  schema: Mapping[str, Any] | None, max_tokens: int) -> dict[str, Any]:
+                  schema: Mapping[str, Any] | None, max_tokens: int,
+                  temperature: float | None = 0.0) -> dict[str, Any]:
     """Return the chat completion request body (without the key).
 
-    Temperature 0 for repeatable decisions. OpenAI itself takes the length cap
-    as ``max_completion_tokens`` (its reasoning models refuse ``max_tokens``);
-    other servers as ``max_tokens``.
+    Temperature 0 by default, for repeatable decisions. OpenAI itself takes
+    the length cap as ``max_completion_tokens`` (its reasoning models refuse
+    ``max_tokens``); other servers as ``max_tokens``.
     """
     host = (urlsplit(config.base_url).hostname or "").lower()
     cap_key = "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
     request: dict[str, Any] = {"model": model, "messages": [dict(m) for m in messages],
-                               "temperature": 0, cap_key: max_tokens}
+                               cap_key: max_tokens}
+    if temperature is not None:
+        request["temperature"] = temperature
     fmt = response_format(resolve_json_mode(config.json_mode, config.base_url), schema)
     if fmt is not None:
         request["response_format"] = fmt
@@ -301,7 +325,10 @@ def reduce_request(request: Mapping[str, Any], status: int, text: str,
     if status not in AUTO_DOWNGRADE_STATUSES:
         return None
     reduced = dict(request)
-    if "temperature" in text.lower():
+    lowered = text.lower()
+    if "stream_options" in lowered:
+        reduced.pop("stream_options", None)
+    elif "temperature" in lowered:
         reduced.pop("temperature", None)
     elif auto:
         reduced.pop("response_format", None)
@@ -344,6 +371,80 @@ def _completion(reply: Any, model: str, mode: str, started: float,
         latency_ms=round((time.monotonic() - started) * 1000, 1),
         json_mode=mode,
     )
+
+
+class StreamRedactor:
+    """Passes streamed text on, holding back just enough that no key is ever let through.
+
+    A key can arrive split over two pieces; the tail that could be the start
+    of a key (one character shorter than the longest key) waits for the next
+    piece, and whole keys are replaced by ``[REDACTED]`` before anything is
+    passed on.
+
+    Args:
+        secrets: the values to hide (``REPLY_SECRET_MIN`` characters or longer).
+        sink: receives the redacted text.
+    """
+
+    def __init__(self, secrets: Sequence[str | None], sink: TextSink) -> None:
+        self._secrets = [s for s in secrets if s and len(s) >= REPLY_SECRET_MIN]
+        self._hold = max((len(s) for s in self._secrets), default=1) - 1
+        self._buffer = ""
+        self._sink = sink
+
+    def feed(self, piece: str) -> None:
+        """Take one piece; pass on what can no longer be part of a key."""
+        self._buffer = redact(self._buffer + piece, self._secrets, REPLY_SECRET_MIN)
+        cut = len(self._buffer) - self._hold
+        if cut > 0:
+            self._sink(self._buffer[:cut])
+            self._buffer = self._buffer[cut:]
+
+    def flush(self) -> None:
+        """Pass on the rest (the stream ended)."""
+        if self._buffer:
+            self._sink(redact(self._buffer, self._secrets, REPLY_SECRET_MIN))
+            self._buffer = ""
+
+
+def _read_stream(stream: Any, model: str, mode: str, started: float,
+                 secrets: Sequence[str | None], on_text: TextSink) -> Completion:
+    """Read a streamed reply to its end; every piece of text goes through the redactor.
+
+    Raises:
+        LLMError: the stream ended without a finish reason (a server that died
+            mid-reply), or brought no choices at all.
+    """
+    pieces: list[str] = []
+    finish: str | None = None
+    answered_by = model
+    usage: Any = None
+    redactor = StreamRedactor(secrets, on_text)
+    saw_choice = False
+    try:
+        for chunk in stream:
+            answered_by = getattr(chunk, "model", None) or answered_by
+            usage = getattr(chunk, "usage", None) or usage
+            for choice in getattr(chunk, "choices", None) or []:
+                saw_choice = True
+                piece = getattr(getattr(choice, "delta", None), "content", None)
+                if piece:
+                    pieces.append(piece)
+                    redactor.feed(piece)
+                finish = getattr(choice, "finish_reason", None) or finish
+    finally:
+        stream.close()
+    redactor.flush()
+    if not saw_choice:
+        raise LLMError("the server's reply holds no choices")
+    if finish is None:
+        raise LLMError("the reply stream ended before the model finished")
+    return Completion(
+        text=redact("".join(pieces), secrets, REPLY_SECRET_MIN), finish_reason=finish,
+        model=redact(str(answered_by), secrets, REPLY_SECRET_MIN),
+        prompt_tokens=getattr(usage, "prompt_tokens", None),
+        completion_tokens=getattr(usage, "completion_tokens", None),
+        latency_ms=round((time.monotonic() - started) * 1000, 1), json_mode=mode)
 
 
 def _only_model(client: Any, secrets: Sequence[str | None]) -> str:

@@ -111,7 +111,7 @@ class Workspace:
 
     def catalog(self) -> Catalog:
         """Return the active engine catalog (docs/catalog.md), read fresh each call."""
-        return active_catalog(self.settings.paths)
+        return active_catalog(self.settings.paths, self.document_cache)
 
     @cached_property
     def engines(self) -> EngineRegistry:

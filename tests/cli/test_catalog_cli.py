@@ -32,7 +32,7 @@ def test_validate_exit_codes_and_json(tmp_path: Path) -> None:
     bad.write_text("engines:\n  ford:\n    purpose: p\n    when_to_use: w\n")
     human = run_cli(["catalog", "validate", str(bad)])
     assert human.exit_code == 1 and human.stdout == ""
-    assert f"{bad}:2: engines.ford.not_for: required" in human.stderr
+    assert f"{bad}:2: engines.ford.not_for: missing required key" in human.stderr
     as_json = run_cli(["catalog", "validate", str(bad), "--json"])
     assert as_json.exit_code == 1
     data = as_json.json()

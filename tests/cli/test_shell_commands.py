@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import build_file_tree, run_cli
 
+from vance_cli.base.config import load_settings
 from vance_cli.base.errors import InputError
 from vance_cli.cli.shell.commands import (
     COMMANDS,
@@ -21,6 +23,10 @@ from vance_cli.cli.shell.commands import (
     parse_wizard_args,
     unknown_command,
 )
+from vance_cli.processes.model import Status
+from vance_cli.processes.records import transition
+from vance_cli.state import process_store
+from vance_cli.workspace import Workspace
 
 BUNDLED_CATALOG = Path(__file__).resolve().parents[2] / "catalog" / "engines.yaml"
 
@@ -178,6 +184,11 @@ def test_unknown_subcommand_and_usage_errors_name_the_shell_command() -> None:
 def test_process_wait_keeps_the_exit_codes_of_vance_process_wait() -> None:
     created = run_cli(["process", "create", "--recipe", "translate", "--name", "w1", "--json"])
     pid = created.json()["id"]
+    ws = Workspace(load_settings())  # a turn is under way: RUNNING under this (live) pid
+    transition(ws, pid, Status.RUNNING)
+    with ws.db.transaction():
+        process_store.set_worker(ws.db, pid, os.getpid())
+    ws.close()
     result = run_cli(["shell"], input=f"/process wait {pid[:8]} --timeout 0.2\n")
     assert result.exit_code == 124
     assert "timed out" in result.stderr

@@ -55,4 +55,4 @@ def test_ctrl_c_stops_slart_and_exits_130(llm_server: ScriptedLLMServer,
     [slart] = json.loads(listed.stdout)
     assert (slart["recipe"], slart["status"], slart["closeReason"]) == \
         ("slartibartfast", "CLOSED", "STOPPED")
-    assert slart["result"]["reason"] == "interrupted while Slartibartfast was working"
+    assert slart["outcome"]["reason"] == "interrupted while Slartibartfast was working"

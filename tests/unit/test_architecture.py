@@ -1,4 +1,5 @@
-"""The core never imports a UI library; startup paths stay light."""
+"""The house plan holds: no import cycles, imports at module top, no UI library in the core,
+startup paths light (docs/architecture.md, docs/decisions/0003-imports.md)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import vance_cli
 
@@ -87,3 +90,113 @@ def test_offline_delegate_imports_no_llm_prompt_or_ui_module() -> None:
         heavy = loaded & {"openai", "httpx", "httpx2", "jinja2", "json_repair", "questionary",
                           "prompt_toolkit", "rich", "numpy"}
         assert heavy == set(), (args, heavy)
+
+
+HEAVY_LIBRARIES = frozenset({"jinja2", "prompt_toolkit", "questionary", "rich", "openai",
+                             "json_repair", "filelock", "platformdirs", "pydantic", "yaml"})
+"""Third-party modules that may be imported inside a function (each costs a CLI start-up)."""
+
+MARKERS = ("# heavy:", "# deferred:")
+"""An internal import inside a function names why it is there (docs/decisions/0003-imports.md)."""
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(CORE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _top_level(tree: ast.Module) -> set[ast.AST]:
+    """Statements at module level, including the bodies of ``if``/``try`` there."""
+    top: set[ast.AST] = set()
+    for node in tree.body:
+        top.add(node)
+        if isinstance(node, ast.If | ast.Try):
+            top |= set(node.body)
+    return top
+
+
+def test_imports_inside_functions_are_heavy_libraries_or_say_why() -> None:
+    offenders = []
+    for path in sorted(CORE.rglob("*.py")):
+        text = path.read_text()
+        lines = text.splitlines()
+        tree = ast.parse(text)
+        top = _top_level(tree)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Import | ast.ImportFrom) or node in top:
+                continue
+            module = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
+            root = (module or "").split(".")[0]
+            if root == "vance_cli":
+                if not any(m in lines[node.lineno - 1] for m in MARKERS):
+                    offenders.append(f"{_module_name(path)}:{node.lineno} imports {module}")
+            elif root not in HEAVY_LIBRARIES:
+                offenders.append(f"{_module_name(path)}:{node.lineno} imports {module} lazily")
+    assert offenders == []
+
+
+def _runtime_graph() -> dict[str, set[str]]:
+    """Module → the vance modules it imports at run time (``TYPE_CHECKING`` blocks excluded)."""
+    modules = {_module_name(p): p for p in CORE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text())
+        checking = {n for node in tree.body if isinstance(node, ast.If)
+                    and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+                    for n in ast.walk(node)}
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            if node in checking or not isinstance(node, ast.ImportFrom | ast.Import):
+                continue
+            targets = ([node.module] if isinstance(node, ast.ImportFrom) and node.module
+                       else [a.name for a in node.names])
+            for target in targets:
+                if isinstance(node, ast.ImportFrom):
+                    subs = [f"{target}.{a.name}" for a in node.names]
+                    found |= {s for s in subs if s in modules}
+                if target in modules:
+                    found.add(target)
+        graph[name] = found - {name}
+    return graph
+
+
+def test_no_import_cycles() -> None:
+    graph = _runtime_graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    assert cycles == []
+
+
+def test_the_cycle_check_finds_a_cycle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check above can fail: a planted edge back from the state layer is a cycle."""
+    graph = _runtime_graph()
+    assert "vance_cli.state.db" in graph["vance_cli.workspace"]
+    graph["vance_cli.state.db"].add("vance_cli.workspace")
+    monkeypatch.setattr(sys.modules[__name__], "_runtime_graph", lambda: graph)
+    with pytest.raises(AssertionError):
+        test_no_import_cycles()

@@ -1,6 +1,6 @@
 """Settings: one frozen value resolved from flags, environment, config file and defaults.
 
-Rule (docs/documents.md, §10): each key is taken from the first source that has
+Rule (docs/documents.md; docs/configuration.md): each key is taken from the first source that has
 it, in this order:
 
 1. command-line flags (``--tenant`` …),
@@ -90,6 +90,12 @@ per attempt, more retries only hide a dead endpoint."""
 
 MAX_REPAIRS_MAX = 10
 """Most ``fallback.max_repairs``: each repair is one more LLM call."""
+
+TURN_CALLS_MAX = 1000
+"""Most ``turn.max_llm_calls``."""
+
+PROCESS_TOKENS_MAX = 100_000_000
+"""Most ``process.max_tokens``."""
 
 URL_SCHEMES = ("http", "https")
 """Schemes an LLM endpoint (``llm.base_url``) may use."""
@@ -247,6 +253,12 @@ KEYS: tuple[KeySpec, ...] = (
                  " process.stale_timeout is used)"),
     KeySpec("process.stale_timeout", _to_seconds(STALE_TIMEOUT_MAX), ("VANCE_STALE_TIMEOUT",),
             help="seconds without a heartbeat after which a RUNNING process is closed as STALE"),
+    KeySpec("process.max_tokens", _to_count(PROCESS_TOKENS_MAX), ("VANCE_PROCESS_MAX_TOKENS",),
+            help="LLM tokens (in + out) one process may use over all its turns"),
+    KeySpec("turn.max_llm_calls", _to_count(TURN_CALLS_MAX), ("VANCE_TURN_MAX_LLM_CALLS",),
+            help="LLM calls one turn of a process may make"),
+    KeySpec("turn.timeout", _to_seconds(WEEK), ("VANCE_TURN_TIMEOUT",),
+            help="seconds one turn of a process may run"),
 )
 """Every setting, in display order."""
 
@@ -313,6 +325,9 @@ def _defaults(environ: Mapping[str, str]) -> dict[str, Any]:
         "log.tasks": True,
         "process.heartbeat_interval": 5.0,
         "process.stale_timeout": 30.0,
+        "process.max_tokens": 500_000,
+        "turn.max_llm_calls": 20,
+        "turn.timeout": 600.0,
     }
 
 
@@ -344,6 +359,9 @@ class Settings:
     log_tasks: bool
     process_heartbeat_interval: float
     process_stale_timeout: float
+    process_max_tokens: int
+    turn_max_llm_calls: int
+    turn_timeout: float
     origin: Mapping[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 

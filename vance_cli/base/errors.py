@@ -320,6 +320,34 @@ class LLMNotConfigured(LLMError):
     code = "llm_not_configured"
 
 
+class BudgetExceeded(VanceError):
+    """A turn hit one of its process's budgets (LLM calls per turn, tokens, seconds).
+
+    Args:
+        message: names the budget and its limit.
+        budget: ``llm_calls``, ``tokens`` or ``seconds``.
+        limit: the limit that was reached.
+    """
+
+    code = "budget_exceeded"
+
+    def __init__(self, message: str, budget: str, limit: float) -> None:
+        super().__init__(message, budget=budget, limit=limit)
+        self.budget = budget
+
+
+class NoEngineCode(VanceError):
+    """A process's engine has no local implementation, so no turn can run (exit 1)."""
+
+    code = "no_engine_code"
+
+
+class CannotRun(InputError):
+    """A turn cannot start in the process's status (CLOSED, or a turn is running): exit 2."""
+
+    code = "cannot_run"
+
+
 class UnknownWizard(NotFoundError):
     """Wizard name not found in the wizard cascade (docs/wizards.md): exit 2."""
 
@@ -354,7 +382,7 @@ class RenderError(VanceError):
     """A wizard's template failed while rendering (exit 1): the template is at fault.
 
     Every exception Jinja2 or the sandbox raises while rendering becomes this one
-    error (STYLE.md §7), so internals never leak as a traceback.
+    error, so internals never leak as a traceback.
 
     Args:
         message: one line naming the wizard and the cause.

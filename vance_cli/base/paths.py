@@ -119,6 +119,11 @@ class Paths:
         return self.state_dir / "logs"
 
     @property
+    def streams_dir(self) -> Path:
+        """The live text of each process's latest turn (``vance process follow`` reads it)."""
+        return self.state_dir / "streams"
+
+    @property
     def history_file(self) -> Path:
         """``vance shell`` input history."""
         return self.state_dir / "shell-history"

@@ -1,11 +1,8 @@
 """The engine catalog: which engines exist and what each is for.
 
-Invariants (docs/architecture.md, §7):
-- A catalog file is a YAML mapping with one key, ``engines:``, of engine
-  name → ``purpose``, ``when_to_use``, ``not_for`` (non-empty text; a YAML
-  number such as ``3.10`` is read as the text written). Engine names match
-  ``ENGINE_NAME``. Any other key, at the top or in an engine, is an error.
-  Validation collects every problem with its line.
+Invariants (docs/catalog.md):
+- A catalog file follows the one catalog schema (``catalog.schema``);
+  validation collects every problem, each with its line.
 - The bundled ``catalog/engines.yaml`` is active until an operator activates
   another file. The active catalog is recorded as one JSON document in the
   state dir (source file, activation time, engines), written atomically, so a
@@ -27,28 +24,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vance_cli.base import yamlio
 from vance_cli.base.errors import CatalogError, DocumentError, UnknownEngine
 from vance_cli.base.paths import Paths, bundled_dir
-from vance_cli.base.yaml_types import as_text
 
-ENGINE_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
-"""Engine names: lower-case, start with a letter, at most 64 characters."""
+if TYPE_CHECKING:
+    from vance_cli.documents.cache import DocumentCache
 
 ENGINE_FIELDS = ("purpose", "when_to_use", "not_for")
 """Required text fields of an engine entry."""
 
 BUNDLED_SOURCE = "bundled"
 """``Catalog.source`` of the catalog shipped with the package."""
-
-TOP_LEVEL_KEYS = ("engines",)
-"""The keys a catalog file may have at its top level."""
 
 DIGEST_KEY = "recordDigest"
 """Key of the active-catalog record's integrity digest (SHA-256 of the rest, hex)."""
@@ -175,34 +167,21 @@ def parse_catalog(text: str, source: str) -> Catalog:
             problem found, each with its line; ``details["problems"]`` lists
             them as ``CatalogProblem.to_json()``.
     """
+    from vance_cli.catalog import schema  # heavy: pydantic
+
     try:
         data = yamlio.loads(text, source=source)
     except DocumentError as exc:
         raise catalog_error([CatalogProblem(source, exc.reason, exc.line, exc.column)]) from None
-    found: list[tuple[tuple[str, ...], str]] = []
-    engines: dict[str, Engine] = {}
-    raw = data.get("engines") if isinstance(data, dict) else None
-    if not isinstance(data, dict):
-        found.append(((), "top level must be a mapping with an 'engines:' key"))
-    else:
-        for key in data:
-            if key not in TOP_LEVEL_KEYS:
-                found.append(((str(key),), f"unknown top-level key '{key}' (a catalog file has"
-                                           " only 'engines:')"))
-    if isinstance(data, dict) and (not isinstance(raw, dict) or not raw):
-        found.append((("engines",),
-                      "'engines:' must be a non-empty mapping of engine name to its description"))
-    elif isinstance(data, dict) and isinstance(raw, dict):
-        for name, entry in raw.items():
-            engine = _check_engine(name, entry, found)
-            if engine is not None:
-                engines[engine.name] = engine
-    if found:
+    try:
+        engines = schema.validate(data)
+    except schema.CatalogInvalid as invalid:
         lines = yamlio.key_lines(text)
         raise catalog_error([CatalogProblem(source, message, _line_of(lines, path))
-                             for path, message in found])
+                             for path, message in invalid.problems]) from None
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return Catalog(engines=engines, source=source, sha256=digest)
+    return Catalog(engines={name: Engine(name=name, **fields) for name, fields in engines.items()},
+                   source=source, sha256=digest)
 
 
 def _line_of(lines: Mapping[tuple[str, ...], int], path: tuple[str, ...]) -> int | None:
@@ -211,34 +190,6 @@ def _line_of(lines: Mapping[tuple[str, ...], int], path: tuple[str, ...]) -> int
         if path[:end] in lines:
             return lines[path[:end]]
     return 1 if not path else None
-
-
-def _check_engine(name: Any, entry: Any,
-                  found: list[tuple[tuple[str, ...], str]]) -> Engine | None:
-    where = ("engines", str(name))
-    if not isinstance(name, str) or not ENGINE_NAME.match(name):
-        found.append((where, f"engine name {name!r} is not valid"
-                             " (lower-case letter first, then letters, digits, - and _)"))
-        return None
-    if not isinstance(entry, dict):
-        found.append((where, f"engines.{name}: expected a mapping with {', '.join(ENGINE_FIELDS)}"))
-        return None
-    values: dict[str, str] = {}
-    for key in ENGINE_FIELDS:
-        value = entry.get(key)
-        if value is not None and not isinstance(value, str):
-
-            value = as_text(value)
-        if not isinstance(value, str) or not value.strip():
-            found.append(((*where, key), f"engines.{name}.{key}: required, a non-empty string"))
-        else:
-            values[key] = " ".join(value.split())
-    unknown = sorted(set(map(str, entry)) - set(ENGINE_FIELDS))
-    if unknown:
-        found.append(((*where, unknown[0]), f"engines.{name}: unknown keys {', '.join(unknown)}"))
-    if len(values) != len(ENGINE_FIELDS) or unknown:
-        return None
-    return Engine(name=name, **values)
 
 
 def load_catalog_file(path: Path) -> Catalog:
@@ -265,14 +216,38 @@ def read_catalog_text(path: Path) -> str:
         raise catalog_error([CatalogProblem(str(path), f"not UTF-8 (byte {exc.start})")]) from None
 
 
-def bundled_catalog() -> Catalog:
+CACHE_KIND = "catalog"
+"""Kind tag of the bundled catalog's entry in the parsed-document cache."""
+
+
+def bundled_catalog(cache: DocumentCache | None = None) -> Catalog:
     """Return the catalog shipped with the package (``catalog/engines.yaml``).
+
+    Args:
+        cache: parsed-document cache; a hit skips the YAML parser and the schema
+            (the bundled file changes only with the package).
 
     Raises:
         CatalogError: the bundled file is broken (a packaging bug).
     """
-    catalog = load_catalog_file(bundled_dir("catalog") / "engines.yaml")
-    return Catalog(engines=catalog.engines, source=BUNDLED_SOURCE, sha256=catalog.sha256)
+    path = bundled_dir("catalog") / "engines.yaml"
+    signature = cache.signature(path) if cache else None
+    cached = cache.get(path, CACHE_KIND, signature) if cache else None
+    if isinstance(cached, dict):
+        return Catalog(engines=_engines_of(cached["engines"]), source=BUNDLED_SOURCE,
+                       sha256=cached["sha256"])
+    catalog = load_catalog_file(path)
+    bundled = Catalog(engines=catalog.engines, source=BUNDLED_SOURCE, sha256=catalog.sha256)
+    if cache:
+        cache.put(path, CACHE_KIND, signature, bundled.to_json())
+        cache.save()
+    return bundled
+
+
+def _engines_of(entries: Sequence[Mapping[str, str]]) -> dict[str, Engine]:
+    """Rebuild engines from ``Catalog.to_json()["engines"]`` (content vance wrote itself)."""
+    return {e["name"]: Engine(name=e["name"], **{k: e[k] for k in ENGINE_FIELDS})
+            for e in entries}
 
 
 def record_digest(content: Mapping[str, Any]) -> str:
@@ -317,20 +292,16 @@ def catalog_from_record(text: str) -> Catalog:
         raise _damaged("'source' is missing")
     if not isinstance(entries, list) or not entries:
         raise _damaged("'engines' is missing or empty")
-    found: list[tuple[tuple[str, ...], str]] = []
     engines: dict[str, Engine] = {}
     for index, entry in enumerate(entries):
         name = entry.get("name") if isinstance(entry, dict) else None
         if not isinstance(name, str):
             raise _damaged(f"engine #{index + 1} has no 'name'")
-        missing = [k for k in ENGINE_FIELDS if k not in entry]
+        missing = [k for k in ENGINE_FIELDS if not isinstance(entry.get(k), str)]
         if missing:
             raise _damaged(f"engine '{name}' has no {', '.join(repr(k) for k in missing)}")
-        engine = _check_engine(name, {k: entry[k] for k in ENGINE_FIELDS}, found)
-        if engine is not None:
-            engines[engine.name] = engine
-    if found:
-        raise _damaged(found[0][1])
+        # written by vance from a validated catalog, and its digest matches: taken as it is
+        engines[name] = Engine(name=name, **{k: entry[k] for k in ENGINE_FIELDS})
     return Catalog(engines=engines, source=source, activated_at=data.get("activatedAt"),
                    sha256=str(data.get("sha256", "")))
 
@@ -355,7 +326,7 @@ class ActiveCatalog:
     warning: str | None = None
 
 
-def load_active(paths: Paths) -> ActiveCatalog:
+def load_active(paths: Paths, cache: DocumentCache | None = None) -> ActiveCatalog:
     """Read the active-catalog record; fall back to the bundled catalog.
 
     The record is one whole file (written by temp file + fsync + rename), so
@@ -363,6 +334,7 @@ def load_active(paths: Paths) -> ActiveCatalog:
 
     Args:
         paths: where the record lives.
+        cache: parsed-document cache for the bundled catalog, or None.
 
     Returns:
         The record's catalog; the bundled one when there is no record; the
@@ -376,14 +348,15 @@ def load_active(paths: Paths) -> ActiveCatalog:
     try:
         text = record.read_bytes().decode("utf-8")
     except FileNotFoundError:
-        return ActiveCatalog(bundled_catalog(), None)
+        return ActiveCatalog(bundled_catalog(cache), None)
     except (OSError, UnicodeDecodeError) as exc:
         reason = f"active catalog record {record} is unreadable: {exc}"
-        return ActiveCatalog(bundled_catalog(), record, _fallback_note(reason))
+        return ActiveCatalog(bundled_catalog(cache), record, _fallback_note(reason))
     try:
         return ActiveCatalog(catalog_from_record(text), record)
     except CatalogError as exc:
-        return ActiveCatalog(bundled_catalog(), record, _fallback_note(f"{record}: {exc.message}"))
+        note = _fallback_note(f"{record}: {exc.message}")
+        return ActiveCatalog(bundled_catalog(cache), record, note)
 
 
 def _fallback_note(reason: str) -> str:
@@ -391,17 +364,18 @@ def _fallback_note(reason: str) -> str:
             "writes a new record")
 
 
-def active_catalog(paths: Paths) -> Catalog:
+def active_catalog(paths: Paths, cache: DocumentCache | None = None) -> Catalog:
     """Return the active catalog: the last activated record, else the bundled one.
 
     Args:
         paths: where the active-catalog record lives.
+        cache: parsed-document cache for the bundled catalog, or None.
 
     Returns:
-        ``load_active(paths).catalog`` (the bundled catalog when the record is
+        ``load_active(paths, cache).catalog`` (the bundled catalog when the record is
         missing or damaged).
 
     Raises:
         CatalogError: only when the bundled file itself is broken (a packaging bug).
     """
-    return load_active(paths).catalog
+    return load_active(paths, cache).catalog

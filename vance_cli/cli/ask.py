@@ -1,6 +1,6 @@
 """Terminal prompts for wizards: the ``Asker`` of ``vance_cli.wizards.form``, on a real terminal.
 
-Rules (docs/exit-codes.md, §8 "vance wizard run"):
+Rules (docs/exit-codes.md; docs/wizards.md "Running a wizard"):
 - Prompts render on the terminal — stderr when it is one, else ``/dev/tty`` —
   never on stdout, so ``vance wizard run X --print > prompt.txt`` stays clean.
 - Field types: ``string``/``integer`` are text lines, ``password`` is masked,

@@ -232,6 +232,13 @@ def note(message: str) -> None:
 
 
 @_to_stdout
+def stream_text(piece: str) -> None:
+    """Write a piece of a streamed answer to stdout at once (control characters made visible)."""
+    sys.stdout.write(visible(piece))
+    sys.stdout.flush()
+
+
+@_to_stdout
 def say(message: str) -> None:
     """Write a human line to stdout (control characters made visible; no Rich markup)."""
     sys.stdout.write(visible(message) + "\n")

@@ -1,12 +1,12 @@
 """Batch delegation: one task template, many items, the selector asked once.
 
-Rules (docs/exit-codes.md ``vance delegate --task-template T --items FILE|-``, §5):
+Rules (docs/delegate.md "Batch"; docs/exit-codes.md):
 - Items and the template are read by ``batch_input``. The template is
   compiled before anything runs: a template that does not compile stops the
   batch (exit 2) before any selector call.
 - The selector is called ONCE, on the template's shape (the template with
   every variable as ``…``). A MATCH is used for every item: one process
-  each through process_create (§4), goal = the item's task. The call is one
+  each through process_create (docs/processes.md), goal = the item's task. The call is one
   decision-log row (task = the shape).
 - When that call answers NONE — or the shape says nothing without an item
   (``{{ item }}``) — each item goes through the normal single-delegate flow
@@ -128,7 +128,7 @@ class ItemResult:
         return self.result is not None and self.result.decision.matched
 
     def to_json(self) -> dict[str, Any]:
-        """Return the item's line: exactly the delegate §5 keys, plus ``error`` when it failed.
+        """Return the item's line: exactly the delegate JSON keys, plus ``error`` when it failed.
 
         A failed item reads as a NONE that started nothing (``reason``
         ``item_error``, ``rationale`` = the error message) with
@@ -340,7 +340,7 @@ def start_batch(ws: Workspace, request: BatchRequest, *,
         ProcessNotFound: ``caller`` names no process.
         StateError: the state database cannot be used.
 
-    Rule: docs/exit-codes.md (batch) and §5.
+    Rule: docs/delegate.md "Batch".
     """
     templates = _Templates(TaskTemplate(request.template),
                            TaskTemplate(request.title, TITLE_LABEL) if request.title else None,

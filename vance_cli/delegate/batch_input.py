@@ -197,7 +197,7 @@ class TaskTemplate:
         context = item_context(item)
         try:
             return _render(self._strict, context)
-        except Exception as exc:  # every render failure is this item's error (STYLE.md §7)
+        except Exception as exc:  # every render failure is this item's error
             raise TaskTemplateError(f"{item_label(item)}: {self.label}: "
                                     f"{_describe(exc, context)}", item=item.number,
                                     line=item.line) from None

@@ -5,12 +5,12 @@ Flow of ``delegate()``:
    else its recipe's ``params.model``); the caller becomes the new process's
    parent.
 2. ``select()`` decides (never raises).
-3. MATCH and not a dry run → process_create (§4) unchanged: goal = the task;
+3. MATCH and not a dry run → process_create (docs/processes.md) unchanged: goal = the task;
    title, steer and params passed 1:1; the name is ``--name`` or a slug of
    the task plus a short random suffix.
 4. NONE whose reason is ``fallback_eligible``, not a dry run → the fallback
    runner, when one is given. This is the one place the Slartibartfast
-   fallback (§6) plugs in; without a runner, ``fallback`` is null. With a
+   fallback (docs/delegate.md) plugs in; without a runner, ``fallback`` is null. With a
    runner, any other NONE (an LLM failure …) keeps ``fallback`` null and its
    rationale says why (``NoneReason.no_fallback_note``); the decision log
    keeps the selector's own rationale.
@@ -73,6 +73,7 @@ class DelegateResult:
         dry_run: nothing was started on purpose.
         log_id: the decision-log row.
         warnings: recipe files left out of the inventory, one line each.
+        current: the started process as it is now, once its turns ran (None: as started).
     """
 
     decision: Decision
@@ -81,13 +82,23 @@ class DelegateResult:
     dry_run: bool = False
     log_id: int | None = None
     warnings: tuple[str, ...] = ()
+    current: Process | None = None
+
+    @property
+    def started(self) -> Process | None:
+        """The process this delegation started: the match's, or the fallback's spawn."""
+        return self.process or (self.fallback.process if self.fallback else None)
+
+    def with_process(self, process: Process) -> DelegateResult:
+        """Return this result with its started process as it is now (after its turns ran)."""
+        return replace(self, current=process)
 
     def to_json(self) -> dict[str, Any]:
         """Return exactly docs/delegate.md's keys.
 
         Keys: decision, recipe, engine, rationale, reason, process, fallback.
         """
-        process = self.process or (self.fallback.process if self.fallback else None)
+        process = self.current or self.started
         return {
             **self.decision.to_json(),
             "process": process.to_json() if process else None,

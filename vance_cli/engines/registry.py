@@ -23,10 +23,17 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from vance_cli.processes.model import Process
+    from vance_cli.processes.runtime import Turn, TurnOutcome, TurnSink
     from vance_cli.workspace import Workspace
 
 CloseHook = Callable[["Workspace", "Process"], None]
 """Called as ``hook(ws, process)`` after a process of the engine was closed."""
+
+TurnStep = Callable[["Turn"], "TurnOutcome"]
+"""One turn's work: takes the turn (inputs, history, LLM calls), returns its outcome."""
+
+WholeRun = Callable[["Workspace", "Process", "TurnSink", bool], "Process"]
+"""Runs a whole process by itself (``ws, process, sink, adopt``) and returns it closed."""
 
 log = logging.getLogger(__name__)
 
@@ -37,16 +44,27 @@ class Engine:
 
     Attributes:
         name: the engine's name, as in the engine catalog.
+        run_turn: one turn of a process (``processes.runtime`` claims, feeds and
+            settles it).
+        run_process: instead of turns, the engine runs the whole process itself
+            (Slartibartfast, under its own cutoff).
         on_close: run after a process of this engine was closed (outside the
             write lock), by whoever closed it; bookkeeping only: the close stands.
+        wakes_on_events: a child's result starts a turn of this engine's process
+            (arthur reports what its children did).
     """
 
     name: str
+    run_turn: TurnStep | None = None
+    run_process: WholeRun | None = None
     on_close: CloseHook | None = None
+    wakes_on_events: bool = False
 
 
 ENGINE_MODULES: Mapping[str, str] = {
-    "slartibartfast": "vance_cli.engines.slartibartfast.engine",
+    "arthur": "vance_cli.engines.arthur",
+    "ford": "vance_cli.engines.ford",
+    "slartibartfast": "vance_cli.engines.slartibartfast.registration",
 }
 """Engine name → the module whose ``ENGINE`` defines it. Engines of the catalog that
 have no module here run no code of their own yet."""

@@ -1,13 +1,18 @@
 """The pending queue: events addressed to a process, e.g. "your child closed".
 
-Rules (docs/processes.md, §6):
+Rules (docs/processes.md "events"; docs/delegate.md "Slartibartfast fallback"):
 - When a process that has a parent closes, one ``child_closed`` event lands
   in the parent's queue, in the same transaction as the close
   (``processes.apply_transition``), with this payload::
 
       {"processId", "name", "recipe", "engine", "status": "CLOSED",
        "closeReason": "DONE" | "STOPPED" | "STALE" | …,
-       "result": {...} | null}      # e.g. {"recipePath": …} or {"reason": …}
+       "result": "…" | null,       # the child's latest result text
+       "outcome": {...} | null}    # e.g. {"recipePath": …} or {"reason": …}
+
+  When a child's turn settles without closing (``IDLE`` with its answer,
+  ``BLOCKED`` with its question), a ``child_settled`` event with the same
+  payload lands there too (``processes.runtime``).
 
   Other producers may post their own kinds with ``post_event``.
 - Reading does **not** consume (as ``gh`` lists without side effects): an

@@ -9,7 +9,7 @@ Rules (docs/processes.md):
 - Stale processes are closed in one named step, ``reap_stale``, which the
   commands call before they read (``vance process show|list|wait|stop``, via
   ``reap_and_load`` for one process); reads themselves never write. It closes each as
-  ``CLOSED/STALE`` with ``result = {"reason": …}``. It reads candidates
+  ``CLOSED/STALE`` with ``outcome = {"reason": …}``. It reads candidates
   without a lock, then re-checks each under the write lock and closes with
   compare-and-set on RUNNING, so two readers never close one process twice
   and a worker that stamped its heartbeat meanwhile is left alone.
@@ -18,7 +18,8 @@ Rules (docs/processes.md):
 - ``close_process`` closes from whatever live status a process is in, under
   one write transaction; closing a CLOSED process changes nothing.
 - ``wait_process`` polls (50 ms, doubling to 500 ms; never a busy loop) until
-  CLOSED or the timeout.
+  the process is no longer RUNNING (its turn settled, or it closed) or the
+  timeout.
 - ``stop_process`` closes with ``STOPPED``; only if it closed the process
   from RUNNING and the worker's heartbeat is fresh (so the pid is still that
   worker's, not a reused one) does it send SIGTERM to the worker pid.
@@ -110,7 +111,7 @@ def stale_reason(row: Row | dict[str, Any], now: datetime, timeout: float,
 
 
 def close_process(ws: Workspace, process_id: str, reason: CloseReason | str,
-                  result: Mapping[str, Any] | None = None, *, note: str | None = None,
+                  outcome: Mapping[str, Any] | None = None, *, note: str | None = None,
                   only_from: Status | None = None) -> tuple[Process, Status | None]:
     """Close a process from whatever live status it is in, unless it is closed already.
 
@@ -122,7 +123,7 @@ def close_process(ws: Workspace, process_id: str, reason: CloseReason | str,
         ws: workspace.
         process_id: full id or unique prefix.
         reason: the close reason (``DONE``, ``STOPPED``, ``STALE`` …).
-        result: JSON-able outcome, e.g. ``{"recipePath": …}`` or ``{"reason": …}``.
+        outcome: JSON-able outcome, e.g. ``{"recipePath": …}`` or ``{"reason": …}``.
         note: free text for the audit trail.
         only_from: close only if the status is still this one (e.g. RUNNING).
 
@@ -139,7 +140,7 @@ def close_process(ws: Workspace, process_id: str, reason: CloseReason | str,
         if current.status is Status.CLOSED or (only_from is not None
                                                and current.status is not only_from):
             return current, None
-        apply_transition(ws.db, current.id, current.status, Status.CLOSED, text, result=result,
+        apply_transition(ws.db, current.id, current.status, Status.CLOSED, text, outcome=outcome,
                          note=note)
     after = load_process(ws, current.id)
     ws.engines.run_close_hooks(ws, [after])
@@ -167,7 +168,7 @@ def reap_stale(ws: Workspace) -> list[Process]:
             row = store.get_process(db, tenant, process_id)
             reason = stale_reason(row, datetime.now(UTC), timeout) if row else None
             if reason and apply_transition(db, process_id, Status.RUNNING, Status.CLOSED,
-                                           CloseReason.STALE.value, result={"reason": reason},
+                                           CloseReason.STALE.value, outcome={"reason": reason},
                                            note=reason):
                 closed.append(process_id)
     reaped = [load_process(ws, pid) for pid in closed]
@@ -203,10 +204,10 @@ class WaitResult:
     waited: float
 
     @property
-    def done(self) -> bool:
-        """True when the process is CLOSED with reason DONE."""
+    def failed(self) -> bool:
+        """True when the process is CLOSED for another reason than DONE (STALE, STOPPED)."""
         return self.process.status is Status.CLOSED and \
-            self.process.close_reason == CloseReason.DONE.value
+            self.process.close_reason != CloseReason.DONE.value
 
     def to_json(self) -> dict[str, Any]:
         """Return ``{"process": {...}, "timedOut": bool, "waitedSeconds": float}``."""
@@ -216,26 +217,30 @@ class WaitResult:
 
 def wait_process(ws: Workspace, ident: str, timeout: float | None = None,
                  sleep: Callable[[float], None] = time.sleep) -> WaitResult:
-    """Wait until a process is CLOSED (stale workers are detected on each check).
+    """Wait until a process's current turn has settled: it is no longer RUNNING.
+
+    Stale workers are detected on each check, so a dead worker ends the wait
+    (the process closes ``STALE``).
 
     Args:
         ws: workspace.
         ident: process id or unique prefix.
-        timeout: seconds to wait at most; None waits until it closes (Ctrl-C ends it).
+        timeout: seconds to wait at most; None waits until it settles (Ctrl-C ends it).
         sleep: pause function (injectable for tests).
 
     Returns:
-        A WaitResult (``timed_out`` True when the time ran out first).
+        A WaitResult (``timed_out`` True when the time ran out first; ``failed``
+        when it closed for another reason than DONE).
 
     Raises:
         ProcessNotFound: no such process.
 
-    Rule: docs/exit-codes.md (``process wait``: 0 DONE, 1 closed otherwise, 124 timeout).
+    Rule: docs/processes.md "wait" (0 settled, 1 failed, 124 timeout).
     """
     start = time.monotonic()
     process = reap_and_load(ws, ident)
     delay = POLL_FIRST
-    while process.status is not Status.CLOSED:
+    while process.status is Status.RUNNING:
         waited = time.monotonic() - start
         if timeout is not None and waited >= timeout:
             return WaitResult(process, True, waited)

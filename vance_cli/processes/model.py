@@ -59,6 +59,10 @@ class CloseReason(StrEnum):
 CHILD_CLOSED = "child_closed"
 """Event kind put into the parent's queue when a child process closes."""
 
+CHILD_SETTLED = "child_settled"
+"""Event kind put into the parent's queue when a child's turn settles without closing
+(``IDLE`` with its answer, or ``BLOCKED`` with its question)."""
+
 
 _LIVE = frozenset({Status.RUNNING, Status.IDLE, Status.BLOCKED, Status.PAUSED, Status.SUSPENDED})
 
@@ -87,8 +91,8 @@ RESERVED_PREFIX = "_"
 class Process:
     """One process as docs/processes.md shows it.
 
-    Attributes mirror the JSON keys; ``params`` and ``result`` are mappings;
-    times are ISO-8601 UTC strings.
+    Attributes mirror the JSON keys; ``params`` and ``outcome`` are mappings;
+    ``result`` is the latest result text; times are ISO-8601 UTC strings.
     """
 
     id: str
@@ -108,7 +112,10 @@ class Process:
     updated_at: str
     heartbeat_at: str | None = None
     worker_pid: int | None = None
-    result: Mapping[str, Any] | None = None
+    outcome: Mapping[str, Any] | None = None
+    result: str | None = None
+    turns: int = 0
+    prompt: str | None = None
 
     @classmethod
     def from_row(cls, row: Row) -> Process:
@@ -121,11 +128,12 @@ class Process:
             parent_process_id=row["parent_process_id"], created_at=row["created_at"],
             updated_at=row["updated_at"], heartbeat_at=row["heartbeat_at"],
             worker_pid=row["worker_pid"],
-            result=json.loads(row["result"]) if row["result"] else None,
+            outcome=json.loads(row["outcome"]) if row["outcome"] else None,
+            result=row["result"], turns=int(row["turns"] or 0), prompt=row["prompt"],
         )
 
     def to_json(self) -> dict[str, Any]:
-        """Return the docs/processes.md process object (plus ``result`` when there is one)."""
+        """Return the docs/processes.md process object (with ``result`` and ``outcome``)."""
         out: dict[str, Any] = {
             "id": self.id, "name": self.name, "session": self.session, "recipe": self.recipe,
             "engine": self.engine, "title": self.title, "goal": self.goal,
@@ -133,8 +141,8 @@ class Process:
             "status": self.status.value, "closeReason": self.close_reason,
             "parentProcessId": self.parent_process_id, "createdAt": self.created_at,
         }
-        if self.result is not None:
-            out["result"] = dict(self.result)
+        out["result"] = self.result
+        out["outcome"] = dict(self.outcome) if self.outcome is not None else None
         return out
 
 

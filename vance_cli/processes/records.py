@@ -35,6 +35,7 @@ from vance_cli.processes.model import (
     new_process_id,
 )
 from vance_cli.recipes.loader import find_recipe
+from vance_cli.state import conversation
 from vance_cli.state import events as event_store
 from vance_cli.state import process_store as store
 
@@ -76,7 +77,8 @@ def create_process(ws: Workspace, spec: ProcessSpec) -> Process:
         "title": spec.title or recipe.title or recipe.name, "goal": spec.goal or spec.steer or "",
         "params": {**recipe.params, **spec.params}, "steer_content": spec.steer,
         "status": Status.INIT.value, "close_reason": None, "parent_process_id": spec.parent,
-        "result": None, "created_at": now, "updated_at": now,
+        "outcome": None, "result": None, "prompt": recipe.prompt or None,
+        "created_at": now, "updated_at": now,
     }
     try:
         with db.transaction():
@@ -85,6 +87,7 @@ def create_process(ws: Workspace, spec: ProcessSpec) -> Process:
                 raise ProcessNotFound(spec.parent,
                                       message=f"unknown parent process '{spec.parent}'")
             store.insert_process(db, row)
+            queue_initial_inputs(db, process_id, row["goal"], spec.steer)
             store.record_transition(db, process_id, None, Status.INIT.value)
             apply_transition(db, process_id, Status.INIT, Status.IDLE, note="started")
     except sqlite3.IntegrityError as exc:
@@ -95,7 +98,7 @@ def create_process(ws: Workspace, spec: ProcessSpec) -> Process:
 
 
 def apply_transition(db: Database, process_id: str, old: Status, new: Status,
-                     reason: str | None = None, *, result: Mapping[str, Any] | None = None,
+                     reason: str | None = None, *, outcome: Mapping[str, Any] | None = None,
                      note: str | None = None) -> bool:
     """Change a status: the one place every status change goes through.
 
@@ -110,7 +113,7 @@ def apply_transition(db: Database, process_id: str, old: Status, new: Status,
         old: the status the caller read; the change happens only if it still holds.
         new: target status.
         reason: close reason; required when ``new`` is CLOSED.
-        result: JSON-able outcome stored with the process (replaces the old one when given).
+        outcome: JSON-able outcome stored with the process (replaces the old one when given).
         note: free text for the audit trail.
 
     Returns:
@@ -122,31 +125,66 @@ def apply_transition(db: Database, process_id: str, old: Status, new: Status,
     check_transition(old, new)
     if new is Status.CLOSED and reason is None:
         raise InvalidTransition("closing a process needs a close reason")
-    if not store.update_status(db, process_id, old.value, new.value, reason, result):
+    if not store.update_status(db, process_id, old.value, new.value, reason, outcome):
         return False
     store.record_transition(db, process_id, old.value, new.value, reason, note)
     if new is Status.CLOSED:
-        _notify_parent(db, process_id)
+        notify_parent(db, process_id)
     return True
 
 
-def _notify_parent(db: Database, process_id: str) -> None:
+def notify_parent(db: Database, process_id: str, kind: str = CHILD_CLOSED) -> bool:
+    """Put one event about ``process_id`` into its parent's queue (none without a parent).
 
+    The payload is ``{"processId", "name", "recipe", "engine", "status",
+    "closeReason", "result", "outcome"}``: the child as stored now, its
+    latest result text and structured outcome. Call it inside a transaction.
+
+    Returns:
+        True when an event was written.
+    """
     row = store.get_by_id(db, process_id)
     if row is None or row["parent_process_id"] is None:
-        return
-    closed = Process.from_row(row)
-    payload = {"processId": closed.id, "name": closed.name, "recipe": closed.recipe,
-               "engine": closed.engine, "status": closed.status.value,
-               "closeReason": closed.close_reason,
-               "result": dict(closed.result) if closed.result is not None else None}
-    event_store.insert_event(db, closed.tenant, row["parent_process_id"], closed.id,
-                             kind=CHILD_CLOSED, payload=payload)
+        return False
+    child = Process.from_row(row)
+    payload = {"processId": child.id, "name": child.name, "recipe": child.recipe,
+               "engine": child.engine, "status": child.status.value,
+               "closeReason": child.close_reason, "result": child.result,
+               "outcome": dict(child.outcome) if child.outcome is not None else None}
+    event_store.insert_event(db, child.tenant, row["parent_process_id"], child.id,
+                             kind=kind, payload=payload)
+    return True
+
+
+def set_result(ws: Workspace, process_id: str, text: str | None) -> None:
+    """Store a process's latest result text (an engine that settles by itself uses it)."""
+    with ws.db.transaction():
+        store.set_result(ws.db, process_id, text)
+
+
+def update_params(ws: Workspace, process_id: str, changes: Mapping[str, Any]) -> Process:
+    """Merge ``changes`` into a process's params (an engine recording what it set up).
+
+    Raises:
+        ProcessNotFound: no such process.
+    """
+    with ws.db.transaction():
+        current = load_process(ws, process_id)
+        store.set_params(ws.db, current.id, {**current.params, **changes})
+    return load_process(ws, current.id)
+
+
+def queue_initial_inputs(db: Database, process_id: str, goal: str, steer: str | None) -> None:
+    """Store a new process's first inputs: its goal (the task) and its steer, when different."""
+    if goal:
+        conversation.add_message(db, process_id, "user", "task", goal)
+    if steer and steer != goal:
+        conversation.add_message(db, process_id, "user", "steer", steer)
 
 
 def transition(ws: Workspace, process_id: str, new: Status,
                close_reason: CloseReason | str | None = None,
-               result: Mapping[str, Any] | None = None, note: str | None = None) -> Process:
+               outcome: Mapping[str, Any] | None = None, note: str | None = None) -> Process:
     """Move a process to ``new``, checked against ``TRANSITIONS``, atomically.
 
     Args:
@@ -154,7 +192,7 @@ def transition(ws: Workspace, process_id: str, new: Status,
         process_id: full process id.
         new: target status.
         close_reason: required when ``new`` is CLOSED.
-        result: JSON-able outcome stored with the process (e.g. a recipe path).
+        outcome: JSON-able outcome stored with the process (e.g. a recipe path).
         note: free text for the transition audit trail.
 
     Returns:
@@ -168,7 +206,7 @@ def transition(ws: Workspace, process_id: str, new: Status,
     reason = close_reason.value if isinstance(close_reason, CloseReason) else close_reason
     with db.transaction():
         current = load_process(ws, process_id)
-        apply_transition(db, current.id, current.status, new, reason, result=result, note=note)
+        apply_transition(db, current.id, current.status, new, reason, outcome=outcome, note=note)
     return load_process(ws, current.id)
 
 

@@ -126,7 +126,7 @@ class Run:
         """Return the process as stored now."""
         return load_process(self.ws, self.process_id)
 
-    def close(self, reason: CloseReason | str, result: Mapping[str, Any] | None = None,
+    def close(self, reason: CloseReason | str, outcome: Mapping[str, Any] | None = None,
               note: str | None = None) -> bool:
         """Close the process (``DONE`` with its result, or ``STALE`` with a reason).
 
@@ -136,10 +136,18 @@ class Run:
             discard its work, e.g. not spawn what it generated.
         """
         self._heartbeat.stop()
-        _, closed_from = close_process(self.ws, self.process_id, reason, result, note=note,
+        _, closed_from = close_process(self.ws, self.process_id, reason, outcome, note=note,
                                        only_from=Status.RUNNING)
         self.closed = True
         return closed_from is not None
+
+    def settled(self) -> None:
+        """Say the caller has settled the process itself (IDLE, BLOCKED or closed).
+
+        The heartbeat stops, and leaving ``running`` changes nothing more.
+        """
+        self._heartbeat.stop()
+        self.closed = True
 
 
 def hand_over(ws: Workspace, process_id: str, pid: int) -> bool:

@@ -1,6 +1,6 @@
 """Recipes: named, reusable workflows bound to an engine, and the selector's inventory.
 
-Rules (docs/architecture.md, §5 step 2):
+Rules (docs/documents.md "Recipes"; docs/delegate.md, step 2):
 - A recipe is ``recipes/<name>.yaml`` with ``engine`` and ``description``
   (required), optional ``title``, ``params`` (mapping), ``tags`` (strings),
   ``triggers.keywords`` (strings) and ``internal`` (boolean).
@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 from vance_cli.base import yamlio
 from vance_cli.base.errors import DocumentError, UnknownRecipe
 from vance_cli.base.names import close_matches
-from vance_cli.base.yaml_types import as_text
 from vance_cli.documents.cascade import DocumentRef, Kind, Layer
 from vance_cli.ranking import terms as recipe_terms
 
@@ -32,11 +31,6 @@ if TYPE_CHECKING:
 
 CACHE_KIND = "recipe"
 """Kind tag of recipe entries in the parsed-document cache."""
-
-RECIPE_KEYS = frozenset({"engine", "description", "title", "params", "tags", "triggers",
-                         "internal"})
-"""Top-level keys a recipe may have; others are reported as problems."""
-
 
 @dataclass(frozen=True, slots=True)
 class Recipe:
@@ -51,6 +45,7 @@ class Recipe:
         tags: free-form labels (also ranked by the offline selector).
         keywords: ``triggers.keywords``, lower-cased (the trigger fast path).
         internal: hidden from the selector's inventory.
+        prompt: the engine's instructions (a template; "" when absent).
         layer: where it came from.
         path: its file.
     """
@@ -63,6 +58,7 @@ class Recipe:
     tags: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
     internal: bool = False
+    prompt: str = ""
     layer: Layer = Layer.RESOURCE
     path: Path | None = None
 
@@ -75,15 +71,17 @@ class Recipe:
         """Return the parsed content (no name, layer or path) for the document cache."""
         return {"engine": self.engine, "description": self.description, "title": self.title,
                 "params": dict(self.params), "tags": list(self.tags),
-                "keywords": list(self.keywords), "internal": self.internal}
+                "keywords": list(self.keywords), "internal": self.internal,
+                "prompt": self.prompt}
 
     @classmethod
-    def from_cache(cls, data: Mapping[str, Any], ref: DocumentRef) -> Recipe:
-        """Rebuild a recipe from ``to_cache`` output and the document it came from."""
-        return cls(name=ref.name, engine=data["engine"], description=data["description"],
+    def from_content(cls, data: Mapping[str, Any], name: str, layer: Layer = Layer.RESOURCE,
+                     path: Path | None = None) -> Recipe:
+        """Build a recipe from validated content (``schema.RecipeDocument.to_cache``)."""
+        return cls(name=name, engine=data["engine"], description=data["description"],
                    title=data["title"], params=data["params"], tags=tuple(data["tags"]),
                    keywords=tuple(data["keywords"]), internal=data["internal"],
-                   layer=ref.layer, path=ref.path)
+                   prompt=data.get("prompt", ""), layer=layer, path=path)
 
     def to_json(self) -> dict[str, Any]:
         """Return the recipe as ``vance recipe show --json`` prints it."""
@@ -91,8 +89,8 @@ class Recipe:
             "name": self.name, "engine": self.engine, "title": self.title,
             "description": self.description, "params": dict(self.params),
             "tags": list(self.tags), "triggers": {"keywords": list(self.keywords)},
-            "internal": self.internal, "layer": self.layer.value,
-            "path": str(self.path) if self.path else None,
+            "internal": self.internal, "prompt": self.prompt or None,
+            "layer": self.layer.value, "path": str(self.path) if self.path else None,
         }
 
 
@@ -147,20 +145,9 @@ class RecipeSet:
             raise UnknownRecipe(name, close_matches(name, list(self.recipes)), visible) from None
 
 
-def _strings(value: Any, where: str) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-
-        if isinstance(value, list) and all(not isinstance(v, dict | list) for v in value):
-            return tuple(str(as_text(v)) for v in value)
-        raise ValueError(f"{where}: expected a list of strings")
-    return tuple(value)
-
-
 def parse_recipe(data: Any, name: str, layer: Layer = Layer.RESOURCE,
                  path: Path | None = None) -> Recipe:
-    """Check raw recipe data and build a Recipe.
+    """Check raw recipe data against the recipe schema and build a Recipe.
 
     Args:
         data: the YAML document (must be a mapping).
@@ -172,45 +159,15 @@ def parse_recipe(data: Any, name: str, layer: Layer = Layer.RESOURCE,
         The Recipe.
 
     Raises:
-        DocumentError: a required field is missing or a field has the wrong shape.
+        DocumentError: the document breaks the schema (every problem named, up to three).
     """
-    where = str(path) if path else name
+    from vance_cli.recipes import schema  # heavy: pydantic, only when a file is parsed
+
     try:
-        return _parse_recipe(data, name, layer, path)
+        content = schema.validate(data)
     except ValueError as exc:
-        raise DocumentError(str(exc), path=where) from None
-
-
-def _parse_recipe(data: Any, name: str, layer: Layer, path: Path | None) -> Recipe:
-    if not isinstance(data, dict):
-        raise ValueError("a recipe must be a mapping")
-    unknown = sorted(str(k) for k in set(data) - RECIPE_KEYS)
-    if unknown:
-        raise ValueError(f"unknown keys: {', '.join(unknown)}")
-    engine, description = data.get("engine"), data.get("description")
-    if not isinstance(engine, str) or not engine.strip():
-        raise ValueError("'engine' is required (an engine name from the catalog)")
-    if not isinstance(description, str) or not description.strip():
-        raise ValueError("'description' is required (a non-empty string)")
-    title = data.get("title") or ""
-    if not isinstance(title, str):
-        raise ValueError("'title' must be a string")
-    params = data.get("params") or {}
-    if not isinstance(params, dict):
-        raise ValueError("'params' must be a mapping")
-    triggers = data.get("triggers") or {}
-    if not isinstance(triggers, dict):
-        raise ValueError("'triggers' must be a mapping with 'keywords'")
-    internal = data.get("internal", False)
-    if not isinstance(internal, bool):
-        raise ValueError("'internal' must be true or false")
-    keywords = tuple(k.strip().lower() for k in _strings(triggers.get("keywords"),
-                                                        "triggers.keywords") if k.strip())
-    return Recipe(
-        name=name, engine=engine.strip(), description=" ".join(description.split()),
-        title=title.strip(), params=params, tags=_strings(data.get("tags"), "tags"),
-        keywords=keywords, internal=internal, layer=layer, path=path,
-    )
+        raise DocumentError(str(exc), path=str(path) if path else name) from None
+    return Recipe.from_content(content, name, layer, path)
 
 
 def load_recipe_file(ref: DocumentRef, cache: DocumentCache | None = None) -> Recipe:
@@ -232,7 +189,7 @@ def load_recipe_file(ref: DocumentRef, cache: DocumentCache | None = None) -> Re
         if isinstance(problem, dict):
             raise DocumentError(problem["reason"], path=problem["path"], line=problem["line"],
                                 column=problem["column"])
-        recipe = Recipe.from_cache(cached, ref)
+        recipe = Recipe.from_content(cached, ref.name, ref.layer, ref.path)
         recipe_terms.remember(recipe, cached.get("analysis"))
         return recipe
 

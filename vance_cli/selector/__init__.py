@@ -6,8 +6,3 @@ tolerantly, ``offline`` decides by lexical ranking when no LLM is configured.
 """
 
 from __future__ import annotations
-
-from vance_cli.selector.core import select, trigger_match
-from vance_cli.selector.decision import MATCH, NONE, Decision, Mode, NoneReason, Trace
-
-__all__ = ["MATCH", "NONE", "Decision", "Mode", "NoneReason", "Trace", "select", "trigger_match"]

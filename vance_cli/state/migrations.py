@@ -122,6 +122,62 @@ def m004_decision_links(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX decisions_tenant ON decisions(tenant, id)")
 
 
+@migration
+def m005_runtime(conn: sqlite3.Connection) -> None:
+    """The runtime: a process's messages (inputs and replies), its turns and its LLM calls.
+
+    ``processes.result`` becomes ``outcome`` (the structured end: a reason, a recipe path)
+    and a new ``result`` holds the latest result text; ``turns`` counts the turns run;
+    ``prompt`` keeps the recipe's prompt as it was when the process started.
+    """
+    conn.execute("ALTER TABLE processes RENAME COLUMN result TO outcome")
+    conn.execute("ALTER TABLE processes ADD COLUMN result TEXT")
+    conn.execute("ALTER TABLE processes ADD COLUMN turns INTEGER NOT NULL DEFAULT 0")
+    conn.execute("ALTER TABLE processes ADD COLUMN prompt TEXT")
+    conn.execute("""
+        CREATE TABLE messages (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            process_id TEXT NOT NULL REFERENCES processes(id),
+            role TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            content TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            turn INTEGER,
+            model TEXT,
+            tokens_in INTEGER,
+            tokens_out INTEGER,
+            meta TEXT NOT NULL DEFAULT '{}'
+        )""")
+    conn.execute("CREATE INDEX messages_process ON messages(process_id, id)")
+    conn.execute("""
+        CREATE TABLE turns (
+            process_id TEXT NOT NULL REFERENCES processes(id),
+            number INTEGER NOT NULL,
+            started_at TEXT NOT NULL,
+            ended_at TEXT,
+            outcome TEXT NOT NULL,
+            worker_pid INTEGER,
+            reason TEXT,
+            PRIMARY KEY (process_id, number)
+        )""")
+    conn.execute("""
+        CREATE TABLE llm_calls (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            process_id TEXT NOT NULL REFERENCES processes(id),
+            turn INTEGER,
+            purpose TEXT NOT NULL,
+            model TEXT,
+            endpoint TEXT,
+            tokens_in INTEGER,
+            tokens_out INTEGER,
+            latency_ms REAL,
+            finish_reason TEXT,
+            error TEXT,
+            created_at TEXT NOT NULL
+        )""")
+    conn.execute("CREATE INDEX llm_calls_process ON llm_calls(process_id, turn)")
+
+
 def migrate(db: Database) -> list[str]:
     """Apply every migration not yet recorded.
 

@@ -16,19 +16,22 @@ from vance_cli.state.db import Database, Row
 
 _COLUMNS = (
     "id, tenant, session, name, recipe, engine, title, goal, params, steer_content, status,"
-    " close_reason, parent_process_id, result, created_at, updated_at, heartbeat_at, worker_pid"
+    " close_reason, parent_process_id, outcome, result, turns, prompt, created_at, updated_at,"
+    " heartbeat_at, worker_pid"
 )
 
 
 def insert_process(db: Database, row: Mapping[str, Any]) -> None:
-    """Insert one process row (keys as the column names; ``params``/``result`` as mappings).
+    """Insert one process row (keys as the column names; ``params``/``outcome`` as mappings).
 
     Raises:
         sqlite3.IntegrityError: the (tenant, session, name) is taken or the parent is unknown.
     """
     values = dict(row)
     values["params"] = json.dumps(values.get("params") or {}, ensure_ascii=False)
-    values["result"] = json.dumps(values["result"]) if values.get("result") is not None else None
+    values["outcome"] = (json.dumps(values["outcome"]) if values.get("outcome") is not None
+                         else None)
+    values.setdefault("turns", 0)
     cols = [c.strip() for c in _COLUMNS.split(",")]
     db.conn.execute(
         f"INSERT INTO processes ({', '.join(cols)}) VALUES ({', '.join(':' + c for c in cols)})",
@@ -47,7 +50,7 @@ def record_transition(db: Database, process_id: str, old: str | None, new: str,
 
 
 def update_status(db: Database, process_id: str, expected: str, new: str,
-                  close_reason: str | None = None, result: Mapping[str, Any] | None = None
+                  close_reason: str | None = None, outcome: Mapping[str, Any] | None = None
                   ) -> bool:
     """Change status only if it is still ``expected`` (compare-and-set).
 
@@ -57,10 +60,42 @@ def update_status(db: Database, process_id: str, expected: str, new: str,
     now = utc_now()
     cur = db.conn.execute(
         "UPDATE processes SET status = ?, close_reason = COALESCE(?, close_reason),"
-        " result = COALESCE(?, result), updated_at = ? WHERE id = ? AND status = ?",
-        (new, close_reason, json.dumps(result) if result is not None else None, now,
+        " outcome = COALESCE(?, outcome), updated_at = ? WHERE id = ? AND status = ?",
+        (new, close_reason, json.dumps(outcome) if outcome is not None else None, now,
          process_id, expected),
     )
+    return cur.rowcount == 1
+
+
+def set_result(db: Database, process_id: str, text: str | None) -> None:
+    """Store the latest result text of a process (its last reply)."""
+    db.conn.execute("UPDATE processes SET result = ?, updated_at = ? WHERE id = ?",
+                    (text, utc_now(), process_id))
+
+
+def set_params(db: Database, process_id: str, params: Mapping[str, Any]) -> None:
+    """Replace the params of a process."""
+    db.conn.execute("UPDATE processes SET params = ?, updated_at = ? WHERE id = ?",
+                    (json.dumps(dict(params), ensure_ascii=False), utc_now(), process_id))
+
+
+def next_turn(db: Database, process_id: str) -> int:
+    """Count one more turn for the process and return its number (1 for the first)."""
+    db.conn.execute("UPDATE processes SET turns = turns + 1 WHERE id = ?", (process_id,))
+    row = db.query_one("SELECT turns FROM processes WHERE id = ?", (process_id,))
+    return int(row[0]) if row else 0
+
+
+def reopen_stale(db: Database, process_id: str) -> bool:
+    """Move a ``CLOSED/STALE`` process back to ``IDLE`` (compare-and-set), for a retry.
+
+    Returns:
+        True when the row changed.
+    """
+    cur = db.conn.execute(
+        "UPDATE processes SET status = 'IDLE', close_reason = NULL, updated_at = ?"
+        " WHERE id = ? AND status = 'CLOSED' AND close_reason = 'STALE'",
+        (utc_now(), process_id))
     return cur.rowcount == 1
 
 

@@ -1,6 +1,6 @@
 """What ``vance wizard list`` shows: availableIn filtering, grouping and order.
 
-Rules (docs/wizards.md "availableIn", §8 "Language"):
+Rules (docs/wizards.md "availableIn" and "Texts and language"):
 - ``availableIn`` holds globs on the project id: ``*`` matches any run of
   characters without ``/``, every other character matches itself, the whole
   id must match. ``!`` before a pattern excludes. A wizard is visible when a

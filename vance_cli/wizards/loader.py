@@ -1,6 +1,6 @@
 """Loading wizards: fail-fast per file, a report over all of them, templates compiled at load.
 
-Rules (docs/wizards.md "Loading", §2 cascade):
+Rules (docs/wizards.md "Loading"; docs/documents.md "The cascade"):
 - One file fails on its first problem class: invalid YAML (with line and
   column), a schema error (missing required key, unknown key, unknown field
   type …, up to three listed with their paths), a default value that fails its
@@ -22,16 +22,16 @@ from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from vance_cli.base import yamlio
+from vance_cli.base import schema, yamlio
 from vance_cli.base.errors import DocumentError, UnknownWizard, WizardBroken
 from vance_cli.base.names import check_name, close_matches
 from vance_cli.base.sandbox import TemplateRejected, compile_template
 from vance_cli.documents.cache import pack_yaml, unpack_yaml
 from vance_cli.documents.cascade import Cascade, Layer
 from vance_cli.wizards.followups import compile_followup
-from vance_cli.wizards.model import Choice, FieldType, FollowUp, Wizard, WizardField
+from vance_cli.wizards.model import FieldType, Wizard, WizardField
 from vance_cli.wizards.validate import check_field, is_missing
 
 if TYPE_CHECKING:
@@ -44,13 +44,7 @@ CACHE_KIND = "wizard"
 """Kind tag of wizard entries in the parsed-document cache: the raw YAML of a wizard
 that loaded completely (schema, defaults, templates), or a broken one's reason."""
 
-MAX_LISTED_ERRORS = 3
-"""Schema errors named in one reason; more are counted ("and 2 more")."""
 
-_NESTED: dict[str, type[BaseModel]] = {
-    "fields": WizardField, "item": WizardField, "choices": Choice, "suggestedFollowUps": FollowUp,
-}
-"""The model of each nested list of a wizard, by the key that holds it."""
 
 
 class _Compiled:
@@ -170,50 +164,6 @@ class WizardLoadReport:
         return {"ok": self.ok, "wizards": [o.to_json() for o in self.outcomes]}
 
 
-def _loc(parts: Sequence[int | str]) -> str:
-    out = ""
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif not str(part).startswith(("function-", "tuple[")):
-            out += ("." if out else "") + str(part)
-    return out
-
-
-def _keys_at(loc: Sequence[int | str]) -> tuple[str, ...]:
-    """Return the keys allowed where ``loc`` (an unknown key's location) points.
-
-    A key's suggestions come from its own mapping: a top-level key from the
-    wizard's keys, a field's from the field keys, and so on.
-    """
-    model: type[BaseModel] = Wizard
-    for part in loc[:-1]:
-        if isinstance(part, str) and part in _NESTED:
-            model = _NESTED[part]
-    return tuple(info.alias or name for name, info in model.model_fields.items())
-
-
-def _schema_reason(exc: ValidationError) -> str:
-    errors = exc.errors()
-    parts = []
-    for err in errors[:MAX_LISTED_ERRORS]:
-        where = _loc(err["loc"])
-        kind = err["type"]
-        if kind == "missing":
-            text = "missing required key"
-        elif kind == "extra_forbidden":
-            key = str(err["loc"][-1])
-            close = close_matches(key, _keys_at(err["loc"]), 1)
-            text = "unknown key" + (f" (did you mean '{close[0]}'?)" if close else "")
-        elif kind == "value_error" and "error" in err.get("ctx", {}):
-            text = str(err["ctx"]["error"])
-        else:
-            text = err["msg"]
-        parts.append(f"{where}: {text}" if where else text)
-    more = len(errors) - MAX_LISTED_ERRORS
-    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
-
-
 def _check_defaults(fields: Sequence[WizardField], prefix: str) -> None:
 
     for index, field in enumerate(fields):
@@ -263,7 +213,7 @@ def parse_wizard(data: Any, name: str, layer: Layer | None, path: Path) -> Loade
     try:
         spec = Wizard.model_validate(data)
     except ValidationError as exc:
-        raise DocumentError(_schema_reason(exc), path=str(path)) from None
+        raise DocumentError(schema.reason(exc, Wizard), path=str(path)) from None
     try:
         _check_defaults(spec.fields, "fields")
         template, followups = _compile(spec)
@@ -326,7 +276,7 @@ def load_cascade(cascade: Cascade, cache: DocumentCache | None = None) -> Wizard
         cascade: the wizards cascade.
         cache: parsed-document cache (``Workspace.wizard_cache``); saved at the end.
 
-    Rule: docs/wizards.md "Loading", §2 listing.
+    Rule: docs/wizards.md "Loading"; docs/documents.md "The cascade".
     """
     report = WizardLoadReport(tuple(load_outcome(ref.name, ref.layer, ref.path, cache)
                                     for ref in cascade.list()))

@@ -61,12 +61,12 @@ def test_reload_activates_and_records_source_time_and_hash(ws: Workspace, tmp_pa
     [
         ("engines:\n  ford: {purpose: p\n", 3, "YAML error"),
         ("engines:\n  ford:\n    purpose: p\n    when_to_use: w\n", 2,
-         "engines.ford.not_for: required"),
+         "engines.ford.not_for: missing required key"),
         ("engines:\n  ford:\n    purpose: p\n    when_to_use: w\n    not_for: n\n"
-         "    colour: red\n", 6, "unknown keys colour"),
+         "    colour: red\n", 6, "engines.ford.colour: unknown key"),
         ("engines:\n  ok:\n    purpose: p\n    when_to_use: w\n    not_for: n\n  Bad!: {}\n",
          6, "'Bad!' is not valid"),
-        ("engines: {}\n", 1, "non-empty mapping"),
+        ("engines: {}\n", 1, "engines: must name at least one engine"),
         ("engines:\n  ford: {purpose: a, purpose: b}\n", 2, "duplicate key"),
     ],
 )

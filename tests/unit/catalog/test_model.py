@@ -35,17 +35,21 @@ def test_unknown_engine_lists_available() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("engines: [a, b]", "non-empty mapping"),
-        ("- a", "top level"),
+        ("engines: [a, b]", "c.yaml:1: engines: expected a mapping"),
+        ("engines: {}", "engines: must name at least one engine"),
+        ("- a", "top level must be a mapping"),
         ("engines:\n  Ford!:\n    purpose: p\n    when_to_use: w\n    not_for: n\n",
-         "not valid"),
+         "engines.Ford!: engine name 'Ford!' is not valid"),
         ("engines:\n  ford:\n    purpose: p\n    when_to_use: ''\n    not_for: n\n",
-         "engines.ford.when_to_use: required"),
+         "c.yaml:4: engines.ford.when_to_use: must not be empty"),
         ("engines:\n  ford:\n    purpose: p\n    when_to_use: w\n    not_for: n\n    x: 1\n",
-         "unknown keys x"),
+         "c.yaml:6: engines.ford.x: unknown key"),
+        ("engines:\n  ford:\n    purpose: p\n    when_to_us: w\n    not_for: n\n",
+         r"engines.ford.when_to_us: unknown key \(did you mean 'when_to_use'\?\)"),
         ("engines:\n  ford:\n    purpose: p\n    when_to_use: w\n    not_for: n\nfoo: 1\n",
-         r"c.yaml:6: unknown top-level key 'foo' \(a catalog file has only 'engines:'\)"),
-        ("foo: 1\n", "unknown top-level key 'foo'.*'engines:' must be a non-empty mapping"),
+         "c.yaml:6: foo: unknown key"),
+        ("engine:\n  ford: {}\n", r"engine: unknown key \(did you mean 'engines'\?\)"),
+        ("foo: 1\n", "engines: missing required key; c.yaml:1: foo: unknown key"),
     ],
 )
 def test_catalog_validation(text: str, message: str) -> None:

@@ -33,7 +33,7 @@ def test_one_event_per_child_close_in_the_parents_queue(ws: Workspace) -> None:
     assert events[0].payload == {
         "processId": kids[0], "name": "kid0", "recipe": "coding", "engine": "ford",
         "status": "CLOSED", "closeReason": "DONE",
-        "result": {"recipePath": "recipes/_slart/a/b.yaml"}}
+        "result": None, "outcome": {"recipePath": "recipes/_slart/a/b.yaml"}}
     assert set(events[0].to_json()) == {"id", "recipient", "source", "kind", "payload",
                                         "createdAt", "consumedAt"}
 

@@ -120,7 +120,7 @@ def test_reap_closes_stale_and_notifies_parent_once(ws: Workspace) -> None:
     age(ws, child, 31.0, pid=None)
     shown = reap_and_load(ws, child)  # the commands' named step: reap, then read
     assert shown.status is Status.CLOSED and shown.close_reason == "STALE"
-    assert shown.result is not None and "no heartbeat" in shown.result["reason"]
+    assert shown.outcome is not None and "no heartbeat" in shown.outcome["reason"]
     assert reap_stale(ws) == []
     events = ws.db.query("SELECT kind, recipient_process_id, payload FROM events")
     assert [(e[0], e[1]) for e in events] == [("child_closed", parent)]
@@ -144,7 +144,7 @@ def test_reads_never_write(ws: Workspace) -> None:
     assert load_process(ws, pid).status is Status.RUNNING
     assert ws.db.query("SELECT count(*) FROM process_transitions")[0][0] == before
     [reaped] = reap_stale(ws)  # the named step closes it
-    assert reaped.status is Status.CLOSED and "is gone" in reaped.result["reason"]  # type: ignore[index]
+    assert reaped.status is Status.CLOSED and "is gone" in reaped.outcome["reason"]  # type: ignore[index]
 
 
 def test_concurrent_reapers_close_once() -> None:
@@ -206,26 +206,33 @@ def test_close_process_is_a_no_op_when_closed(ws: Workspace) -> None:
     assert from_status is None and same.status is Status.IDLE
 
 
-def test_wait_outcomes(ws: Workspace) -> None:
+def test_wait_returns_once_the_turn_settled(ws: Workspace) -> None:
     idle = make(ws, "idle")
-    timed = wait_process(ws, idle, timeout=0.3)
-    assert timed.timed_out and not timed.done and timed.waited >= 0.3
-    assert timed.to_json()["timedOut"] is True
-    done = make(ws, "done")
+    settled = wait_process(ws, idle, timeout=0)  # not RUNNING: nothing to wait for
+    assert not settled.timed_out and not settled.failed
+    running = make(ws, "running")
+    transition(ws, running, Status.RUNNING)
+    timed = wait_process(ws, running, timeout=0.3)
+    assert timed.timed_out and timed.to_json()["timedOut"] is True
 
-    def close_on_first_pause(seconds: float) -> None:
+    def settle_on_first_pause(seconds: float) -> None:
         assert 0 < seconds <= 0.5
-        close_process(ws, done, CloseReason.DONE)
+        transition(ws, running, Status.IDLE)
 
-    finished = wait_process(ws, done, timeout=5, sleep=close_on_first_pause)
-    assert finished.done and not finished.timed_out
+    finished = wait_process(ws, running, timeout=5, sleep=settle_on_first_pause)
+    assert not finished.failed and not finished.timed_out
+    assert finished.process.status is Status.IDLE
+    done = make(ws, "done")
+    close_process(ws, done, CloseReason.DONE)
+    assert not wait_process(ws, done, timeout=0).failed
     stopped = make(ws, "stopped")
     close_process(ws, stopped, CloseReason.STOPPED)
-    assert not wait_process(ws, stopped, timeout=0).done
+    assert wait_process(ws, stopped, timeout=0).failed
 
 
 def test_wait_backs_off_without_busy_looping(ws: Workspace) -> None:
     pid = make(ws, "slow")
+    transition(ws, pid, Status.RUNNING)
     pauses: list[float] = []
 
     def record(seconds: float) -> None:

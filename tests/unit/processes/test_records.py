@@ -34,7 +34,7 @@ def test_create_records_an_idle_process(ws: Workspace) -> None:
     assert data["steerContent"] == "Write about tea" and data["goal"] == "Write about tea"
     assert set(data) == {"id", "name", "session", "recipe", "engine", "title", "goal", "params",
                          "steerContent", "status", "closeReason", "parentProcessId",
-                         "createdAt"}
+                         "createdAt", "result", "outcome"}
     assert data["createdAt"].endswith("Z")
     trail = ws.db.query("SELECT from_status, to_status FROM process_transitions"
                         " WHERE process_id = ? ORDER BY id", (proc.id,))
@@ -96,8 +96,8 @@ def test_transition_table_is_enforced(ws: Workspace) -> None:
     assert running.status is Status.RUNNING
     with pytest.raises(InvalidTransition, match="close reason"):
         transition(ws, proc.id, Status.CLOSED)
-    closed = transition(ws, proc.id, Status.CLOSED, CloseReason.DONE, result={"ok": True})
-    assert closed.close_reason == "DONE" and closed.result == {"ok": True}
+    closed = transition(ws, proc.id, Status.CLOSED, CloseReason.DONE, outcome={"ok": True})
+    assert closed.close_reason == "DONE" and closed.outcome == {"ok": True}
     for target in Status:
         with pytest.raises(InvalidTransition):
             transition(ws, proc.id, target)

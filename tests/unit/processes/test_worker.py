@@ -7,6 +7,7 @@ import time
 
 import pytest
 from helpers import make_process as make
+from helpers import wait_until
 
 from vance_cli.base.config import load_settings
 from vance_cli.base.errors import InvalidTransition
@@ -42,10 +43,7 @@ def test_running_records_pid_stamps_heartbeat_then_idles(ws: Workspace) -> None:
         assert proc.status is Status.RUNNING and proc.worker_pid == os.getpid()
         first = proc.heartbeat_at
         assert first is not None
-        deadline = time.monotonic() + 5
-        while load_process(ws, pid).heartbeat_at == first and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert load_process(ws, pid).heartbeat_at != first  # the thread stamps
+        assert wait_until(lambda: load_process(ws, pid).heartbeat_at != first)  # the thread stamps
         assert not run.stop_requested
     after = load_process(ws, pid)
     assert after.status is Status.IDLE
@@ -65,7 +63,7 @@ def test_close_done_with_result_notifies_parent(ws: Workspace) -> None:
     events = pending_events(ws, EventQuery(parent))
     assert len(events) == 1
     assert events[0].payload["closeReason"] == "DONE"
-    assert events[0].payload["result"] == {"recipePath": "recipes/_slart/r/x.yaml"}
+    assert events[0].payload["outcome"] == {"recipePath": "recipes/_slart/r/x.yaml"}
     assert events[0].source == child and events[0].kind == "child_closed"
 
 
@@ -75,7 +73,7 @@ def test_exception_closes_stale_with_the_reason(ws: Workspace) -> None:
         raise RuntimeError("model unreachable")
     proc = load_process(ws, pid)
     assert proc.close_reason == "STALE"
-    assert proc.result == {"reason": "worker failed: RuntimeError: model unreachable"}
+    assert proc.outcome == {"reason": "worker failed: RuntimeError: model unreachable"}
 
 
 @pytest.mark.parametrize(("exc", "reason"), [
@@ -88,7 +86,7 @@ def test_interrupt_and_sigterm_close_stopped(ws: Workspace, exc: BaseException,
     with pytest.raises(type(exc)), running(ws, pid):
         raise exc
     proc = load_process(ws, pid)
-    assert proc.close_reason == "STOPPED" and proc.result == {"reason": reason}
+    assert proc.close_reason == "STOPPED" and proc.outcome == {"reason": reason}
 
 
 def test_sigterm_in_the_main_thread_becomes_worker_terminated(ws: Workspace) -> None:
@@ -106,10 +104,7 @@ def test_stop_from_outside_sets_stop_requested_and_wins(ws: Workspace) -> None:
     with running(ws, pid, handle_sigterm=False) as run:
         # another command stops it (no signal: the pid is ours, stop never signals itself)
         assert stop_process(other, pid).stopped
-        deadline = time.monotonic() + 5
-        while not run.stop_requested and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert run.stop_requested
+        assert wait_until(lambda: run.stop_requested)
         assert run.close(CloseReason.DONE) is False  # too late: it was stopped
     proc = load_process(ws, pid)
     assert proc.close_reason == "STOPPED"

@@ -69,7 +69,7 @@ def test_one_broken_file_hides_nothing_else(project_dir: Path) -> None:
     problems = {p.name: p.reason for p in found.problems}
     assert set(problems) == {"broken", "noengine"}
     assert "YAML error" in problems["broken"] and ":3:" in problems["broken"]
-    assert "'engine' is required" in problems["noengine"]
+    assert problems["noengine"].endswith("noengine.yaml: engine: missing required key")
 
 
 def test_unknown_recipe_suggests_close_names() -> None:
@@ -98,10 +98,16 @@ def test_unknown_recipe_message_counts_what_it_does_not_list() -> None:
     ("data", "message"),
     [
         ([1, 2], "must be a mapping"),
-        ({"engine": "ford"}, "'description' is required"),
-        ({"engine": "ford", "description": "d", "params": [1]}, "'params' must be a mapping"),
-        ({"engine": "ford", "description": "d", "internal": "no"}, "'internal' must be"),
-        ({"engine": "ford", "description": "d", "color": 1}, "unknown keys: color"),
+        ({"engine": "ford"}, "description: missing required key"),
+        ({"engine": "ford", "description": " "}, "description: must not be empty"),
+        ({"engine": "ford", "description": "d", "params": [1]}, "params: expected a mapping"),
+        ({"engine": "ford", "description": "d", "internal": "no"},
+         "internal: expected true or false"),
+        ({"engine": "ford", "description": "d", "color": 1}, "color: unknown key"),
+        ({"engine": "ford", "descripton": "d"},
+         r"descripton: unknown key \(did you mean 'description'\?\)"),
+        ({"engine": "ford", "description": "d", "triggers": {"keyword": ["a"]}},
+         r"triggers.keyword: unknown key \(did you mean 'keywords'\?\)"),
         ({"engine": "ford", "description": "d", "triggers": {"keywords": [{"a": 1}]}},
          "triggers.keywords"),
     ],

@@ -10,7 +10,8 @@ EXPECTED_TABLES = {
     "migrations": ["name", "applied_at"],
     "processes": ["id", "tenant", "session", "name", "recipe", "engine", "title", "goal",
                   "params", "steer_content", "status", "close_reason", "parent_process_id",
-                  "result", "created_at", "updated_at", "heartbeat_at", "worker_pid"],
+                  "outcome", "created_at", "updated_at", "heartbeat_at", "worker_pid", "result",
+                  "turns", "prompt"],
     "process_transitions": ["id", "process_id", "from_status", "to_status", "close_reason",
                             "note", "at"],
     "events": ["id", "tenant", "recipient_process_id", "source_process_id", "kind", "payload",
@@ -19,6 +20,12 @@ EXPECTED_TABLES = {
                   "endpoint", "raw_reply", "finish_reason", "decision", "recipe", "reason",
                   "rationale", "latency_ms", "prompt_tokens", "completion_tokens",
                   "process_id", "json_mode", "dry_run"],
+    "messages": ["id", "process_id", "role", "kind", "content", "created_at", "turn", "model",
+                 "tokens_in", "tokens_out", "meta"],
+    "turns": ["process_id", "number", "started_at", "ended_at", "outcome", "worker_pid",
+              "reason"],
+    "llm_calls": ["id", "process_id", "turn", "purpose", "model", "endpoint", "tokens_in",
+                  "tokens_out", "latency_ms", "finish_reason", "error", "created_at"],
 }
 
 

@@ -1,11 +1,14 @@
 """``vance delegate``: say what you need; the selector picks the recipe and starts the process.
 
 ``run_delegate`` is the shared entry for other commands (wizards, the
-shell): it delegates one request and prints the result the same way.
+shell): it delegates one request, gets the started process's first turn
+run (``cli.run``: in the background, or here with ``--wait``, the answer
+streaming in first) and prints the result the same way.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -15,12 +18,14 @@ from vance_cli.cli import context, output
 from vance_cli.cli.args import parse_assignments, read_stdin
 from vance_cli.cli.commands import batch
 from vance_cli.cli.commands.fallback import check_flags, fallback_pairs, make_runner
+from vance_cli.cli.run import exit_code, run_started, work_pairs
 from vance_cli.delegate.batch_input import ItemsFormat
 from vance_cli.delegate.flow import delegate
 from vance_cli.delegate.request import DelegateRequest
 
 if TYPE_CHECKING:
     from vance_cli.delegate.flow import DelegateResult
+    from vance_cli.processes.runtime import Started
     from vance_cli.workspace import Workspace
 
 def read_task(value: str) -> str:
@@ -31,8 +36,15 @@ def read_task(value: str) -> str:
     return read_stdin("--task", "Reading the task from stdin; end it with Ctrl-D.").strip()
 
 
-def print_result(result: DelegateResult, as_json: bool = False) -> None:
-    """Print a delegate result: the §5 JSON document, or decision fields for people."""
+def print_result(result: DelegateResult, as_json: bool = False,
+                 started: Started | None = None) -> None:
+    """Print a delegate result: its JSON document (docs/delegate.md), or fields for people.
+
+    Args:
+        result: what the delegate decided and started.
+        as_json: print the JSON document.
+        started: how the started process's turns were run (people are told), or None.
+    """
     if as_json:
         output.emit_json(result.to_json())
         return
@@ -45,17 +57,39 @@ def print_result(result: DelegateResult, as_json: bool = False) -> None:
     pairs.append(("rationale", data["rationale"]))
     process = data["process"]
     if process:
-        pairs.append(("process", f"{process['id']} ({process['name']}, {process['status']})"))
+        status = process["status"] + (f"/{process['closeReason']}" if process["closeReason"]
+                                      else "")
+        pairs.append(("process", f"{process['id']} ({process['name']}, {status})"))
     elif result.dry_run and data["recipe"]:
         pairs.append(("process", "none (dry run: nothing started)"))
     pairs += fallback_pairs(result)
+    if started is not None:
+        pairs += work_pairs(started)
     output.fields(pairs)
+
+
+@dataclass(frozen=True, slots=True)
+class Delegated:
+    """What ``run_delegate`` did.
+
+    Attributes:
+        result: the delegate result (its process as it is after the turns ran).
+        started: how the started process's turns were run, or None (nothing started).
+    """
+
+    result: DelegateResult
+    started: Started | None
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a foreground turn failed, else 0."""
+        return exit_code(self.started.report if self.started else None)
 
 
 def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False, *,
                  fallback: bool = True, background: bool = False,
-                 fallback_timeout: float | None = None) -> DelegateResult:
-    """Delegate one request and print the result (shared by delegate, wizards and the shell).
+                 fallback_timeout: float | None = None, wait: bool = False) -> Delegated:
+    """Delegate one request, run its process, print the result (delegate, wizards, the shell).
 
     Args:
         ws: the command's workspace.
@@ -64,19 +98,26 @@ def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False,
         fallback: run the Slartibartfast fallback for a NONE that means "nothing fits".
         background: run it in a detached worker (``--async-fallback``).
         fallback_timeout: its cutoff in seconds; None → ``fallback.timeout``.
+        wait: run the started process's first turn here (streaming) instead of a worker.
 
     Returns:
-        The result, for callers that act on it (exit codes, follow-ups).
+        What was decided and started, for callers that act on it (exit codes, follow-ups).
 
     Raises:
         VanceError: as ``vance_cli.delegate.flow.delegate`` (the boundary maps it).
+        KeyboardInterrupt: Ctrl-C in a foreground turn (it settled IDLE first).
     """
     result = delegate(ws, request, progress=lambda: output.status(output.SELECTOR_SPINNER),
                       fallback=make_runner(fallback, background, fallback_timeout))
     for warning in result.warnings:
         output.warn(warning)
-    print_result(result, as_json)
-    return result
+    started = None
+    target = result.started
+    if target is not None:
+        started = run_started(ws, target.id, wait=wait, as_json=as_json)
+        result = result.with_process(started.process)
+    print_result(result, as_json, started)
+    return Delegated(result, started)
 
 
 app = typer.Typer(add_completion=False)
@@ -115,6 +156,9 @@ def command(
         "--fallback-timeout", metavar="S",
         help="Stop Slartibartfast after S seconds (default: config fallback.timeout, 240).")
     ] = None,
+    wait: Annotated[bool, typer.Option(
+        "--wait", "-w", help="Run the process's first turn here and wait for the answer "
+        "(it streams in on a terminal); exit 1 if the turn fails.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
     task_template: Annotated[str | None, typer.Option(
         "--task-template", metavar="T", help="Batch: a Jinja2 task template over each item "
@@ -144,7 +188,9 @@ def command(
         params=parse_assignments(param, "--param"), caller=caller, dry_run=dry_run,
         log_task=not no_log,
     )
-    result = run_delegate(context.workspace(ctx), request, as_json, fallback=not no_fallback,
-                          background=async_fallback, fallback_timeout=fallback_timeout)
-    if require_match and not result.decision.matched:
+    done = run_delegate(context.workspace(ctx), request, as_json, fallback=not no_fallback,
+                        background=async_fallback, fallback_timeout=fallback_timeout, wait=wait)
+    if require_match and not done.result.decision.matched:
         raise typer.Exit(EXIT_NO_MATCH)
+    if done.exit_code:
+        raise typer.Exit(done.exit_code)

@@ -1,51 +1,39 @@
-"""``vance process create | list | show | wait | stop | events``: processes (docs/processes.md)."""
+"""``vance process``: processes and their turns (docs/processes.md).
+
+This module holds the group and the commands about processes as records
+(create, list, show, stop, events); ``process_turns`` holds the commands
+about their turns (wait, run, steer, follow, result, messages).
+"""
 
 from __future__ import annotations
 
-import json
-import math
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from vance_cli.base.errors import EXIT_RUNTIME, EXIT_TIMEOUT
 from vance_cli.base.wording import counted
 from vance_cli.cli import context, output
 from vance_cli.cli.args import parse_assignments
+from vance_cli.cli.commands import process_turns
+from vance_cli.cli.commands.process_view import (
+    IdArg,
+    JsonFlag,
+    ParamOpt,
+    WaitFlag,
+    llm_totals,
+    print_event,
+    print_process,
+)
 from vance_cli.processes.events import ack_events, follow_events, pending_events, resolve_query
-from vance_cli.processes.lifecycle import reap_and_load, reap_stale, stop_process, wait_process
+from vance_cli.processes.lifecycle import reap_and_load, reap_stale, stop_process
 from vance_cli.processes.model import ProcessSpec
 from vance_cli.processes.records import create_process, list_processes
 
 if TYPE_CHECKING:
-    from vance_cli.processes.events import Event
-    from vance_cli.processes.model import Process
+    pass
 
 app = typer.Typer(help="Create, list, inspect, wait for and stop processes; read their events.",
                   no_args_is_help=True, add_completion=False)
-IdArg = Annotated[str, typer.Argument(metavar="ID", help="Process id or unique prefix.")]
-
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
-ParamOpt = Annotated[list[str] | None, typer.Option(
-    "--param", "-p", help="KEY=VALUE (string) or KEY:=JSON; repeatable; overlays recipe params.")]
-
-
-def print_process(process: Process) -> None:
-    """Print one process for people (used by create, show and delegate)."""
-    data = process.to_json()
-    pairs = [("id", data["id"]), ("name", data["name"]), ("recipe", data["recipe"]),
-             ("engine", data["engine"]), ("status", data["status"])]
-    if data["closeReason"]:
-        pairs.append(("close reason", data["closeReason"]))
-    if data["parentProcessId"]:
-        pairs.append(("parent", data["parentProcessId"]))
-    pairs += [("session", data["session"]), ("title", data["title"]),
-              ("created", data["createdAt"])]
-    if data["params"]:
-        pairs.append(("params", json.dumps(data["params"], ensure_ascii=False)))
-    if data.get("result"):
-        pairs.append(("result", json.dumps(data["result"], ensure_ascii=False)))
-    output.fields(pairs)
 
 
 @app.command("create")
@@ -58,16 +46,14 @@ def create(
     steer: Annotated[str | None, typer.Option(help="Initial steer message.")] = None,
     param: ParamOpt = None,
     parent: Annotated[str | None, typer.Option(help="Parent process id.")] = None,
+    wait: WaitFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Start a process of RECIPE explicitly (no selector)."""
+    """Start a process of RECIPE explicitly (no selector); its first turn runs."""
     spec = ProcessSpec(recipe=recipe, name=name, title=title, goal=goal, steer=steer,
                        params=parse_assignments(param, "--param"), parent=parent)
     process = create_process(context.workspace(ctx), spec)
-    if as_json:
-        output.emit_json(process.to_json())
-    else:
-        print_process(process)
+    process_turns.show_started(process.id, wait, as_json, ctx)
 
 
 @app.command("list")
@@ -103,42 +89,13 @@ def show(
     as_json: JsonFlag = False,
 ) -> None:
     """Show one process."""
-    process = reap_and_load(context.workspace(ctx), ident)
+    ws = context.workspace(ctx)
+    process = reap_and_load(ws, ident)
     if as_json:
-        output.emit_json(process.to_json())
+        output.emit_json({**process.to_json(), "turns": process.turns,
+                          "llm": llm_totals(ws, process)})
     else:
-        print_process(process)
-
-
-def _wait_seconds(value: float | None) -> float | None:
-    """``--timeout`` of ``wait``: a finite number of seconds, 0 or more (0: look once)."""
-    if value is not None and not (math.isfinite(value) and value >= 0):
-        raise typer.BadParameter(f"must be 0 or more seconds (a finite number), not {value:g}")
-    return value
-
-
-@app.command("wait")
-def wait(
-    ctx: typer.Context,
-    ident: IdArg,
-    timeout: Annotated[float | None, typer.Option(
-        "--timeout", "-t", metavar="S", callback=_wait_seconds,
-        help="Give up after S seconds (exit 124). Default: wait until it closes.")] = None,
-    as_json: JsonFlag = False,
-) -> None:
-    """Wait until a process is CLOSED: exit 0 if DONE, 1 if closed otherwise, 124 on timeout."""
-    with output.status(f"waiting for {ident}"):
-        result = wait_process(context.workspace(ctx), ident, timeout)
-    if as_json:
-        output.emit_json(result.to_json())
-    else:
-        print_process(result.process)
-    if result.timed_out:
-        output.info(f"timed out after {result.waited:.1f} s;"
-                    f" the process is still {result.process.status.value}")
-        raise typer.Exit(EXIT_TIMEOUT)
-    if not result.done:
-        raise typer.Exit(EXIT_RUNTIME)
+        print_process(process, llm_totals(ws, process))
 
 
 @app.command("stop")
@@ -155,22 +112,6 @@ def stop(ctx: typer.Context, ident: IdArg, as_json: JsonFlag = False) -> None:
                     " nothing to stop")
     elif result.signalled_pid is not None:
         output.info(f"sent SIGTERM to worker pid {result.signalled_pid}")
-
-
-def print_event(event: Event) -> None:
-    """Print one event for people: id, time, kind, what it is about, then its data."""
-    data = dict(event.payload)
-    if event.kind == "child_closed":
-        about = (f"{data.get('name')} ({event.source}) closed {data.get('closeReason')}"
-                 f" — for {event.recipient}")
-        detail = data.get("result")
-    else:
-        about = f"from {event.source or '-'} for {event.recipient}"
-        detail = data
-    state = "" if event.consumed_at is None else f" [consumed {event.consumed_at}]"
-    output.say(f"#{event.id} {event.created_at} {event.kind}: {about}{state}")
-    if detail:
-        output.say("    " + json.dumps(detail, ensure_ascii=False))
 
 
 @app.command("events")
@@ -207,3 +148,11 @@ def events(
         print_event(event)
     if ack:
         ack_events(ws, [e.id for e in found])
+
+
+app.command("wait")(process_turns.wait)
+app.command("run")(process_turns.run)
+app.command("steer")(process_turns.steer)
+app.command("follow")(process_turns.follow)
+app.command("result")(process_turns.result)
+app.command("messages")(process_turns.messages)

@@ -162,8 +162,8 @@ class Shell:
 
     def _send(self, task: str, dry_run: bool) -> LineResult:
 
-        run_delegate(self.ws, DelegateRequest(task=task, dry_run=dry_run))
-        return LineResult()
+        done = run_delegate(self.ws, DelegateRequest(task=task, dry_run=dry_run), wait=True)
+        return LineResult(done.exit_code)
 
     def _delegate(self, text: str) -> LineResult:
         task, dry_run = parse_delegate_args(text)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.paths import ensure
 from vance_cli.base.text_input import decode_utf8
-from vance_cli.cli.commands.process import print_event
+from vance_cli.cli.commands.process_view import print_event
 from vance_cli.cli.output import terminal_stream
 from vance_cli.cli.shell.complete import ShellCompleter, ShellHistory, Sources, shell_bindings
 from vance_cli.cli.shell.dispatch import Shell

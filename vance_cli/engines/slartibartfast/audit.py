@@ -250,19 +250,19 @@ def audit_file_of(ws: Workspace, process: Process) -> Path | None:
 def closed_state(process: Process) -> tuple[str, str] | None:
     """Return the audit's final ``(state, reason)`` for a closed Slart process, or None for DONE.
 
-    ``STALE`` → ``STALE``; ``STOPPED`` → ``TIMED_OUT`` when ``result.timedOut``,
+    ``STALE`` → ``STALE``; ``STOPPED`` → ``TIMED_OUT`` when ``outcome.timedOut``,
     else ``STOPPED``; any other reason → ``FAILED``; the reason is
-    ``result.reason``, else the close reason.
+    ``outcome.reason``, else the close reason.
     """
     reason_code = process.close_reason or ""
     if reason_code == "DONE":
         return None
-    result = dict(process.result or {})
-    reason = str(result.get("reason") or reason_code)
+    outcome = dict(process.outcome or {})
+    reason = str(outcome.get("reason") or reason_code)
     if reason_code == "STALE":
         return STALE, reason
     if reason_code == "STOPPED":
-        return (TIMED_OUT if result.get("timedOut") else STOPPED), reason
+        return (TIMED_OUT if outcome.get("timedOut") else STOPPED), reason
     return FAILED, reason
 
 

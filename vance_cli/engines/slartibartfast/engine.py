@@ -19,7 +19,7 @@ Rules (docs/delegate.md):
 - A valid recipe is stored as ``recipes/_slart/<runId>/<name>.yaml`` in the
   project layer, then the process closes ``DONE`` with ``recipeName``,
   ``recipePath`` (relative to the layer), ``file``, ``runId``, ``auditPath``
-  and ``attempts`` in its result. No valid recipe, an LLM failure or a
+  and ``attempts`` in its outcome. No valid recipe, an LLM failure or a
   broken prompt template closes it ``STALE`` with ``reason``.
 - The cutoff is enforced by ``supervisor.supervise`` (the engine runs in a
   thread) and checked by the engine itself before each request and before
@@ -42,9 +42,8 @@ from vance_cli.base import files, yamlio
 from vance_cli.base.errors import LLMError, LLMNotConfigured, VanceError
 from vance_cli.base.reply_scan import strip_thinking
 from vance_cli.documents.cascade import Kind
-from vance_cli.engines.registry import Engine
 from vance_cli.engines.slartibartfast import audit as audit_mod
-from vance_cli.engines.slartibartfast.audit import Audit, layer_path, on_process_closed, run_folder
+from vance_cli.engines.slartibartfast.audit import Audit, layer_path, run_folder
 from vance_cli.engines.slartibartfast.extract import extract_recipe
 from vance_cli.engines.slartibartfast.prompt import load_prompt
 from vance_cli.engines.slartibartfast.validate import SLART_ENGINE, Checked, check_candidate
@@ -118,7 +117,7 @@ class Plan:
 
     @property
     def refs(self) -> dict[str, str]:
-        """``runId`` and ``auditPath``, put into every result of the process."""
+        """``runId`` and ``auditPath``, put into every outcome of the process."""
         return {"runId": self.run_id, "auditPath": layer_path(self.run_id, audit_mod.AUDIT_FILE)}
 
 
@@ -179,10 +178,10 @@ class Control:
             process = load_process(ws, plan.process_id)
             if process.status is not Status.CLOSED:
                 return
-            result = dict(process.result or {})
-            reason = str(result.get("reason") or process.close_reason)
+            outcome = dict(process.outcome or {})
+            reason = str(outcome.get("reason") or process.close_reason)
             if process.close_reason == CloseReason.STOPPED.value:
-                state = audit_mod.TIMED_OUT if result.get("timedOut") else audit_mod.STOPPED
+                state = audit_mod.TIMED_OUT if outcome.get("timedOut") else audit_mod.STOPPED
             elif process.close_reason == CloseReason.DONE.value:
                 state, reason = audit_mod.GENERATED, ""
             else:
@@ -341,7 +340,7 @@ def _review(answer: Completion, engines: Sequence[str], existing: set[str], plan
     elif found.data is None:
         checked = Checked(None, None, (found.error or "no recipe found",))
     else:
-        checked = check_candidate(found.data, engines, existing, f"_slart/{plan.run_id}")
+        checked = check_candidate(found.data, engines, existing)
     control.audit.end_attempt(model=answer.model, finishReason=answer.finish_reason,
                               latencyMs=answer.latency_ms, rawReply=answer.text,
                               extracted=found.text or None, format=found.format,
@@ -375,7 +374,3 @@ def _store(ws: Workspace, run: Run, plan: Plan, control: Control, checked: Check
             return
         control.audit.finish(audit_mod.GENERATED, None, recipeName=name,
                              recipePath=result["recipePath"], tries=attempts)
-
-
-ENGINE = Engine(name="slartibartfast", on_close=on_process_closed)
-"""Slartibartfast as the process machinery sees it: a closed run brings its audit to its end."""

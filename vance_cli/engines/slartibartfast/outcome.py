@@ -71,7 +71,7 @@ def outcome_of(slart: Process, audit: Audit) -> FallbackResult:
     TIMED_OUT; any other close → FAILED with the reason; the audit's
     layer-relative path is named in every rationale but success.
     """
-    result = dict(slart.result or {})
+    result = dict(slart.outcome or {})
     audit_path = layer_path(str(slart.params.get("runId")), AUDIT_FILE)
     base = FallbackResult(Outcome.FAILED, "", slart.id, audit_file=audit.path)
     reason = str(result.get("reason") or slart.close_reason or "unknown")

@@ -66,7 +66,12 @@ def new_run_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(2)
 
 
-def _new_run_folder(ws: Workspace) -> tuple[str, Path]:
+def new_run_folder(ws: Workspace) -> tuple[str, Path]:
+    """Create the folder of a new run (``recipes/_slart/<runId>``); return ``(runId, folder)``.
+
+    Raises:
+        OSError: the folder cannot be created.
+    """
     for _ in range(20):
         run_id = new_run_id()
         folder = run_folder(ws.write_folder, run_id)
@@ -123,15 +128,16 @@ def start_slart(ws: Workspace, request: DelegateRequest, parent: str | None,
         OSError: the run folder or the audit cannot be written.
     """
     target = request.name or default_name(request.task)
-    run_id, folder = _new_run_folder(ws)
+    run_id, folder = new_run_folder(ws)
+    deadline = time.time() + timeout
     params: dict[str, Any] = {"runId": run_id, "auditFile": str(folder / AUDIT_FILE),
+                              "deadline": round(deadline, 3), "timeoutSeconds": timeout,
                               **({"model": model} if model else {})}
     try:
         process = _create_slart(ws, request, target, params, parent)
     except BaseException:
         folder.rmdir()
         raise
-    deadline = time.time() + timeout
     try:
         audit = Audit.create(folder / AUDIT_FILE, runId=run_id, slartProcessId=process.id,
                              processName=process.name, parentProcessId=parent, mode=mode,

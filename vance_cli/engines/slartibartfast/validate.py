@@ -11,8 +11,9 @@ Rules (docs/delegate.md). A candidate is valid when:
   ``slartibartfast`` itself (a recipe that only designs recipes would not do
   the work the task asks for);
 - ``description`` is a non-empty string;
-- the rest has the shape of a recipe (``recipes.parse_recipe``: only known
-  keys, ``title`` a string, ``params`` a mapping, ``tags`` strings …).
+- the rest has the shape of a recipe: the one recipe schema
+  (``recipes.schema``: only known keys, ``title`` a text, ``params`` a
+  mapping, ``tags`` texts …), so a generated recipe loads like any other.
 
 All problems are collected, not only the first, so one repair round can fix
 them all. ``name`` is not a recipe key (a recipe's name is its file name):
@@ -21,13 +22,11 @@ it is taken out, and the rest is stored in a fixed key order.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vance_cli.base.errors import DocumentError
 from vance_cli.base.names import is_valid_name
-from vance_cli.recipes.loader import parse_recipe
 
 SLART_ENGINE = "slartibartfast"
 """The engine that designs recipes; generated recipes must name a working engine instead."""
@@ -110,31 +109,31 @@ def _engine_errors(value: Any, engines: Sequence[str]) -> list[str]:
     return []
 
 
-def _shape_errors(data: Mapping[str, Any], full_name: str) -> list[str]:
-    """Errors of every other field, via ``parse_recipe`` (engine/description stood in for)."""
-    probe = {**data, "engine": "probe", "description": "probe"}
-    try:
-        parse_recipe(probe, full_name)
-    except DocumentError as exc:
-        return [exc.reason]
-    return []
+def _shape_errors(data: dict[str, Any]) -> list[str]:
+    """Every problem the recipe schema finds, but those of ``engine`` and ``description``.
+
+    Those two get messages written for the model that repairs the recipe
+    (``_engine_errors``, the description check).
+    """
+    from vance_cli.recipes import schema as recipe_schema  # heavy: pydantic
+
+    own = ("engine:", "description:")
+    return [text for text in recipe_schema.problems(data) if not text.startswith(own)]
 
 
-def check_candidate(data: Any, engines: Sequence[str], existing: Collection[str],
-                    folder: str = "_slart/run") -> Checked:
+def check_candidate(data: Any, engines: Sequence[str], existing: Collection[str]) -> Checked:
     """Check a parsed candidate and return what to store, or every problem.
 
     Args:
         data: the parsed reply (``extract.Extracted.data``).
         engines: engine names of the active catalog.
         existing: recipe names that exist (the new name must differ).
-        folder: the run's name prefix (``_slart/<runId>``), for messages.
 
     Returns:
         A Checked; ``ok`` when it may be stored.
 
-    Rule: docs/delegate.md (YAML parses, required fields, engine in the catalog,
-    valid document name) (description, no name clash).
+    Rule: docs/delegate.md "Slartibartfast fallback" (required fields, engine in
+    the catalog, a valid and new document name, the recipe schema).
     """
     if not isinstance(data, dict):
         return Checked(None, None, ("the recipe must be a YAML mapping with the keys name, "
@@ -146,7 +145,7 @@ def check_candidate(data: Any, engines: Sequence[str], existing: Collection[str]
     if not isinstance(description, str) or not description.strip():
         errors.append("'description' is required: two or three sentences on what the recipe "
                       "delivers and when to use it")
-    errors += _shape_errors(body, f"{folder}/{name or 'recipe'}")
+    errors += _shape_errors(body)
     if errors:
         return Checked(name, None, tuple(errors))
     body["engine"] = str(body["engine"]).strip()

@@ -127,7 +127,7 @@ def test_a_reaped_slart_process_ends_its_audit_stale(ws: Workspace) -> None:
     [reaped] = reap_stale(ws)  # … and was SIGKILLed
     audit = _audit_on_disk(started)
     assert reaped.close_reason == "STALE"
-    assert audit["state"] == "STALE" and audit["reason"] == reaped.result["reason"]
+    assert audit["state"] == "STALE" and audit["reason"] == reaped.outcome["reason"]
     assert f"worker process {pid} is gone" in audit["reason"]
     assert audit["closeReason"] == "STALE" and len(audit["attempts"]) == 1
 
@@ -162,7 +162,7 @@ def test_closed_state_maps_the_close_reason(reason: str, result: dict | None,
                                             state: tuple[str, str] | None) -> None:
     from vance_cli.engines.slartibartfast.audit import closed_state
 
-    process = SimpleNamespace(close_reason=reason, result=result)
+    process = SimpleNamespace(close_reason=reason, outcome=result)
     assert closed_state(process) == state  # type: ignore[arg-type]
 
 

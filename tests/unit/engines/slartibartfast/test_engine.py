@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import build_file_tree
+from helpers import build_file_tree, wait_until
 from llm_server import ScriptedLLMServer
 
 from vance_cli import llm
@@ -93,7 +93,7 @@ def test_invalid_then_valid_recipe_is_generated_and_spawned(server_env: Scripted
     assert slart.name == "delegate-fallback-slart-lights"
     assert (slart.status, slart.close_reason, slart.parent_process_id) == \
         (Status.CLOSED, "DONE", caller.id)
-    assert slart.result is not None and slart.result["recipeName"] == name
+    assert slart.outcome is not None and slart.outcome["recipeName"] == name
     assert slart.params["model"] == "big-model"
     audit = _audit(ws, slart)
     assert audit["state"] == "GENERATED" and len(audit["attempts"]) == 2
@@ -110,7 +110,7 @@ def test_invalid_then_valid_recipe_is_generated_and_spawned(server_env: Scripted
     assert "engine 'teleporter' is not in the engine catalog" in repair[3]["content"]
     events = pending_events(ws, EventQuery(caller.id))
     assert [(e.source, e.payload["closeReason"]) for e in events] == [(slart.id, "DONE")]
-    assert events[0].payload["result"]["recipePath"] == fallback.recipe_path
+    assert events[0].payload["outcome"]["recipePath"] == fallback.recipe_path
 
 
 def test_stored_recipe_is_canonical_yaml(server_env: ScriptedLLMServer) -> None:
@@ -170,15 +170,14 @@ def test_llm_failure_inside_slart_fails_it(server_env: ScriptedLLMServer) -> Non
 def test_cutoff_stops_slart_and_spawns_nothing(server_env: ScriptedLLMServer) -> None:
     ws = _ws()
     server_env.reply(NONE)
-    server_env.reply(recipe(), delay=6)
-    started = time.monotonic()
+    never = threading.Event()  # the reply never comes: only the cutoff can end the run
+    server_env.reply(recipe(), gate=never)
     fallback = _run(ws, timeout=1)
-    assert time.monotonic() - started < 5  # did not wait for the slow reply
     assert fallback.outcome is Outcome.TIMED_OUT and fallback.process is None
     assert fallback.rationale.startswith("the fallback cutoff of 1 s passed")
     assert [p.status for p in list_processes(ws) if p.status is not Status.CLOSED] == []
     [slart] = _slart(ws)
-    assert slart.close_reason == "STOPPED" and slart.result["timedOut"] is True  # type: ignore[index]
+    assert slart.close_reason == "STOPPED" and slart.outcome["timedOut"] is True  # type: ignore[index]
     assert _audit(ws, slart)["state"] == "TIMED_OUT"
     assert list(ws.write_folder.rglob("*.yaml")) == []
 
@@ -186,16 +185,13 @@ def test_cutoff_stops_slart_and_spawns_nothing(server_env: ScriptedLLMServer) ->
 def test_a_stop_from_outside_ends_the_run(server_env: ScriptedLLMServer) -> None:
     ws = _ws()
     server_env.reply(NONE)
-    server_env.reply(recipe(), delay=2)
+    server_env.reply(recipe(), gate=threading.Event())  # only the stop can end the run
 
     def stop_it() -> None:
         other = _ws()
-        for _ in range(100):
-            found = [p for p in _slart(other) if p.status is Status.RUNNING]
-            if found:
-                stop_process(other, found[0].id)
-                return
-            time.sleep(0.02)
+        assert wait_until(lambda: [p for p in _slart(other) if p.status is Status.RUNNING])
+        [running] = [p for p in _slart(other) if p.status is Status.RUNNING]
+        stop_process(other, running.id)
 
     stopper = threading.Thread(target=stop_it)
     stopper.start()

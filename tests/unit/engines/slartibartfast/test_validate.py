@@ -50,11 +50,11 @@ def test_name_is_trimmed_of_quotes_and_backticks() -> None:
     (_with(engine=["ford"]), "'engine' is required"),
     (_with(description=None), "'description' is required"),
     (_with(description="   "), "'description' is required"),
-    (_with(steps=["a"]), "unknown keys: steps"),
-    (_with(params=["a"]), "'params' must be a mapping"),
-    (_with(title=["a"]), "'title' must be a string"),
-    (_with(tags="switch"), "tags: expected a list of strings"),
-    (_with(internal="yes"), "'internal' must be true or false"),
+    (_with(steps=["a"]), "steps: unknown key"),
+    (_with(params=["a"]), "params: expected a mapping"),
+    (_with(title=["a"]), "title: expected text"),
+    (_with(tags="switch"), "tags: expected a list"),
+    (_with(internal="yes"), "internal: expected true or false"),
 ], ids=lambda v: v if isinstance(v, str) else "")
 def test_rule(data: dict[str, Any], error: str) -> None:
     checked = check_candidate(data, ENGINES, EXISTING)
@@ -73,7 +73,7 @@ def test_every_problem_is_reported_at_once() -> None:
     assert len(checked.errors) == 4, checked.errors
     joined = " | ".join(checked.errors)
     for part in ("already an existing recipe", "teleporter", "'description' is required",
-                 "unknown keys: colour"):
+                 "colour: unknown key"):
         assert part in joined
 
 

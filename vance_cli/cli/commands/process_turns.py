@@ -1,0 +1,178 @@
+"""``vance process wait | run | steer | follow | result | messages``: a process's turns.
+
+The functions are registered on the ``process`` group by ``process.py``; each
+parses its options, calls one core function and prints (docs/processes.md
+"Turns").
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Annotated
+
+import typer
+
+from vance_cli.base.errors import EXIT_RUNTIME, EXIT_TIMEOUT
+from vance_cli.cli import context, output
+from vance_cli.cli.commands.process_view import IdArg, JsonFlag, WaitFlag, print_process
+from vance_cli.cli.run import TerminalSink, exit_code, run_started, sink_for, work_pairs
+from vance_cli.processes.lifecycle import reap_and_load, wait_process
+from vance_cli.processes.model import Status
+from vance_cli.processes.runtime import drive, stream_path, submit, transcript
+
+FOLLOW_POLL = 0.1
+"""Seconds between two looks at a running turn's live output (``follow``)."""
+
+
+def _wait_seconds(value: float | None) -> float | None:
+    """``--timeout`` of ``wait``: a finite number of seconds, 0 or more (0: look once)."""
+    if value is not None and not (math.isfinite(value) and value >= 0):
+        raise typer.BadParameter(f"must be 0 or more seconds (a finite number), not {value:g}")
+    return value
+
+
+def wait(
+    ctx: typer.Context,
+    ident: IdArg,
+    timeout: Annotated[float | None, typer.Option(
+        "--timeout", "-t", metavar="S", callback=_wait_seconds,
+        help="Give up after S seconds (exit 124). Default: wait until the turn settles.")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Wait until the process's turn settles: exit 0 settled, 1 failed, 124 timed out."""
+    with output.status(f"waiting for {ident}"):
+        result = wait_process(context.workspace(ctx), ident, timeout)
+    if as_json:
+        output.emit_json(result.to_json())
+    else:
+        print_process(result.process)
+    if result.timed_out:
+        output.info(f"timed out after {result.waited:.1f} s;"
+                    f" the process is still {result.process.status.value}")
+        raise typer.Exit(EXIT_TIMEOUT)
+    if result.failed:
+        raise typer.Exit(EXIT_RUNTIME)
+
+
+def run(
+    ctx: typer.Context,
+    ident: IdArg,
+    as_json: JsonFlag = False,
+) -> None:
+    """Run the process's pending turns here (e.g. once an LLM is configured; retries STALE)."""
+    ws = context.workspace(ctx)
+    sink = sink_for(as_json)
+    try:
+        report = drive(ws, reap_and_load(ws, ident).id, sink=sink, retry=True)
+    finally:
+        if isinstance(sink, TerminalSink):
+            sink.end()
+    if as_json:
+        output.emit_json(report.process.to_json())
+    elif report.failed:
+        output.error(f"process {report.process.id} failed: {report.reason}")
+    raise typer.Exit(exit_code(report))
+
+
+def steer(
+    ctx: typer.Context,
+    ident: IdArg,
+    text: Annotated[str, typer.Argument(metavar="TEXT", help="The message for the process.")],
+    wait: WaitFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Send the process a message; its next turn runs (background, or here with --wait)."""
+    ws = context.workspace(ctx)
+    message = submit(ws, reap_and_load(ws, ident).id, text)
+    started = run_started(ws, reap_and_load(ws, ident).id, wait=wait, as_json=as_json)
+    if as_json:
+        output.emit_json({"message": message.to_json(), "process": started.process.to_json()})
+    elif not wait:
+        output.fields([("queued", f"message #{message.id} for {started.process.id}"),
+                       *work_pairs(started)])
+    elif started.report is None or started.report.failed:
+        output.fields(work_pairs(started))
+    raise typer.Exit(exit_code(started.report))
+
+
+def follow(ctx: typer.Context, ident: IdArg) -> None:
+    """Show the live output of the process's running turn until it settles (1: it failed)."""
+    ws = context.workspace(ctx)
+    process = reap_and_load(ws, ident)
+    path = stream_path(ws, process.id)
+    sink = TerminalSink()
+    offset = 0
+    while True:
+        settled = process.status is not Status.RUNNING
+        offset = _show_new(path, offset, sink)
+        if settled:
+            break
+        time.sleep(FOLLOW_POLL)
+        process = reap_and_load(ws, process.id)
+    if offset == 0 and process.result:  # nothing was running: the latest result
+        sink.text(process.result)
+    sink.end()
+    failed = process.status is Status.CLOSED and process.close_reason != "DONE"
+    if failed:
+        output.error(f"process {process.id} is {process.status.value}/{process.close_reason}:"
+                     f" {(process.outcome or {}).get('reason', '')}".rstrip(": "))
+    raise typer.Exit(EXIT_RUNTIME if failed else 0)
+
+
+def _show_new(path: object, offset: int, sink: TerminalSink) -> int:
+    """Print what the stream file holds past ``offset``; return the new offset (bytes)."""
+    try:
+        with open(str(path), "rb") as handle:
+            handle.seek(offset)
+            data = handle.read()
+    except OSError:
+        return offset
+    if data:
+        sink.text(data.decode("utf-8", "replace"))
+    return offset + len(data)
+
+
+def result(ctx: typer.Context, ident: IdArg, as_json: JsonFlag = False) -> None:
+    """Print the process's latest result (exit 1 when it has none yet)."""
+    process = reap_and_load(context.workspace(ctx), ident)
+    if as_json:
+        output.emit_json({"processId": process.id, "status": process.status.value,
+                          "closeReason": process.close_reason, "result": process.result,
+                          "outcome": dict(process.outcome) if process.outcome else None})
+    elif process.result:
+        output.emit_text(process.result)
+    if not process.result:
+        state = process.status.value + (f"/{process.close_reason}" if process.close_reason
+                                        else "")
+        output.info(f"process {process.id} has no result yet ({state})")
+        raise typer.Exit(EXIT_RUNTIME)
+
+
+def messages(ctx: typer.Context, ident: IdArg, as_json: JsonFlag = False) -> None:
+    """Show the process's transcript: inputs, replies, events and notes, oldest first."""
+    ws = context.workspace(ctx)
+    process = reap_and_load(ws, ident)
+    found = transcript(ws, process.id)
+    if as_json:
+        output.emit_json([m.to_json() for m in found])
+        return
+    output.table(None, ("turn", "role", "kind", "time", "model", "tokens", "text"),
+                 ((m.turn if m.turn is not None else "pending", m.role, m.kind, m.created_at,
+                   m.model, f"{m.tokens_in or 0}/{m.tokens_out or 0}" if m.model else "",
+                   m.content) for m in found),
+                 caption=f"{len(found)} messages of {process.id}", text=("text",),
+                 times=("time",))
+
+
+def show_started(process_id: str, wait: bool, as_json: bool, ws_ctx: typer.Context) -> None:
+    """Run a freshly created process's first turn as ``create --wait`` asks (shared helper)."""
+    ws = context.workspace(ws_ctx)
+    started = run_started(ws, process_id, wait=wait, as_json=as_json)
+    if as_json:
+        output.emit_json(started.process.to_json())
+    else:
+        print_process(started.process)
+        output.fields(work_pairs(started))
+    raise typer.Exit(exit_code(started.report))

@@ -1,0 +1,86 @@
+"""How processes and their events are shown on the command line, and the shared options."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from vance_cli.cli import output
+from vance_cli.state import conversation
+
+if TYPE_CHECKING:
+    from vance_cli.processes.events import Event
+    from vance_cli.processes.model import Process
+    from vance_cli.workspace import Workspace
+
+IdArg = Annotated[str, typer.Argument(metavar="ID", help="Process id or unique prefix.")]
+"""A process id (or a unique prefix) argument."""
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
+"""The ``--json`` flag."""
+
+ParamOpt = Annotated[list[str] | None, typer.Option(
+    "--param", "-p", help="KEY=VALUE (string) or KEY:=JSON; repeatable; overlays recipe params.")]
+"""The repeatable ``--param`` option."""
+
+WaitFlag = Annotated[bool, typer.Option(
+    "--wait", "-w", help="Run the turn here and wait for it (the answer streams in on a "
+    "terminal); exit 1 if it fails.")]
+"""The ``--wait`` flag of commands that start a turn."""
+
+
+def llm_totals(ws: Workspace, process: Process) -> dict[str, float]:
+    """Return the process's LLM calls, tokens in/out and latency (ms), summed."""
+    calls, tokens_in, tokens_out, latency = conversation.llm_totals(ws.db, process.id)
+    return {"calls": calls, "tokensIn": tokens_in, "tokensOut": tokens_out,
+            "latencyMs": round(latency, 1)}
+
+
+def print_process(process: Process, totals: dict[str, float] | None = None) -> None:
+    """Print one process for people (used by create, show, wait and stop).
+
+    Args:
+        process: the process.
+        totals: its LLM usage (``llm_totals``), shown when given.
+    """
+    data = process.to_json()
+    pairs = [("id", data["id"]), ("name", data["name"]), ("recipe", data["recipe"]),
+             ("engine", data["engine"]), ("status", data["status"])]
+    if data["closeReason"]:
+        pairs.append(("close reason", data["closeReason"]))
+    if data["parentProcessId"]:
+        pairs.append(("parent", data["parentProcessId"]))
+    pairs += [("session", data["session"]), ("title", data["title"]),
+              ("created", data["createdAt"])]
+    if data["params"]:
+        pairs.append(("params", json.dumps(data["params"], ensure_ascii=False)))
+    if process.turns:
+        pairs.append(("turns", process.turns))
+    if totals and totals["calls"]:
+        pairs.append(("llm", f"{totals['calls']:g} calls, {totals['tokensIn']:g} tokens in,"
+                             f" {totals['tokensOut']:g} out, {totals['latencyMs']:g} ms"))
+    if data.get("outcome"):
+        pairs.append(("outcome", json.dumps(data["outcome"], ensure_ascii=False)))
+    if data.get("result"):
+        pairs.append(("result", data["result"]))
+    output.fields(pairs)
+
+
+
+
+def print_event(event: Event) -> None:
+    """Print one event for people: id, time, kind, what it is about, then its data."""
+    data = dict(event.payload)
+    if event.kind == "child_closed":
+        about = (f"{data.get('name')} ({event.source}) closed {data.get('closeReason')}"
+                 f" — for {event.recipient}")
+        detail = data.get("outcome") or data.get("result")
+    else:
+        about = f"from {event.source or '-'} for {event.recipient}"
+        detail = data
+    state = "" if event.consumed_at is None else f" [consumed {event.consumed_at}]"
+    output.say(f"#{event.id} {event.created_at} {event.kind}: {about}{state}")
+    if detail:
+        output.say("    " + json.dumps(detail, ensure_ascii=False))

@@ -1,0 +1,98 @@
+"""Running a process's turns from the command line: live output, what people are told, exit codes.
+
+- In the foreground (``--wait``, ``vance process run``, the shell) the
+  answer streams to stdout as it arrives (never with ``--json``); progress
+  lines go to stderr, on a terminal only.
+- In the background, people are told where the work runs and how to get
+  the answer (``vance process wait``, ``result``, ``follow``).
+- Without an LLM the process waits ``IDLE``; people are told how to
+  configure one and how to run the waiting turn afterwards.
+- Exit codes: 0 when the turn settled (``IDLE``, ``BLOCKED``, ``DONE``), 1 when
+  it failed (``STALE``, with the reason; ``STOPPED``); Ctrl-C is 130.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+from vance_cli.base.errors import EXIT_OK, EXIT_RUNTIME
+from vance_cli.cli import output
+from vance_cli.processes.runtime import NullSink, Started, TurnReport, TurnSink, start
+
+if TYPE_CHECKING:
+    from vance_cli.workspace import Workspace
+
+LLM_HINT = ("configure one with 'vance config set llm.base_url URL' (or VANCE_LLM_BASE_URL; "
+            "see 'LLM endpoints' in docs/configuration.md)")
+"""How to get an LLM, for processes that wait for one."""
+
+
+class TerminalSink:
+    """A running turn's live output for people: the answer on stdout, progress on stderr."""
+
+    def __init__(self) -> None:
+        self.wrote = False
+        self._ends_with_newline = True
+
+    def text(self, piece: str) -> None:
+        """Write a piece of the answer to stdout at once."""
+        if not piece:
+            return
+        output.stream_text(piece)
+        self.wrote = True
+        self._ends_with_newline = piece.endswith("\n")
+
+    def status(self, line: str) -> None:
+        """Write a progress line to stderr (terminal only)."""
+        if sys.stderr.isatty():
+            output.note(line)
+
+    def end(self) -> None:
+        """End the answer with a line break (so the lines that follow start on their own)."""
+        if self.wrote and not self._ends_with_newline:
+            output.stream_text("\n")
+            self._ends_with_newline = True
+
+
+def sink_for(as_json: bool) -> TurnSink:
+    """Return the sink of a foreground turn: none with ``--json``, the terminal otherwise."""
+    return NullSink() if as_json else TerminalSink()
+
+
+def run_started(ws: Workspace, process_id: str, *, wait: bool, as_json: bool) -> Started:
+    """Get a process's pending turns run (``runtime.start``) with the command's live output.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C in a foreground turn (it settled IDLE first).
+    """
+    sink = sink_for(as_json)
+    try:
+        return start(ws, process_id, wait=wait, sink=sink)
+    finally:
+        if isinstance(sink, TerminalSink):
+            sink.end()
+
+
+def work_pairs(started: Started) -> list[tuple[str, Any]]:
+    """Return the lines that tell people where the work of a process runs (may be empty)."""
+    pid = started.process.id
+    if started.how == "background":
+        return [("work", f"runs in the background (worker pid {started.worker_pid})"),
+                ("then", f"vance process wait {pid}; vance process result {pid}"
+                         f" (or vance process follow {pid})")]
+    if started.how == "waiting_for_llm":
+        return [("work", f"waits for an LLM: no LLM is configured; {LLM_HINT}"),
+                ("then", f"vance process run {pid}")]
+    if started.how == "no_engine":
+        return [("work", f"none: engine '{started.process.engine}' has no local"
+                         " implementation yet")]
+    report = started.report
+    if report is not None and report.failed:
+        return [("work", f"failed: {report.reason}")]
+    return []
+
+
+def exit_code(report: TurnReport | None) -> int:
+    """Return 0 for a settled turn (or none), 1 for a failed one."""
+    return EXIT_RUNTIME if report is not None and report.failed else EXIT_OK

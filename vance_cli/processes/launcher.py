@@ -1,0 +1,97 @@
+"""Starting the detached background worker that runs a process's turns.
+
+Rules (docs/processes.md "Where turns run"):
+- The worker is ``python -m vance_cli.background`` in its own session
+  (``start_new_session``: Ctrl-C in the terminal and the command's exit do
+  not reach it), stdin from ``/dev/null``, stdout and stderr appended to
+  ``<state>/logs/process-<processId>.log``, no inherited file descriptors,
+  in the command's working folder (so ``.vance/`` is found the same way). It
+  gets the resolved tenant, project, user, session and language as flags and
+  the home folder as ``--home`` (when one is in use); everything else (the
+  LLM endpoint, the key) comes from the inherited environment and the same
+  config file — the key is never put on a command line.
+- Right after the start the launcher marks the process ``RUNNING`` under the
+  worker's pid (``worker.hand_over``), so a worker that dies before its
+  first heartbeat is still found by stale detection; the worker adopts it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vance_cli.base.paths import Paths, ensure
+from vance_cli.base.scope import SCOPE_KEYS
+from vance_cli.processes.worker import hand_over
+
+if TYPE_CHECKING:
+    from vance_cli.workspace import Workspace
+
+WORKER_MODULE = "vance_cli.background"
+"""Module run with ``python -m`` as the background worker."""
+
+_LAUNCHED: list[subprocess.Popen[bytes]] = []
+"""Workers started by this process, kept referenced so no 'still running' warning fires
+when a Popen object is collected; finished ones are dropped on the next launch."""
+
+
+def home_of(paths: Paths) -> Path | None:
+    """Return the ``--home`` folder that yields ``paths``, or None for platform dirs."""
+    base = paths.config_dir
+    if paths.data_dir == base / "data" and paths.state_dir == base / "state":
+        return base
+    return None
+
+
+def worker_command(ws: Workspace, process_id: str) -> list[str]:
+    """Return the worker's argv: the interpreter, ``-m vance_cli.background``, flags, the id."""
+    settings = ws.settings
+    argv = [sys.executable, "-m", WORKER_MODULE]
+    home = home_of(settings.paths)
+    if home is not None:
+        argv += ["--home", str(home)]
+    for key in SCOPE_KEYS:
+        argv += [f"--{key}", str(settings.get(key))]
+    return [*argv, process_id]
+
+
+def worker_env(ws: Workspace, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Return the worker's environment: this one, without ``VANCE_HOME`` when no home is used."""
+    env = dict(os.environ if environ is None else environ)
+    if home_of(ws.settings.paths) is None:
+        env.pop("VANCE_HOME", None)
+    return env
+
+
+def log_file(ws: Workspace, process_id: str) -> Path:
+    """Return ``<state>/logs/process-<processId>.log`` (its folder created)."""
+    return ensure(ws.settings.paths.logs_dir) / f"process-{process_id}.log"
+
+
+def start_worker(ws: Workspace, process_id: str) -> tuple[int, Path]:
+    """Start the detached worker for a process and hand the process over to it.
+
+    Args:
+        ws: workspace (its scope and home are passed on).
+        process_id: full id of a process that can start a turn.
+
+    Returns:
+        ``(worker pid, log file)``.
+
+    Raises:
+        OSError: the interpreter cannot be started or the log not opened.
+    """
+    log = log_file(ws, process_id)
+    _LAUNCHED[:] = [p for p in _LAUNCHED if p.poll() is None]
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            worker_command(ws, process_id), cwd=ws.cwd, env=worker_env(ws),
+            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True, close_fds=True)
+    _LAUNCHED.append(proc)
+    hand_over(ws, process_id, proc.pid)
+    return proc.pid, log

@@ -1,0 +1,737 @@
+"""The process runtime: an engine runs its process in turns.
+
+Rules (docs/processes.md "Turns"):
+- Inputs are stored before a turn runs: a new process's goal and steer, a
+  user's steer (``submit``), and events addressed to the process (a child's
+  result), which a turn moves from the event queue into the process's
+  messages. An input stays pending until a turn settles.
+- A turn claims the process with compare-and-set on its status (``INIT``,
+  ``IDLE``, ``BLOCKED`` → ``RUNNING``, worker pid and heartbeat:
+  ``worker.running``), so one turn at a time runs per process; it takes
+  every pending input, runs one step of the process's engine
+  (``Engine.run_turn``), and settles in one transaction: the replies stored
+  as messages, the inputs marked consumed, the result text kept, the status
+  ``IDLE``, ``BLOCKED`` or ``CLOSED/DONE``. A settled turn of a child posts a
+  ``child_settled`` event to its parent (a close posts ``child_closed``), and
+  a parent whose engine acts on events gets a turn of its own.
+- A turn that fails (an engine error, an LLM error, a budget) closes the
+  process ``STALE`` with the reason and leaves its inputs pending; a worker
+  that dies leaves the process ``RUNNING`` until stale detection closes it
+  ``STALE``. ``run_turn(retry=True)`` reopens a ``STALE`` process and runs
+  its pending inputs again.
+- Ctrl-C stops a foreground turn: the text streamed so far is stored as a
+  reply marked ``interrupted``, the process settles ``IDLE``, and the
+  ``KeyboardInterrupt`` goes on to the caller (exit 130).
+- Every LLM call of a turn is recorded (model, tokens, latency, finish
+  reason, error); budgets (``Budget``) end a turn that exceeds them, naming
+  the budget.
+- Engines that run a whole process by themselves (Slartibartfast:
+  ``Engine.run_process``) get the process and report the closed one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from vance_cli.base.errors import (
+    BudgetExceeded,
+    CannotRun,
+    LLMError,
+    NoEngineCode,
+    VanceError,
+)
+from vance_cli.llm import DEFAULT_MAX_TOKENS, Completion, LLMConfig, complete, safe_endpoint
+from vance_cli.processes.launcher import start_worker
+from vance_cli.processes.model import CHILD_SETTLED, CloseReason, Process, Status
+from vance_cli.processes.records import apply_transition, load_process, notify_parent
+from vance_cli.processes.worker import Run, running
+from vance_cli.state import conversation
+from vance_cli.state import events as event_store
+from vance_cli.state import process_store as store
+
+if TYPE_CHECKING:
+    from vance_cli.state.db import Row
+    from vance_cli.workspace import Workspace
+
+Settle = Literal["IDLE", "BLOCKED", "DONE"]
+"""How a turn ends: waiting for input, waiting for the person, or finished."""
+
+MAX_TURNS_IN_A_ROW = 20
+"""Turns ``drive`` runs back to back at most (inputs that keep arriving cannot loop it)."""
+
+PASSIVE_PARAM = "passive"
+"""A process whose params set this is a mailbox (the session root): no turn ever runs."""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message of a process: an input, a reply, an event or a note.
+
+    Attributes:
+        id: message id (grows with time).
+        role: ``user`` (task, steer), ``assistant`` (a reply), ``event`` (from
+            another process) or ``note`` (from vance).
+        kind: ``task``, ``steer``, ``reply``, ``child_settled``, ``child_closed`` …
+        content: the text.
+        created_at: ISO-8601 UTC.
+        turn: the turn that consumed (inputs) or wrote (replies) it; None while pending.
+        model: the model that wrote a reply.
+        tokens_in: prompt tokens of the reply's LLM call(s).
+        tokens_out: completion tokens.
+        meta: more data (``interrupted``, an event's ``source`` and payload …).
+    """
+
+    id: int
+    role: str
+    kind: str
+    content: str
+    created_at: str
+    turn: int | None
+    model: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_row(cls, row: Row) -> Message:
+        """Build a message from a ``messages`` row."""
+        return cls(id=row["id"], role=row["role"], kind=row["kind"], content=row["content"],
+                   created_at=row["created_at"], turn=row["turn"], model=row["model"],
+                   tokens_in=row["tokens_in"], tokens_out=row["tokens_out"],
+                   meta=json.loads(row["meta"] or "{}"))
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``{"role", "kind", "text", "time", "turn", "model", "tokensIn", "tokensOut"}``."""
+        out: dict[str, Any] = {"role": self.role, "kind": self.kind, "text": self.content,
+                               "time": self.created_at, "turn": self.turn, "model": self.model,
+                               "tokensIn": self.tokens_in, "tokensOut": self.tokens_out}
+        if self.meta:
+            out["meta"] = dict(self.meta)
+        return out
+
+
+class TurnSink(Protocol):
+    """Where a running turn's live output goes (the terminal, a stream file, nowhere)."""
+
+    def text(self, piece: str) -> None:
+        """Receive the next piece of a streamed reply."""
+
+    def status(self, line: str) -> None:
+        """Receive a progress line (a phase started, a head answered …)."""
+
+
+class NullSink:
+    """A sink that drops everything (background turns without a listener)."""
+
+    def text(self, piece: str) -> None:
+        """Drop the piece."""
+
+    def status(self, line: str) -> None:
+        """Drop the line."""
+
+
+class StreamFile:
+    """Keeps a turn's live output in ``<state>/streams/<processId>.txt`` for followers.
+
+    The file is started afresh for each turn and appended to as text
+    arrives (status lines on lines of their own, starting with ``» ``), so
+    ``vance process follow`` in another terminal sees what the listener
+    sees. A write that fails costs the follower only, never the turn.
+
+    Args:
+        ws: workspace (where the streams folder is).
+        process_id: full id.
+        inner: the listener the output goes to as well.
+    """
+
+    def __init__(self, ws: Workspace, process_id: str, inner: TurnSink) -> None:
+        self.path = stream_path(ws, process_id)
+        self.inner = inner
+        self._ok = True
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text("", encoding="utf-8")
+        except OSError:
+            self._ok = False
+
+    def _append(self, text: str) -> None:
+        if not self._ok:
+            return
+        try:
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError:
+            self._ok = False
+
+    def text(self, piece: str) -> None:
+        """Pass the piece on and keep it."""
+        self.inner.text(piece)
+        self._append(piece)
+
+    def status(self, line: str) -> None:
+        """Pass the line on and keep it."""
+        self.inner.status(line)
+        self._append(f"\n» {line}\n")
+
+
+def stream_path(ws: Workspace, process_id: str) -> Path:
+    """Return the file that holds the live output of a process's latest turn."""
+    return ws.settings.paths.streams_dir / f"{process_id}.txt"
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """What one turn of a process may spend (docs/processes.md "Budgets").
+
+    Attributes:
+        llm_calls: LLM calls per turn.
+        tokens: LLM tokens (in + out) over all the process's turns.
+        seconds: wall-clock seconds per turn.
+    """
+
+    llm_calls: int
+    tokens: int
+    seconds: float
+
+    @classmethod
+    def of(cls, ws: Workspace, params: Mapping[str, Any]) -> Budget:
+        """Return the budget: the settings, overridden by the process's ``params.budget``.
+
+        ``params.budget`` may set ``llmCalls``, ``tokens`` and ``turnSeconds``;
+        values that are not positive numbers are ignored.
+        """
+        settings = ws.settings
+        given = params.get("budget")
+        given = given if isinstance(given, Mapping) else {}
+
+        def number(key: str, default: float) -> float:
+            value = given.get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+                return float(value)
+            return default
+
+        return cls(llm_calls=int(number("llmCalls", settings.turn_max_llm_calls)),
+                   tokens=int(number("tokens", settings.process_max_tokens)),
+                   seconds=number("turnSeconds", settings.turn_timeout))
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOutcome:
+    """What an engine's turn produced.
+
+    Attributes:
+        settle: ``IDLE`` (waits for input), ``BLOCKED`` (waits for the person) or
+            ``DONE`` (finished; the process closes).
+        reply: the turn's answer, stored as the process's result text (None: no reply).
+        outcome: a structured outcome stored with the process (e.g. a recipe path).
+        notes: more messages of the turn, stored before the reply (``(kind, text)``).
+        model: the model that wrote the reply.
+        tokens_in: prompt tokens spent on the reply.
+        tokens_out: completion tokens.
+    """
+
+    settle: Settle = "IDLE"
+    reply: str | None = None
+    outcome: Mapping[str, Any] | None = None
+    notes: Sequence[tuple[str, str]] = ()
+    model: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+
+    @classmethod
+    def answered(cls, completion: Completion, settle: Settle = "IDLE",
+                 reply: str | None = None) -> TurnOutcome:
+        """An outcome whose reply is ``completion`` (or ``reply``, e.g. its parsed message)."""
+        return cls(settle=settle, reply=completion.text if reply is None else reply,
+                   model=completion.model, tokens_in=completion.prompt_tokens,
+                   tokens_out=completion.completion_tokens)
+
+
+class Turn:
+    """One turn of one process, as its engine sees it.
+
+    Attributes:
+        ws: the workspace the turn runs in.
+        process: the process as it was when the turn started.
+        number: the turn's number (1 for the first).
+        inputs: the pending inputs this turn takes, oldest first.
+        sink: where live output goes.
+        budget: what the turn may spend.
+    """
+
+    def __init__(self, ws: Workspace, process: Process, number: int,
+                 inputs: Sequence[Message], sink: TurnSink, budget: Budget,
+                 run: Run | None = None) -> None:
+        self.ws = ws
+        self.process = process
+        self.number = number
+        self.inputs = tuple(inputs)
+        self.sink = sink
+        self.budget = budget
+        self.partial = ""
+        """Text streamed so far by the call under way (kept when Ctrl-C stops it)."""
+        self._run = run
+        self._started = time.monotonic()
+        self._calls = 0
+
+    def history(self) -> list[Message]:
+        """Return the consumed inputs and the replies of earlier turns, oldest first."""
+        return [Message.from_row(r) for r in conversation.history(self.ws.db, self.process.id)]
+
+    @property
+    def seconds_left(self) -> float:
+        """Seconds this turn may still run."""
+        return self.budget.seconds - (time.monotonic() - self._started)
+
+    def check(self) -> None:
+        """Raise when the turn must end now: stopped from outside, or out of time.
+
+        Raises:
+            TurnStopped: the process was stopped or closed meanwhile.
+            BudgetExceeded: the turn's seconds are spent.
+        """
+        if self._run is not None and self._run.stop_requested:
+            raise TurnStopped("the process was stopped")
+        if self.seconds_left <= 0:
+            raise BudgetExceeded(f"the turn ran out of time: budget of {self.budget.seconds:g}"
+                                 " seconds per turn (turn.timeout)", "seconds",
+                                 self.budget.seconds)
+
+    def llm_config(self, model: str | None = None) -> LLMConfig:
+        """Return the endpoint to call: ``model``, else the process's ``params.model``.
+
+        Raises:
+            LLMNotConfigured: no LLM is configured.
+        """
+        preferred = model or self.process.params.get("model")
+        return LLMConfig.from_settings(self.ws.settings,
+                                       str(preferred) if preferred else None)
+
+    def complete(self, messages: Sequence[Mapping[str, str]], *, purpose: str = "reply",
+                 stream: bool = False, schema: Mapping[str, Any] | None = None,
+                 temperature: float | None = 0.0, max_tokens: int = DEFAULT_MAX_TOKENS,
+                 model: str | None = None) -> Completion:
+        """Make one LLM call of this turn, within its budget, and record it.
+
+        Args:
+            messages: the chat messages.
+            purpose: what the call is for (``reply``, ``plan``, ``head:pro`` …), recorded.
+            stream: send the reply's text to ``sink`` as it arrives.
+            schema: JSON schema of the expected object (structured output).
+            temperature: sampling temperature; None sends none.
+            max_tokens: cap on the reply, in tokens.
+            model: a model for this call, else the process's.
+
+        Returns:
+            The completion.
+
+        Raises:
+            BudgetExceeded: the turn's LLM calls or seconds, or the process's tokens, are spent.
+            TurnStopped: the process was stopped meanwhile.
+            LLMError: the call failed (recorded before it is raised).
+        """
+        self.check()
+        if self._calls >= self.budget.llm_calls:
+            raise BudgetExceeded(f"the turn made its {self.budget.llm_calls} LLM calls: budget"
+                                 " of LLM calls per turn (turn.max_llm_calls)", "llm_calls",
+                                 self.budget.llm_calls)
+        used = conversation.llm_totals(self.ws.db, self.process.id)
+        if used[1] + used[2] >= self.budget.tokens:
+            raise BudgetExceeded(f"the process used {used[1] + used[2]} LLM tokens: budget of"
+                                 f" {self.budget.tokens} tokens (process.max_tokens)",
+                                 "tokens", self.budget.tokens)
+        config = self.llm_config(model)
+        config = replace(config, timeout=max(0.05, min(config.timeout, self.seconds_left)))
+        self._calls += 1
+        self.partial = ""
+
+        def on_text(piece: str) -> None:
+            self.partial += piece
+            self.sink.text(piece)
+
+        try:
+            answer = complete(config, messages, schema, max_tokens, temperature=temperature,
+                              on_text=on_text if stream else None)
+        except LLMError as exc:
+            self._record(purpose, config, None, exc.message)
+            raise
+        self._record(purpose, config, answer, None)
+        return answer
+
+    def _record(self, purpose: str, config: LLMConfig, answer: Completion | None,
+                error: str | None) -> None:
+        with self.ws.db.transaction():
+            conversation.add_llm_call(
+                self.ws.db, self.process.id, self.number, purpose,
+                model=answer.model if answer else config.model,
+                endpoint=safe_endpoint(config.base_url),
+                tokens_in=answer.prompt_tokens if answer else None,
+                tokens_out=answer.completion_tokens if answer else None,
+                latency_ms=answer.latency_ms if answer else None,
+                finish_reason=answer.finish_reason if answer else None, error=error)
+
+
+class TurnStopped(Exception):
+    """The process was stopped or closed by someone else while its turn ran."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnReport:
+    """What running a turn did.
+
+    Attributes:
+        process: the process after the turn.
+        number: the turn's number, or None when no turn ran.
+        settle: how it ended: ``IDLE``, ``BLOCKED``, ``DONE``, ``FAILED``, ``STOPPED``
+            or ``INTERRUPTED``; None when no turn ran.
+        reply: the turn's reply text, if any.
+        reason: why it failed or stopped, if it did.
+    """
+
+    process: Process
+    number: int | None = None
+    settle: str | None = None
+    reply: str | None = None
+    reason: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        """True when the turn failed (the process closed STALE or STOPPED)."""
+        return self.settle in ("FAILED", "STOPPED")
+
+
+def is_passive(process: Process) -> bool:
+    """True for a mailbox process (``params.passive``, the session root): it never runs."""
+    return process.params.get(PASSIVE_PARAM) is True
+
+
+def has_pending(ws: Workspace, process_id: str) -> bool:
+    """True when the process has inputs or events no turn has taken yet."""
+    db = ws.db
+    return bool(conversation.pending_inputs(db, process_id)) or bool(
+        event_store.select_events(db, ws.settings.tenant, recipient=process_id, limit=1))
+
+
+def submit(ws: Workspace, process_id: str, text: str, kind: str = "steer") -> Message:
+    """Queue a user input (a steer) for the next turn of a process.
+
+    Args:
+        ws: workspace.
+        process_id: id or unique prefix.
+        text: the message.
+        kind: ``steer`` (a person's message) or ``answer`` (to a question).
+
+    Returns:
+        The stored input.
+
+    Raises:
+        ProcessNotFound: no such process.
+        CannotRun: the process is closed (a steer could never be taken).
+    """
+    process = load_process(ws, process_id)
+    if process.status is Status.CLOSED and process.close_reason != CloseReason.STALE.value:
+        raise CannotRun(f"process {process.id} is CLOSED/{process.close_reason}: it takes no"
+                        " more input", process=process.id)
+    with ws.db.transaction():
+        message_id = conversation.add_message(ws.db, process.id, "user", kind, text)
+    [row] = [r for r in conversation.pending_inputs(ws.db, process.id) if r["id"] == message_id]
+    return Message.from_row(row)
+
+
+def transcript(ws: Workspace, process_id: str) -> list[Message]:
+    """Return every message of a process (pending inputs too), oldest first."""
+    return [Message.from_row(r) for r in conversation.transcript(ws.db, process_id)]
+
+
+def _take_events(ws: Workspace, process: Process) -> None:
+    """Move the process's unread events into its messages, as pending inputs."""
+    db, tenant = ws.db, ws.settings.tenant
+    with db.transaction():
+        rows = event_store.select_events(db, tenant, recipient=process.id)
+        for row in rows:
+            payload = json.loads(row["payload"] or "{}")
+            conversation.add_message(db, process.id, "event", row["kind"],
+                                     describe_event(row["kind"], payload),
+                                     meta={"source": row["source_process_id"],
+                                           "eventId": row["id"], "payload": payload})
+        event_store.mark_consumed(db, tenant, [r["id"] for r in rows])
+
+
+def describe_event(kind: str, payload: Mapping[str, Any]) -> str:
+    """Return an event as text an LLM can read (the child, its status, its result)."""
+    who = f"{payload.get('name')} ({payload.get('recipe')}, process {payload.get('processId')})"
+    status = str(payload.get("status"))
+    if payload.get("closeReason"):
+        status += f"/{payload.get('closeReason')}"
+    text = f"{who} is {status}."
+    if payload.get("result"):
+        text += f"\n{payload['result']}"
+    outcome = payload.get("outcome")
+    if isinstance(outcome, Mapping) and outcome.get("reason"):
+        text += f"\nReason: {outcome['reason']}"
+    return text
+
+
+def run_turn(ws: Workspace, process_id: str, *, sink: TurnSink | None = None,
+             adopt: bool = False, retry: bool = False) -> TurnReport:
+    """Run one turn of a process here (the foreground, or a worker's main thread).
+
+    Args:
+        ws: workspace.
+        process_id: id or unique prefix.
+        sink: live output; None drops it.
+        adopt: a launcher marked the process RUNNING under this OS process already.
+        retry: reopen a process that failed (``CLOSED/STALE``) and run its pending inputs.
+
+    Returns:
+        The TurnReport.
+
+    Raises:
+        ProcessNotFound: no such process.
+        CannotRun: the process is closed (and not a retry of a STALE one), passive,
+            or a turn is running.
+        NoEngineCode: its engine has no local implementation.
+        LLMNotConfigured: no LLM is configured (nothing was changed).
+        KeyboardInterrupt: Ctrl-C, after the turn settled IDLE with the partial reply.
+    """
+    sink = sink or NullSink()
+    process = load_process(ws, process_id)
+    engine = ws.engines.get(process.engine)
+    if engine is None or (engine.run_turn is None and engine.run_process is None):
+        raise NoEngineCode(f"engine '{process.engine}' has no local implementation: process"
+                           f" {process.id} cannot run", engine=process.engine)
+    if is_passive(process):
+        raise CannotRun(f"process {process.id} is a mailbox ({process.recipe}): it runs no turns",
+                        process=process.id)
+    process = _claimable(ws, process, adopt, retry)
+    if engine.run_process is not None:
+        return _run_whole(ws, process, engine.run_process, sink, adopt)
+    LLMConfig.from_settings(ws.settings)  # no LLM: raise before anything changes
+    assert engine.run_turn is not None
+    return _run_steps(ws, process, engine.run_turn, sink, adopt)
+
+
+def _claimable(ws: Workspace, process: Process, adopt: bool, retry: bool) -> Process:
+    if process.status is Status.CLOSED:
+        if retry and process.close_reason == CloseReason.STALE.value:
+            with ws.db.transaction():
+                if store.reopen_stale(ws.db, process.id):
+                    store.record_transition(ws.db, process.id, Status.CLOSED.value,
+                                            Status.IDLE.value, None, "reopened to retry")
+            return load_process(ws, process.id)
+        raise CannotRun(f"process {process.id} is CLOSED/{process.close_reason}"
+                        + ("" if process.close_reason != CloseReason.STALE.value
+                           else "; 'vance process run' retries it"), process=process.id)
+    if process.status is Status.RUNNING and not (adopt and process.worker_pid is not None):
+        raise CannotRun(f"process {process.id} is RUNNING: a turn is under way"
+                        " ('vance process follow' shows it)", process=process.id)
+    return process
+
+
+EngineStep = Callable[[Turn], TurnOutcome]
+WholeRun = Callable[["Workspace", Process, TurnSink, bool], Process]
+
+
+def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink,
+               adopt: bool) -> TurnReport:
+    """The common turn: claim, take inputs, one engine step, settle (see the module rules)."""
+    _take_events(ws, process)
+    interrupted = False
+    report: TurnReport
+    with running(ws, process.id, handle_sigterm=False, adopt=adopt) as run:
+        db = ws.db
+        with db.transaction():
+            number = store.next_turn(db, process.id)
+            conversation.start_turn(db, process.id, number, os.getpid())
+        inputs = [Message.from_row(r) for r in conversation.pending_inputs(db, process.id)]
+        turn = Turn(ws, load_process(ws, process.id), number, inputs,
+                    StreamFile(ws, process.id, sink), Budget.of(ws, process.params), run)
+        try:
+            outcome = step(turn)
+        except KeyboardInterrupt:
+            _settle(ws, run, turn, TurnOutcome(reply=turn.partial or None), interrupted=True)
+            interrupted = True
+            report = TurnReport(load_process(ws, process.id), number, "INTERRUPTED",
+                                turn.partial or None)
+        except TurnStopped:
+            run.settled()
+            with db.transaction():
+                conversation.end_turn(db, process.id, number, "STOPPED", "stopped")
+            report = TurnReport(load_process(ws, process.id), number, "STOPPED",
+                                reason="the process was stopped")
+        except Exception as exc:  # every failure ends the turn: the process goes STALE
+            reason = _reason(exc)
+            with db.transaction():
+                conversation.end_turn(db, process.id, number, "FAILED", reason)
+            run.close(CloseReason.STALE, {"reason": reason, "turn": number}, note=reason)
+            report = TurnReport(load_process(ws, process.id), number, "FAILED", reason=reason)
+        else:
+            _settle(ws, run, turn, outcome)
+            report = TurnReport(load_process(ws, process.id), number, outcome.settle,
+                                outcome.reply)
+    if interrupted:
+        raise KeyboardInterrupt
+    wake_parent(ws, report.process)
+    return report
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, LLMError):
+        return f"LLM call failed: {exc.message}"
+    if isinstance(exc, VanceError):
+        return exc.message
+    return f"worker failed: {type(exc).__name__}: {exc}".rstrip(": ")
+
+
+def _settle(ws: Workspace, run: Run, turn: Turn, outcome: TurnOutcome,
+            interrupted: bool = False) -> None:
+    """Store the turn's messages, consume its inputs and set the status, in one transaction."""
+    db, pid = ws.db, turn.process.id
+    with db.transaction():
+        for kind, text in outcome.notes:
+            conversation.add_message(db, pid, "note", kind, text, turn=turn.number)
+        if outcome.reply is not None:
+            conversation.add_message(
+                db, pid, "assistant", "reply", outcome.reply, turn=turn.number,
+                model=outcome.model, tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out,
+                meta={"interrupted": True} if interrupted else None)
+            store.set_result(db, pid, outcome.reply)
+        conversation.consume(db, [m.id for m in turn.inputs], turn.number)
+        conversation.end_turn(db, pid, turn.number,
+                              "INTERRUPTED" if interrupted else outcome.settle)
+        if outcome.settle == "DONE":
+            apply_transition(db, pid, Status.RUNNING, Status.CLOSED, CloseReason.DONE.value,
+                             outcome=outcome.outcome, note=f"turn {turn.number} done")
+        else:
+            target = Status.BLOCKED if outcome.settle == "BLOCKED" else Status.IDLE
+            if apply_transition(db, pid, Status.RUNNING, target,
+                                note=f"turn {turn.number} settled"):
+                notify_parent(db, pid, CHILD_SETTLED)
+    run.settled()
+
+
+def _run_whole(ws: Workspace, process: Process, whole: WholeRun, sink: TurnSink,
+               adopt: bool) -> TurnReport:
+    """An engine that runs its process by itself: run it, then record what it did."""
+    closed = whole(ws, process, StreamFile(ws, process.id, sink), adopt)
+    inputs = [Message.from_row(r) for r in conversation.pending_inputs(ws.db, process.id)]
+    with ws.db.transaction():
+        number = store.next_turn(ws.db, process.id)
+        conversation.consume(ws.db, [m.id for m in inputs], number)
+    wake_parent(ws, closed)
+    reply = closed.result
+    settle = "DONE" if closed.close_reason == CloseReason.DONE.value else "FAILED"
+    reason = None if settle == "DONE" else str((closed.outcome or {}).get("reason")
+                                               or closed.close_reason)
+    return TurnReport(closed, number, settle, reply, reason)
+
+
+def drive(ws: Workspace, process_id: str, *, sink: TurnSink | None = None,
+          adopt: bool = False, retry: bool = False) -> TurnReport:
+    """Run turns while the process has pending inputs and can take them.
+
+    The first turn runs even without pending input when ``adopt`` (a launcher
+    handed the process over) or ``retry``; later turns only for inputs that
+    arrived meanwhile (a steer during a turn), at most ``MAX_TURNS_IN_A_ROW``.
+
+    Returns:
+        The report of the last turn.
+
+    Raises:
+        As ``run_turn``.
+    """
+    report = run_turn(ws, process_id, sink=sink, adopt=adopt, retry=retry)
+    for _ in range(MAX_TURNS_IN_A_ROW - 1):
+        process = report.process
+        if process.status not in (Status.IDLE, Status.BLOCKED) or \
+                not has_pending(ws, process.id):
+            break
+        report = run_turn(ws, process.id, sink=sink)
+    return report
+
+
+How = Literal["foreground", "background", "waiting_for_llm", "nothing_to_do", "no_engine",
+              "passive"]
+"""How ``start`` dealt with a process."""
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """What ``start`` did with a process.
+
+    Attributes:
+        process: the process afterwards.
+        how: ``foreground`` (turns ran here), ``background`` (a worker runs them),
+            ``waiting_for_llm`` (no LLM is configured: it waits, ``IDLE``),
+            ``nothing_to_do`` (no pending input), ``no_engine`` (its engine has no
+            local code), ``passive`` (a mailbox).
+        report: the last turn's report (foreground only).
+        worker_pid: the worker's pid (background only).
+        log: the worker's log file (background only).
+    """
+
+    process: Process
+    how: How
+    report: TurnReport | None = None
+    worker_pid: int | None = None
+    log: Path | None = None
+
+
+def start(ws: Workspace, process_id: str, *, wait: bool = False,
+          sink: TurnSink | None = None) -> Started:
+    """Get a process's pending turns run: here (``wait``) or by a background worker.
+
+    Args:
+        ws: workspace.
+        process_id: id or unique prefix.
+        wait: run the turns in the foreground and return when they settled.
+        sink: live output of foreground turns.
+
+    Returns:
+        What was done (``Started.how``); without an LLM the process stays ``IDLE``
+        with its inputs pending, and ``vance process run`` runs them later.
+
+    Raises:
+        As ``run_turn`` (foreground); OSError: the worker cannot be started.
+    """
+    process = load_process(ws, process_id)
+    engine = ws.engines.get(process.engine)
+    if engine is None or (engine.run_turn is None and engine.run_process is None):
+        return Started(process, "no_engine")
+    if is_passive(process):
+        return Started(process, "passive")
+    if process.status is not Status.RUNNING and not has_pending(ws, process.id):
+        return Started(process, "nothing_to_do")
+    if not ws.settings.llm_configured:
+        return Started(process, "waiting_for_llm")
+    if wait:
+        report = drive(ws, process.id, sink=sink)
+        return Started(report.process, "foreground", report=report)
+    pid, log = start_worker(ws, process.id)
+    return Started(load_process(ws, process.id), "background", worker_pid=pid, log=log)
+
+
+def wake_parent(ws: Workspace, child: Process) -> bool:
+    """Start a turn of the child's parent when its engine acts on events (arthur).
+
+    Nothing happens when the parent is a mailbox, is not waiting (a turn of
+    its own will take the event), or no LLM is configured.
+
+    Returns:
+        True when a worker was started for the parent.
+    """
+    if child.parent_process_id is None or not ws.settings.llm_configured:
+        return False
+    parent = load_process(ws, child.parent_process_id)
+    engine = ws.engines.get(parent.engine)
+    if engine is None or not engine.wakes_on_events or is_passive(parent) or \
+            parent.status not in (Status.IDLE, Status.BLOCKED):
+        return False
+    start_worker(ws, parent.id)
+    return True

@@ -1,0 +1,116 @@
+"""SQL for a process's conversation: its messages, its turns and its LLM calls (m005).
+
+The rules (what an input is, when a turn consumes it, what a turn records)
+live in ``vance_cli.processes.runtime``; this module only reads and writes
+rows. A message whose ``turn`` is NULL is a pending input: stored before any
+turn runs, consumed (``turn`` set) only when a turn settles, so a turn that
+dies leaves its inputs pending for a retry.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from vance_cli.base.clock import utc_now
+from vance_cli.state.db import Database, Row
+
+_MESSAGE = ("id, process_id, role, kind, content, created_at, turn, model, tokens_in,"
+            " tokens_out, meta")
+
+
+def add_message(db: Database, process_id: str, role: str, kind: str, content: str, *,
+                turn: int | None = None, model: str | None = None,
+                tokens_in: int | None = None, tokens_out: int | None = None,
+                meta: Mapping[str, Any] | None = None) -> int:
+    """Append one message and return its id (``turn`` None: a pending input)."""
+    cur = db.conn.execute(
+        f"INSERT INTO messages ({_MESSAGE.removeprefix('id, ')}) VALUES"
+        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (process_id, role, kind, content, utc_now(), turn, model, tokens_in, tokens_out,
+         json.dumps(dict(meta or {}), ensure_ascii=False)))
+    return int(cur.lastrowid or 0)
+
+
+def pending_inputs(db: Database, process_id: str) -> list[Row]:
+    """Return the inputs no turn has consumed yet, oldest first."""
+    return db.query(f"SELECT {_MESSAGE} FROM messages WHERE process_id = ? AND turn IS NULL"
+                    " ORDER BY id", (process_id,))
+
+
+def consume(db: Database, ids: Sequence[int], turn: int) -> None:
+    """Mark inputs as consumed by ``turn``."""
+    if ids:
+        marks = ", ".join("?" for _ in ids)
+        db.conn.execute(f"UPDATE messages SET turn = ? WHERE id IN ({marks}) AND turn IS NULL",
+                        (turn, *ids))
+
+
+def history(db: Database, process_id: str, limit: int | None = None) -> list[Row]:
+    """Return the consumed inputs and the replies of a process, oldest first.
+
+    Args:
+        db: the database.
+        process_id: the process.
+        limit: only the newest ``limit`` messages (still oldest first), or all.
+    """
+    sql = (f"SELECT {_MESSAGE} FROM messages WHERE process_id = ? AND turn IS NOT NULL"
+           " ORDER BY id")
+    if limit is not None:
+        sql = f"SELECT * FROM ({sql[:-len(' ORDER BY id')]} ORDER BY id DESC LIMIT {int(limit)})" \
+              " ORDER BY id"
+    return db.query(sql, (process_id,))
+
+
+def transcript(db: Database, process_id: str) -> list[Row]:
+    """Return every message of a process (pending inputs too), oldest first."""
+    return db.query(f"SELECT {_MESSAGE} FROM messages WHERE process_id = ? ORDER BY id",
+                    (process_id,))
+
+
+def start_turn(db: Database, process_id: str, number: int, pid: int) -> None:
+    """Record that turn ``number`` started under worker ``pid``."""
+    db.conn.execute("INSERT INTO turns (process_id, number, started_at, outcome, worker_pid)"
+                    " VALUES (?, ?, ?, 'RUNNING', ?)", (process_id, number, utc_now(), pid))
+
+
+def end_turn(db: Database, process_id: str, number: int, outcome: str,
+             reason: str | None = None) -> None:
+    """Record how turn ``number`` ended (``IDLE``, ``BLOCKED``, ``DONE``, ``FAILED`` …)."""
+    db.conn.execute("UPDATE turns SET ended_at = ?, outcome = ?, reason = ? WHERE"
+                    " process_id = ? AND number = ?",
+                    (utc_now(), outcome, reason, process_id, number))
+
+
+def turns(db: Database, process_id: str) -> list[Row]:
+    """Return the turns of a process, oldest first."""
+    return db.query("SELECT process_id, number, started_at, ended_at, outcome, worker_pid,"
+                    " reason FROM turns WHERE process_id = ? ORDER BY number", (process_id,))
+
+
+def add_llm_call(db: Database, process_id: str, turn: int | None, purpose: str, *,
+                 model: str | None, endpoint: str | None, tokens_in: int | None,
+                 tokens_out: int | None, latency_ms: float | None,
+                 finish_reason: str | None, error: str | None = None) -> None:
+    """Record one LLM call of a process (never the key)."""
+    db.conn.execute(
+        "INSERT INTO llm_calls (process_id, turn, purpose, model, endpoint, tokens_in,"
+        " tokens_out, latency_ms, finish_reason, error, created_at) VALUES"
+        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (process_id, turn, purpose, model, endpoint, tokens_in, tokens_out, latency_ms,
+         finish_reason, error, utc_now()))
+
+
+def llm_totals(db: Database, process_id: str, turn: int | None = None) -> Row:
+    """Return ``calls, tokens_in, tokens_out, latency_ms`` summed over a process (or one turn)."""
+    where = "process_id = ?"
+    params: list[Any] = [process_id]
+    if turn is not None:
+        where += " AND turn = ?"
+        params.append(turn)
+    row = db.query_one("SELECT count(*), coalesce(sum(tokens_in), 0),"
+                       " coalesce(sum(tokens_out), 0), coalesce(sum(latency_ms), 0)"
+                       f" FROM llm_calls WHERE {where}", params)
+    assert row is not None  # an aggregate always has one row
+    return row
