@@ -174,3 +174,21 @@ def test_prompts_go_to_the_terminal_stream_never_stdout(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "Heading" in captured.err and "Your name" in captured.err
+
+
+@pytest.mark.timeout(20)
+def test_an_editor_that_never_saves_is_opened_a_few_times_then_the_text_is_typed(
+        pipe: PipeInput, tmp_path: Path) -> None:
+    counter = tmp_path / "count"
+    script = tmp_path / "lazy-editor"
+    script.write_text(f"#!/bin/sh\necho x >> {counter}\nexit 0\n")  # exits 0, writes nothing
+    script.chmod(stat.S_IRWXU)
+    wizard = _wizard({"name": "t", "type": "textarea", "required": True})
+    said: list[str] = []
+    asker = TerminalAsker("en", input=pipe, output=DummyOutput(), environ={"EDITOR": str(script)})
+    asker._say = lambda text, style="": said.append(text)  # type: ignore[method-assign]
+    pipe.send_text("typed instead" + Key.ESC_ENTER)
+    assert fill_form(wizard.spec.fields, {}, asker, "en") == {"t": "typed instead"}
+    assert counter.read_text().count("x") == ask.EDITOR_TRIES
+    assert said.count("the editor closed without saving") == ask.EDITOR_TRIES
+    assert "no valid text from the editor after 3 tries; type it here instead" in said

@@ -47,6 +47,8 @@ TEXTS: Mapping[str, Mapping[str, str]] = {
         "print": "print it",
         "toolbar": " Esc Enter: {action} · Ctrl-C: cancel ",
         "editor_failed": "the editor failed ({error}); type the text here instead",
+        "editor_unsaved": "the editor closed without saving",
+        "editor_gave_up": "no valid text from the editor after {tries} tries; type it here instead",
     },
     "de": {
         "another": "Noch einen Eintrag zu „{label}“ hinzufügen? (bisher {count})",
@@ -59,9 +61,16 @@ TEXTS: Mapping[str, Mapping[str, str]] = {
         "print": "auszugeben",
         "toolbar": " Esc Enter: {action} · Strg-C: abbrechen ",
         "editor_failed": "der Editor ist fehlgeschlagen ({error}); Text bitte hier eingeben",
+        "editor_unsaved": "der Editor wurde ohne Speichern geschlossen",
+        "editor_gave_up": "nach {tries} Versuchen kein gültiger Text aus dem Editor; "
+                          "Text bitte hier eingeben",
     },
 }
 """The few words the terminal prompts add, German for ``de``, else English."""
+
+EDITOR_TRIES = 3
+"""Times the editor opens for one textarea before the text is typed in the terminal: an
+editor that exits at once without saving would otherwise be relaunched in a tight loop."""
 
 
 def _texts(lang: str) -> Mapping[str, str]:
@@ -255,18 +264,24 @@ class TerminalAsker:
     def _textarea(self, question: Question) -> str:
         command = editor_command(self.environ)
         text = "" if question.default is None else str(question.default)
-        while command is not None:
+        for attempt in range(1, EDITOR_TRIES + 1 if command else 0):
+            assert command is not None
             self._say(self.texts["editor"].format(label=question.label, editor=command), "bold")
             try:
                 edited = edit_in_editor(text, command)
             except OSError as exc:
                 self._say(self.texts["editor_failed"].format(error=exc), "class:error")
                 break
+            if edited is None:
+                self._say(self.texts["editor_unsaved"], "class:error")
             text = text if edited is None else edited.rstrip("\n")
             error = question.check(text)
             if error is None:
                 return text
             self._say(f"{question.path}: {error}", "class:error")
+            if attempt == EDITOR_TRIES:
+                self._say(self.texts["editor_gave_up"].format(tries=EDITOR_TRIES),
+                          "class:error")
         return self._multiline(question, text)
 
     def _multiline(self, question: Question, default: str) -> str:
