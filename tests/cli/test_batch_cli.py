@@ -350,3 +350,13 @@ def test_a_hostile_task_template_is_each_items_error() -> None:
     (line,) = [json.loads(x) for x in result.stdout.splitlines()]
     assert line["error"]["code"] == "task_template_error"
     assert "repetition would exceed the limit of 1,000,000 characters" in line["rationale"]
+
+
+def test_an_llm_failure_in_a_batch_exits_1(llm_server: ScriptedLLMServer) -> None:
+    for _ in range(3):
+        llm_server.fail(500, "down")
+    result = run_cli(["delegate", "--task-template", "Help me with {{ item }}", "--items", "-",
+                      "--no-fallback"], input="a\nb\n", env=llm_server.env(max_retries=0))
+    assert result.exit_code == 1
+    assert [json.loads(x)["reason"] for x in result.stdout.splitlines()] == ["llm_error"] * 2
+    assert "2 none (2 of them LLM failures), 0 failed" in result.stderr

@@ -165,7 +165,8 @@ def test_http_500_after_retries(llm_server: ScriptedLLMServer) -> None:
     data = run_cli(["delegate", "--task", NEUTRAL, "--no-fallback", "--json"],
                    env=llm_server.env(max_retries=1)).json()
     assert (data["decision"], data["reason"]) == ("NONE", "llm_error")
-    assert data["rationale"] == "LLM call failed: HTTP 500: model overloaded"
+    host = llm_server.url.split("//", 1)[1].split("/", 1)[0]
+    assert data["rationale"] == f"LLM call failed: HTTP 500: model overloaded (at {host})"
     assert len(llm_server.chat_requests) == 2
 
 
@@ -345,3 +346,39 @@ def _no_engine(self: object, name: str, recipe: str | None = None) -> object:
     from vance_cli.base.errors import UnknownEngine
 
     raise UnknownEngine(name)
+
+
+@pytest.mark.parametrize("extra", [[], ["--require-match"], ["--dry-run"]])
+def test_an_llm_failure_exits_1_with_the_document_printed(llm_server: ScriptedLLMServer,
+                                                           extra: list[str]) -> None:
+    llm_server.fail(500, "down")
+    result = run_cli(["delegate", "--task", NEUTRAL, "--json", *extra],
+                     env=llm_server.env(max_retries=0))
+    assert result.exit_code == 1
+    data = result.json()
+    assert (data["decision"], data["reason"]) == ("NONE", "llm_error")
+    host = llm_server.url.split("//", 1)[1].split("/", 1)[0]
+    assert data["rationale"].startswith(f"LLM call failed: HTTP 500: down (at {host})")
+
+
+def test_a_timeout_exits_1_and_nothing_fits_exits_0(llm_server: ScriptedLLMServer) -> None:
+    import threading
+
+    llm_server.reply('{"decision": "NONE", "recipe": null, "rationale": "late"}',
+                     gate=threading.Event())  # never opened: the call times out
+    late = run_cli(["delegate", "--task", NEUTRAL, "--no-fallback", "--json"],
+                   env=llm_server.env(timeout=0.5, max_retries=0))
+    assert (late.exit_code, late.json()["reason"]) == (1, "timeout")
+    llm_server.reply('{"decision": "NONE", "recipe": null, "rationale": "nothing fits"}')
+    none = run_cli(["delegate", "--task", NEUTRAL, "--no-fallback", "--json"],
+                   env=llm_server.env())
+    assert (none.exit_code, none.json()["reason"]) == (0, "llm_none")
+
+
+def test_a_refused_json_mode_names_the_setting(llm_server: ScriptedLLMServer) -> None:
+    llm_server.fail(400, "'response_format.type' must be 'json_schema' or 'text'")
+    data = run_cli(["delegate", "--task", NEUTRAL, "--json"],
+                   env=llm_server.env(json_mode="json_object")).json()
+    assert data["reason"] == "llm_error"
+    assert "the server refuses llm.json_mode 'json_object': try 'vance config set " \
+           "llm.json_mode json_schema' (or none)" in data["rationale"]

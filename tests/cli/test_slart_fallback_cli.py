@@ -134,8 +134,8 @@ def test_llm_failure_has_no_fallback_and_says_why(llm_server: ScriptedLLMServer)
     llm_server.fail(500, "model overloaded")
     data = run_cli(["delegate", "--task", TASK, "--json"], env=llm_server.env()).json()
     assert (data["reason"], data["fallback"]) == ("llm_error", None)
-    assert data["rationale"].startswith("LLM call failed: HTTP 500: model overloaded — "
-                                        "no Slartibartfast fallback")
+    assert data["rationale"].startswith("LLM call failed: HTTP 500: model overloaded (at ")
+    assert " — no Slartibartfast fallback" in data["rationale"]
     llm_server.reply("no json at all")
     human = run_cli(["delegate", "--task", TASK], env=llm_server.env())
     assert "no Slartibartfast fallback: the selector's reply was unusable" in " ".join(

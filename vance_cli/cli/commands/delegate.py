@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from vance_cli.base.errors import EXIT_NO_MATCH
+from vance_cli.base.errors import EXIT_NO_MATCH, EXIT_RUNTIME
 from vance_cli.cli import context, output
 from vance_cli.cli.args import parse_assignments, read_stdin
 from vance_cli.cli.commands import batch
@@ -82,7 +82,10 @@ class Delegated:
 
     @property
     def exit_code(self) -> int:
-        """1 when a foreground turn failed, else 0."""
+        """1 when the selector's LLM call failed or a foreground turn failed, else 0."""
+        reason = self.result.decision.reason
+        if reason is not None and reason.llm_failed:
+            return EXIT_RUNTIME
         return exit_code(self.started.report if self.started else None)
 
 
@@ -190,7 +193,7 @@ def command(
     )
     done = run_delegate(context.workspace(ctx), request, as_json, fallback=not no_fallback,
                         background=async_fallback, fallback_timeout=fallback_timeout, wait=wait)
+    if done.exit_code:  # the LLM failed: not "nothing fits", even with --require-match
+        raise typer.Exit(done.exit_code)
     if require_match and not done.result.decision.matched:
         raise typer.Exit(EXIT_NO_MATCH)
-    if done.exit_code:
-        raise typer.Exit(done.exit_code)

@@ -250,7 +250,9 @@ def _edited(asker: Any, text: str, print_only: bool) -> str:
 
 def _submit(ws: Workspace, text: str, flow: _Flow) -> None:
     """Send the prompt to the delegate selector: the code path and output of ``vance delegate``."""
-    run_delegate(ws, DelegateRequest(task=text, dry_run=flow.dry_run), flow.as_json)
+    done = run_delegate(ws, DelegateRequest(task=text, dry_run=flow.dry_run), flow.as_json)
+    if done.exit_code:  # the selector's LLM call or the first turn failed
+        raise typer.Exit(done.exit_code)
 
 
 @app.command("lint")
