@@ -146,13 +146,14 @@ def delegate(ws: Workspace, request: DelegateRequest, *, progress: Progress | No
     model = caller_model(ws, caller) if caller else None
     recipes = load_recipes(ws)
     warnings = tuple(f"recipe '{p.name}' left out: {p.reason}" for p in recipes.problems)
-    decision = select(ws, request.task, model=model, recipes=recipes, progress=progress)
+    decision = select(ws, request.selector_task, model=model, recipes=recipes,
+                      progress=progress)
     process: Process | None = None
     outcome: FallbackOutcome | None = None
 
     def log(process_id: str | None = None) -> int:
         return decision_log.record(
-            ws.db, ws.settings.tenant, ws.settings.session, request.task, decision,
+            ws.db, ws.settings.tenant, ws.settings.session, request.selector_task, decision,
             keep_task=request.log_task and ws.settings.log_tasks, process_id=process_id,
             dry_run=request.dry_run)
 
@@ -198,7 +199,8 @@ def _spawn(ws: Workspace, request: DelegateRequest, recipe: Recipe,
 
     attempts = 1 if request.name else NAME_ATTEMPTS
     for attempt in range(attempts):
-        spec = ProcessSpec(recipe=recipe.name, name=request.name or default_name(request.task),
+        spec = ProcessSpec(recipe=recipe.name,
+                           name=request.name or default_name(request.selector_task),
                            title=request.title, goal=request.task, steer=request.steer,
                            params=request.params, parent=parent)
         try:

@@ -41,6 +41,10 @@ class DelegateRequest:
         caller: id (or unique prefix) of the calling process.
         dry_run: decide only; start nothing.
         log_task: False keeps the task private in the decision log (``--no-log``).
+        decide_on: the part of the task the selector decides on (and the decision
+            log and the default name read); None → the whole task. The process
+            always gets the whole task as its goal: a wizard prompt without its
+            follow-up links (docs/wizards.md "Follow-ups").
     """
 
     task: str
@@ -51,6 +55,12 @@ class DelegateRequest:
     caller: str | None = None
     dry_run: bool = False
     log_task: bool = True
+    decide_on: str | None = None
+
+    @property
+    def selector_task(self) -> str:
+        """The text the selector decides on: ``decide_on``, else the whole task."""
+        return self.task if self.decide_on is None else self.decide_on
 
 
 _GERMAN_LETTERS = str.maketrans({"ß": "ss", "ä": "ae", "ö": "oe", "ü": "ue"})

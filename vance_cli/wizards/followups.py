@@ -189,6 +189,36 @@ def append_followups(prompt: str, links: Sequence[FollowUpLink], lang: str) -> s
     return f"{prompt.rstrip()}\n\n{instruction}\n{bullets}"
 
 
+_LINK_BULLET = re.compile(r"- \[.*\]\(vance:/{1,2}wizards/[^\s)]*\)")
+"""A follow-up bullet as ``append_followups`` writes it."""
+
+
+def split_followups(text: str) -> tuple[str, str]:
+    """Split a prompt into the task and its follow-up block (instruction line and links).
+
+    The block is recognised as ``append_followups`` writes it: an instruction
+    line of any language, then only link bullets, at the end of the text (an
+    edited prompt still splits while the block is intact).
+
+    Returns:
+        ``(task, block)``; ``(text, "")`` when the text ends in no follow-up block.
+
+    Rule: docs/wizards.md "Follow-ups" (the selector decides without the block).
+    """
+    lines = text.rstrip().split("\n")
+    instructions = {line.strip() for line in INSTRUCTIONS.values()}
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index].strip()
+        if line in instructions:
+            rest = lines[index + 1:]
+            if rest and all(_LINK_BULLET.fullmatch(r.strip()) for r in rest):
+                return "\n".join(lines[:index]).rstrip(), "\n".join(lines[index:])
+            break
+        if not _LINK_BULLET.fullmatch(line):
+            break
+    return text, ""
+
+
 def parse_link(uri: str) -> WizardLink:
     """Parse a wizard link back into its name and values (``kind`` removed).
 

@@ -58,6 +58,7 @@ from vance_cli.cli.shell.commands import (
 )
 from vance_cli.delegate.request import DelegateRequest
 from vance_cli.documents.cascade import Kind
+from vance_cli.wizards.followups import split_followups
 from vance_cli.wizards.form import fill_form, merge_prefill, require_complete
 from vance_cli.wizards.loader import find_wizard
 from vance_cli.wizards.prompt import RenderContext, build_prompt
@@ -162,7 +163,10 @@ class Shell:
 
     def _send(self, task: str, dry_run: bool) -> LineResult:
 
-        done = run_delegate(self.ws, DelegateRequest(task=task, dry_run=dry_run), wait=True)
+        decide_on, block = split_followups(task)  # a /wizard prompt's links stay out
+        request = DelegateRequest(task=task, dry_run=dry_run,
+                                  decide_on=decide_on if block else None)
+        done = run_delegate(self.ws, request, wait=True)
         return LineResult(done.exit_code)
 
     def _delegate(self, text: str) -> LineResult:
