@@ -226,3 +226,30 @@ def test_the_cutoff_holds_whatever_the_reply(llm_server: ScriptedLLMServer) -> N
                           env=env, timeout=10)  # proves it ends; bench/replies.py measures
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["fallback"]["outcome"] in ("FAILED", "TIMED_OUT")
+
+
+def test_ctrl_c_during_a_sync_fallback_says_cancelled(llm_server: ScriptedLLMServer) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    from helpers import wait_until
+
+    llm_server.reply(NONE)
+    llm_server.reply(recipe(), gate=threading.Event())  # Slartibartfast waits for its reply
+    cli = subprocess.Popen([sys.executable, "-m", "vance_cli", "delegate", "--task", TASK],
+                           env={**os.environ, **llm_server.env(timeout=60)},
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: len(llm_server.chat_requests) == 2)
+        cli.send_signal(signal.SIGINT)
+        _out, err = cli.communicate(timeout=20)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+    assert cli.returncode == 130
+    assert err.strip().splitlines()[-1] == "cancelled"
+    [slart] = processes()
+    assert (slart["status"], slart["closeReason"]) == ("CLOSED", "STOPPED")

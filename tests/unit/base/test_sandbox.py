@@ -141,7 +141,7 @@ HOSTILE = [
     ("{{ ('a' * 1000000)|replace('a', 'bb') }}", "replace()"),
     ("{{ ('a' * 1000000).replace('a', 'bb') }}", "replace()"),
     ("{{ range(10000)|join('x' * 1000) }}", "join()"),
-    ("{{ ('x' * 1000).join(range(10000)|map('string')) }}", "str.join()"),
+    ("{{ ('x' * 1000).join(range(2000)|map('string')) }}", "str.join()"),
     ("{{ [1]|batch(10**9, 'x') }}", "batch()"),
     ("{{ [1]|slice(10**9) }}", "slice()"),
     ("{{ ('a\n' * 100000)|indent(1000) }}", "indent()"),

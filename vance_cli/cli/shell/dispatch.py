@@ -161,17 +161,20 @@ class Shell:
             return self._passthrough(command, split_arguments(parsed.text))
         return self.handlers[command.name](parsed.text)
 
-    def _send(self, task: str, dry_run: bool) -> LineResult:
+    def _send(self, task: str, dry_run: bool, fallback: bool = True,
+              background: bool = False) -> LineResult:
 
         decide_on, block = split_followups(task)  # a /wizard prompt's links stay out
         request = DelegateRequest(task=task, dry_run=dry_run,
                                   decide_on=decide_on if block else None)
-        done = run_delegate(self.ws, request, wait=True)
+        done = run_delegate(self.ws, request, wait=True, fallback=fallback,
+                            background=background)
         return LineResult(done.exit_code)
 
     def _delegate(self, text: str) -> LineResult:
-        task, dry_run = parse_delegate_args(text)
-        return self._send(task, dry_run or self.dry_run)
+        args = parse_delegate_args(text)
+        return self._send(args.task, args.dry_run or self.dry_run, args.fallback,
+                          args.background)
 
     def group(self, name: str) -> Any:
         """Return the Click command behind ``vance NAME`` (a group or a single command)."""
