@@ -382,3 +382,13 @@ def test_a_refused_json_mode_names_the_setting(llm_server: ScriptedLLMServer) ->
     assert data["reason"] == "llm_error"
     assert "the server refuses llm.json_mode 'json_object': try 'vance config set " \
            "llm.json_mode json_schema' (or none)" in data["rationale"]
+
+
+def test_piped_log_rows_keep_one_column_count(llm_server: ScriptedLLMServer) -> None:
+    assert run_cli(["delegate", "--task", ESSAY, "--dry-run"]).exit_code == 0  # no model
+    offline = run_cli(["log"]).stdout.splitlines()
+    llm_server.reply('{"decision": "NONE", "recipe": null, "rationale": "no"}')
+    run_cli(["delegate", "--task", NEUTRAL, "--dry-run"], env=llm_server.env())
+    mixed = run_cli(["log"]).stdout.splitlines()
+    assert {line.count("\t") + 1 for line in offline + mixed} == {8}
+    assert mixed[0].split("\t")[5] == "test-model" and mixed[1].split("\t")[5] == ""

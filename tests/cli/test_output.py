@@ -228,3 +228,13 @@ def test_times_are_short_on_a_terminal_and_exact_when_piped(
     output.table(None, ("id", "created (UTC)"), [("a1", stamp)], times=("created (UTC)",))
     assert "11-30 03:47" in out.getvalue() and stamp not in out.getvalue()
     assert output.short_time("not a time") == "not a time"
+
+
+@pytest.mark.timeout(10)
+def test_a_huge_one_line_cell_is_cut_before_it_is_measured(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    out, _err = terminal(monkeypatch)
+    task = "Summarize this\n" + "a line of the transcript, with\ta tab\n" * 500_000  # 19 MB
+    output.table(None, ("id", "task"), [("1", task)], one_line=("task",))
+    shown = out.getvalue()
+    assert "Summarize this ⏎ a line of the transcript" in shown and "…" in shown

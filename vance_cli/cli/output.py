@@ -43,6 +43,9 @@ _LINE_BREAKS = re.compile(r"[ \t]*(?:\r\n|\r|\n)\s*")
 MIN_ONE_LINE = 10
 """Narrowest width of a one-line column, in cells: the identifier columns come first."""
 _P = ParamSpec("_P")
+ONE_LINE_READ = 2_000
+"""Characters of a one-line cell read on a terminal: no terminal shows more on one line,
+and measuring a megabyte cell takes seconds (a 4 MB task in ``vance log`` took 6 s)."""
 ONE_LINE_BREAK = " \u23ce "
 """What a line break shows as in a cell cut to one line (`` ⏎ ``)."""
 
@@ -352,7 +355,9 @@ def _give_way(widths: dict[str, int], shrink: Sequence[str], budget: int) -> dic
 
 
 def _one_line(cell: str) -> str:
-    return _LINE_BREAKS.sub(ONE_LINE_BREAK, cell.strip()).replace("\t", " ")
+    text = cell.strip()
+    cut = text[:ONE_LINE_READ] + ("…" if len(text) > ONE_LINE_READ else "")
+    return _LINE_BREAKS.sub(ONE_LINE_BREAK, cut).replace("\t", " ")
 
 
 def _blank_repeats(columns: Sequence[str], cells: list[list[str]], group: Sequence[str]) -> None:
