@@ -77,7 +77,7 @@ def test_errors_do_not_end_the_shell(pipe: PipeInput, capsys: pytest.CaptureFixt
                "/help", Key.ENTER, "/exit", Key.ENTER)
     assert run.code == 0
     assert "vance: error: unknown command '/wizrd' — did you mean /wizard?" in run.stderr
-    assert "vance: error: no process with id 'nope'" in run.stderr
+    assert "vance: error: no process with id or name 'nope'" in run.stderr
     assert "/wizard [NAME]" in run.stdout  # /help still ran after two failures
 
 

@@ -42,6 +42,9 @@ _CONTROL_ALL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _LINE_BREAKS = re.compile(r"[ \t]*(?:\r\n|\r|\n)\s*")
 MIN_ONE_LINE = 10
 """Narrowest width of a one-line column, in cells: the identifier columns come first."""
+MIN_CUT = 4
+"""Narrowest a shrinking column gets when the row still does not fit (three cells and
+an ellipsis), so the columns that must stay whole do."""
 _P = ParamSpec("_P")
 ONE_LINE_READ = 2_000
 """Characters of a one-line cell read on a terminal: no terminal shows more on one line,
@@ -340,17 +343,21 @@ def _give_way(widths: dict[str, int], shrink: Sequence[str], budget: int) -> dic
 
     Returns:
         ``{column: max_width}`` for the columns that had to narrow; each keeps
-        at least ``MIN_ONE_LINE`` cells (or its natural width when smaller).
+        at least ``MIN_ONE_LINE`` cells (or its natural width when smaller)
+        while that is enough, else at least ``MIN_CUT`` cells: the columns
+        not in ``shrink`` (the id one acts on) stay whole.
     """
     excess = sum(widths.values()) - budget
     limits: dict[str, int] = {}
-    for column in shrink:
-        if excess <= 0:
-            break
-        cut = min(excess, widths.get(column, 0) - MIN_ONE_LINE)
-        if cut > 0:
-            limits[column] = widths[column] - cut
-            excess -= cut
+    for floor in (MIN_ONE_LINE, MIN_CUT):
+        for column in shrink:
+            if excess <= 0:
+                return limits
+            now = limits.get(column, widths.get(column, 0))
+            cut = min(excess, now - floor)
+            if cut > 0:
+                limits[column] = now - cut
+                excess -= cut
     return limits
 
 

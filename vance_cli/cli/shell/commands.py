@@ -49,7 +49,8 @@ COMMANDS: tuple[SlashCommand, ...] = (
                  "fill a wizard; its prompt lands in the input line, Enter sends it"),
     SlashCommand("delegate", "/delegate [--dry-run] [--no-fallback] [--async-fallback] TASK",
                  "send TASK to the selector (a line without a slash does the same)"),
-    SlashCommand("process", "/process list | show ID | wait ID [--timeout S] | stop ID | events",
+    SlashCommand("process", "/process list | show ID | wait ID [--timeout S] | stop ID | rm ID"
+                 " | prune | events",
                  "processes of this session, as 'vance process'", group="process"),
     SlashCommand("catalog", "/catalog show | reload [--file FILE] | validate FILE",
                  "the engine catalog, as 'vance catalog'", group="catalog"),

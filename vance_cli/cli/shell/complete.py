@@ -7,7 +7,7 @@ Completion (docs/shell.md), only for lines that start with ``/``:
   the wizard's field names (``topic=``);
 - ``/process ``, ``/catalog ``, ``/recipe ``: the subcommands of the
   ``vance`` group, then their options (``--timeout``); process ids of this
-  session after ``show``, ``wait``, ``stop`` and ``--for``; file paths after
+  session after ``show``, ``wait``, ``stop``, ``rm`` and ``--for``; file paths after
   ``--file`` and ``/catalog validate``;
 - ``/help ``: the command names.
 
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 Choice = tuple[str, str]
 """A completion and its one-line description."""
 
-PROCESS_ID_COMMANDS = frozenset({"show", "wait", "stop"})
+PROCESS_ID_COMMANDS = frozenset({"show", "wait", "stop", "rm"})
 """``/process`` subcommands whose first argument is a process id."""
 
 ID_OPTIONS = frozenset({"--for"})
