@@ -392,3 +392,41 @@ def test_piped_log_rows_keep_one_column_count(llm_server: ScriptedLLMServer) -> 
     mixed = run_cli(["log"]).stdout.splitlines()
     assert {line.count("\t") + 1 for line in offline + mixed} == {8}
     assert mixed[0].split("\t")[5] == "test-model" and mixed[1].split("\t")[5] == ""
+
+
+def test_the_task_may_be_an_argument() -> None:
+    result = run_cli(["delegate", ESSAY, "--dry-run", "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert result.json()["recipe"] == "essay-pipeline"
+    both = run_cli(["delegate", ESSAY, "--task", ESSAY])
+    assert both.exit_code == 2 and "give the task once" in both.stderr
+    from_stdin = run_cli(["delegate", "-", "--dry-run", "--json"], input=ESSAY + "\n")
+    assert from_stdin.json()["recipe"] == "essay-pipeline"
+
+
+def test_piped_material_goes_to_the_process_not_to_the_selector() -> None:
+    import os
+    import subprocess
+    import sys
+
+    material = "Meeting notes.\nBob will write a short essay about the history of tea.\n"
+    proc = subprocess.run([sys.executable, "-m", "vance_cli", "delegate", "summarize this",
+                           "--json"], input=material, capture_output=True, text=True,
+                          env=dict(os.environ), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["recipe"] == "document-summary"  # not essay-pipeline: the notes mention it
+    assert data["process"]["goal"] == "summarize this\n\n" + material.strip()
+    (entry,) = run_cli(["log", "--json"]).json()
+    assert entry["task"] == "summarize this"
+    with open(os.devnull, encoding="utf-8") as nothing:  # no pipe: nothing is read
+        alone = subprocess.run([sys.executable, "-m", "vance_cli", "delegate", "summarize this",
+                                "--dry-run", "--json"], stdin=nothing, capture_output=True,
+                               text=True, env=dict(os.environ), timeout=60)
+    assert alone.returncode == 0, alone.stderr
+
+
+def test_material_that_is_not_utf8_is_exit_2() -> None:
+    result = run_cli(["delegate", "summarize this"], input=b"caf\xe9\n")
+    assert result.exit_code == 2
+    assert "stdin (material beside the task)" in result.stderr

@@ -63,6 +63,33 @@ class DelegateRequest:
         return self.task if self.decide_on is None else self.decide_on
 
 
+MATERIAL_SEPARATOR = "\n\n"
+"""Between the instruction and the material piped beside it, in the process's goal."""
+
+
+def with_material(instruction: str, material: str | None) -> tuple[str, str | None]:
+    """Join an instruction and the material given beside it (``cat f | vance delegate "…"``).
+
+    The selector decides on the instruction alone; the process gets both,
+    the instruction first (docs/delegate.md "Material").
+
+    Args:
+        instruction: the task as typed (trimmed here).
+        material: text piped on stdin, or None.
+
+    Returns:
+        ``(task, decide_on)`` for ``DelegateRequest``: ``decide_on`` is None
+        when there is no material, or no instruction (then the material is
+        the task, as with ``--task -``).
+    """
+    instruction, body = instruction.strip(), (material or "").strip()
+    if not body:
+        return instruction, None
+    if not instruction:
+        return body, None
+    return f"{instruction}{MATERIAL_SEPARATOR}{body}", instruction
+
+
 _GERMAN_LETTERS = str.maketrans({"ß": "ss", "ä": "ae", "ö": "oe", "ü": "ue"})
 """German spelling without umlauts and sharp s (``Straße`` → ``strasse``, ``Übung`` → ``uebung``),
 applied after lower-casing (which makes ``ẞ Ä Ö Ü`` these)."""
