@@ -238,3 +238,30 @@ def test_a_huge_one_line_cell_is_cut_before_it_is_measured(
     output.table(None, ("id", "task"), [("1", task)], one_line=("task",))
     shown = out.getvalue()
     assert "Summarize this ⏎ a line of the transcript" in shown and "…" in shown
+
+
+def test_headers_follow_the_session_language(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vance_cli.cli import words
+
+    out, _ = terminal(monkeypatch)
+    words.set_language("de")
+    try:
+        output.table(None, ("id", "recipe", "created (UTC)"), [("1", "coding", "x")])
+    finally:
+        words.set_language("en")
+    assert "Rezept" in out.getvalue() and "erstellt (UTC)" in out.getvalue()
+
+
+def test_cancelled_is_said_in_the_session_language(monkeypatch: pytest.MonkeyPatch) -> None:
+    from helpers import run_cli
+
+    from vance_cli.cli.commands import process
+
+    def interrupted(*_args: object, **_kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(process, "list_processes", interrupted)
+    german = run_cli(["--lang", "de", "process", "list"])
+    assert (german.exit_code, german.stderr.strip()) == (130, "abgebrochen")
+    english = run_cli(["process", "list"])
+    assert (english.exit_code, english.stderr.strip()) == (130, "cancelled")

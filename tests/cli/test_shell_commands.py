@@ -363,3 +363,10 @@ def test_a_json_command_that_fails_prints_the_json_error_as_vance_does() -> None
     assert shell.exit_code == direct.exit_code == 2
     assert shell.json() == direct.json()
     assert shell.json()["error"] == "process_not_found"
+
+
+def test_help_speaks_german_in_a_german_session() -> None:
+    result = run_cli(["--lang", "de", "shell"], input="/help\n")
+    assert result.exit_code == 0
+    assert "einen Wizard ausfüllen" in result.stdout
+    assert "fill a wizard" not in result.stdout

@@ -46,7 +46,12 @@ TEXTS: Mapping[str, Mapping[str, str]] = {
         "edit_title": "The prompt — edit it, then press Esc Enter to {action} (Ctrl-C cancels):",
         "send": "send it to the selector",
         "print": "print it",
+        "send_short": "send to the selector",
+        "print_short": "print",
         "toolbar": " Esc Enter: {action} · Ctrl-C: cancel ",
+        "select_hint": "(Use arrow keys)",
+        "checkbox_hint": "(Use arrow keys to move, <space> to select, <a> to toggle, "
+                         "<i> to invert)",
         "editor_failed": "the editor failed ({error}); type the text here instead",
         "editor_unsaved": "the editor closed without saving",
         "yes": "Yes",
@@ -66,7 +71,12 @@ TEXTS: Mapping[str, Mapping[str, str]] = {
                       "(Strg-C bricht ab):",
         "send": "an den Selector zu senden",
         "print": "auszugeben",
+        "send_short": "an den Selector senden",
+        "print_short": "ausgeben",
         "toolbar": " Esc Enter: {action} · Strg-C: abbrechen ",
+        "select_hint": "(Pfeiltasten verwenden)",
+        "checkbox_hint": "(Pfeiltasten bewegen, <Leertaste> wählt, <a> alle, "
+                         "<i> umkehren)",
         "editor_failed": "der Editor ist fehlgeschlagen ({error}); Text bitte hier eingeben",
         "editor_unsaved": "der Editor wurde ohne Speichern geschlossen",
         "yes": "Ja",
@@ -212,7 +222,8 @@ class TerminalAsker:
         session: PromptSession[str] = PromptSession(
             multiline=True, input=self.input, output=self.output,
             key_bindings=_cancel_bindings(),
-            bottom_toolbar=self.texts["toolbar"].format(action=action))
+            bottom_toolbar=self.texts["toolbar"].format(
+                action=self.texts["print_short" if printing else "send_short"]))
         return session.prompt("", default=text)
 
     # --- helpers ------------------------------------------------------------
@@ -256,7 +267,8 @@ class TerminalAsker:
         values = [c.value for c in choices]
         default = question.default if question.default in values else None
         return str(self._run(questionary.select(
-            question.label, choices=choices, default=default, **self._io())))
+            question.label, choices=choices, default=default,
+            instruction=self.texts["select_hint"], **self._io())))
 
     def _checkbox(self, question: Question) -> list[str]:
         import questionary
@@ -265,7 +277,7 @@ class TerminalAsker:
         choices = [questionary.Choice(title=label, value=value, checked=value in chosen)
                    for value, label in question.choices]
         answer = self._run(questionary.checkbox(
-            question.label, choices=choices,
+            question.label, choices=choices, instruction=self.texts["checkbox_hint"],
             validate=lambda picked: question.check(list(picked)) or True, **self._io()))
         return [str(v) for v in answer]
 

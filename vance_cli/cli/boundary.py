@@ -44,7 +44,7 @@ from vance_cli.base.errors import (
     VanceError,
 )
 from vance_cli.base.text_input import check_utf8, first_invalid
-from vance_cli.cli import output
+from vance_cli.cli import output, words
 from vance_cli.cli.app import app
 
 
@@ -57,12 +57,15 @@ def run(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     output.show_core_warnings()
     command = typer.main.get_command(app)
+    words.set_language("en")  # until the settings say otherwise (context.settings)
     try:
         check_argv(args)
         result = command.main(args=args, prog_name="vance", standalone_mode=False)
     except BaseException as exc:  # the boundary: every failure gets its exit code here
         return report(exc, as_json="--json" in args, debug=_debug(args),
                       command_path=lambda: _command_path(command, args))
+    finally:
+        words.set_language("en")
     return result if isinstance(result, int) else 0
 
 
@@ -90,7 +93,7 @@ def report(exc: BaseException, *, as_json: bool, debug: bool, where: str = "",  
     if isinstance(exc, VanceError):
         return _report(exc, as_json, where)
     if isinstance(exc, KeyboardInterrupt | EOFError | click.exceptions.Abort):
-        output.info("cancelled")
+        output.info(words.word("cancelled"))
         return EXIT_INTERRUPTED
     if isinstance(exc, click.exceptions.Exit):  # a command's own exit code; it has said why
         return exc.exit_code
@@ -137,7 +140,7 @@ def _quiet_broken_pipe() -> int:
 def _report(exc: VanceError, as_json: bool, where: str) -> int:
     """Print a VanceError as one stderr line (and its JSON with --json); return its exit code."""
     if exc.exit_code == EXIT_INTERRUPTED:
-        output.info("cancelled")
+        output.info(words.word("cancelled"))
     else:
         if as_json:
             output.emit_json(exc.to_json())
@@ -171,13 +174,13 @@ def _command_path(root: click.Command, args: Sequence[str]) -> str:
     Walks the command tree: options are skipped (with their value, when the
     option takes one), a word that names a sub-command descends.
     """
-    command, path, words = root, ["vance"], iter(args)
-    for word in words:
+    command, path, given = root, ["vance"], iter(args)
+    for word in given:
         if word.startswith("-"):
             param = next((p for p in command.params if word in p.opts), None)
             if param is not None and not getattr(param, "is_flag", False) \
                     and not getattr(param, "count", False):
-                next(words, None)
+                next(given, None)
             continue
         sub = subcommand(command, word)
         if sub is None:

@@ -31,6 +31,8 @@ from contextlib import contextmanager
 from functools import cache, wraps
 from typing import TYPE_CHECKING, Any, ParamSpec, TextIO
 
+from vance_cli.cli.words import header
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -303,7 +305,7 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any
     _blank_repeats(columns, cells, group)
     grid = Table(title=title, caption=caption, header_style="bold", expand=False)
     # natural widths in terminal cells (a CJK letter takes two)
-    width = {c: max([cell_len(c)] + [cell_len(r[i]) for r in cells])
+    width = {c: max([cell_len(header(c))] + [cell_len(r[i]) for r in cells])
              for i, c in enumerate(columns)}
     fixed = sum(width[c] + 3 for c in columns if c not in one_line)
     spare = max(MIN_ONE_LINE, (console().width - fixed - 4) // max(1, len(one_line)))
@@ -311,12 +313,13 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any
                for c in columns if c not in text}
     limits = _give_way(natural, shrink, console().width - 3 * len(columns) - 1)
     for column in columns:
+        shown = header(column)
         if column in one_line:
-            grid.add_column(column, overflow="ellipsis", no_wrap=True, max_width=spare)
+            grid.add_column(shown, overflow="ellipsis", no_wrap=True, max_width=spare)
         elif column in text:
-            grid.add_column(column, overflow="fold")
+            grid.add_column(shown, overflow="fold")
         else:
-            grid.add_column(column, overflow="ellipsis", no_wrap=True,
+            grid.add_column(shown, overflow="ellipsis", no_wrap=True,
                             max_width=limits.get(column))
     for row in cells:
         grid.add_row(*(escape(cell) for cell in row))

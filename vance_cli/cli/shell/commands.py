@@ -63,6 +63,18 @@ COMMANDS: tuple[SlashCommand, ...] = (
 )
 """Every slash command, in the order ``/help`` lists them."""
 
+SUMMARIES_DE: dict[str, str] = {
+    "wizard": "einen Wizard ausfüllen; sein Prompt landet in der Eingabezeile, Enter sendet ihn",
+    "delegate": "TASK an den Selector senden (eine Zeile ohne Schrägstrich tut dasselbe)",
+    "process": "Prozesse dieser Sitzung, wie 'vance process'",
+    "catalog": "der Engine-Katalog, wie 'vance catalog'",
+    "recipe": "das Rezept-Inventar, wie 'vance recipe'",
+    "log": "das Entscheidungsprotokoll des Selectors, wie 'vance log'",
+    "help": "die Slash-Befehle auflisten, oder die Hilfe eines Befehls",
+    "quit": "die Shell verlassen (ebenso /exit und Strg-D)",
+}
+"""The summaries ``/help`` shows in a German session (``summary`` is the English one)."""
+
 DRY_RUN = "--dry-run"
 """The flag ``/wizard`` and ``/delegate`` take: decide only, start no process."""
 

@@ -36,9 +36,10 @@ import typer
 from vance_cli.base.errors import (
     EXIT_OK,
     InputError,
+    VanceError,
 )
 from vance_cli.base.names import close_matches
-from vance_cli.cli import context, output
+from vance_cli.cli import context, output, words
 from vance_cli.cli.args import parse_assignments
 from vance_cli.cli.ask import TerminalAsker
 from vance_cli.cli.boundary import debug_from_env, report, subcommand
@@ -46,6 +47,7 @@ from vance_cli.cli.commands.delegate import run_delegate
 from vance_cli.cli.commands.wizard import read_values_option
 from vance_cli.cli.shell.commands import (
     COMMANDS,
+    SUMMARIES_DE,
     ParsedLine,
     SlashCommand,
     WizardArgs,
@@ -247,19 +249,26 @@ class Shell:
         return build_prompt(wizard, answers, RenderContext.of(ws)).text
 
     def _help(self, text: str) -> LineResult:
-        words = split_arguments(text)
-        if words:
-            name = words[0].lstrip("/")
+        try:  # the session language (context.settings sets it); a broken config: English
+            context.settings(self.ctx)
+        except VanceError:
+            pass
+        args = split_arguments(text)
+        if args:
+            name = args[0].lstrip("/")
             command = find_command(name)
             if command is None:
                 raise unknown_command(name)
             if command.group is not None:
-                return self._passthrough(command, [*words[1:], "--help"])
-            output.fields([("usage", command.usage), ("does", command.summary)])
+                return self._passthrough(command, [*args[1:], "--help"])
+            german = words.german()
+            output.fields([("Aufruf" if german else "usage", command.usage),
+                           ("tut" if german else "does", _summary(command))])
             return LineResult()
         output.table(None, ("command", "what it does"),
-                     ((c.usage, c.summary) for c in COMMANDS),
-                     caption="Anything else is a task for the selector, as 'vance delegate'.",
+                     ((c.usage, _summary(c)) for c in COMMANDS),
+                     caption=words.word("Anything else is a task for the selector, as "
+                                        "'vance delegate'."),
                      text=("command", "what it does"))
         return LineResult()
 
@@ -288,6 +297,11 @@ class Shell:
     @property
     def _debug(self) -> bool:
         return self.debug or debug_from_env()
+
+
+def _summary(command: SlashCommand) -> str:
+    """A command's summary in the session language."""
+    return SUMMARIES_DE.get(command.name, command.summary) if words.german() else command.summary
 
 
 def _unknown_subcommand(command: str, word: str, subcommands: Iterable[str]) -> InputError:
