@@ -101,7 +101,7 @@ def test_json_output_stays_exact(capsys: pytest.CaptureFixture[str]) -> None:
     output.emit_json({"task": RED})
     output.emit_text(f"prompt {RED}")
     out = capsys.readouterr().out
-    assert '"task": "\\u001b[31mred\\u001b[0m"' in out
+    assert out.startswith('{"task":"\\u001b[31mred\\u001b[0m"}\n')  # piped: one line
     assert out.endswith(f"prompt {RED}\n")
 
 
@@ -265,3 +265,14 @@ def test_cancelled_is_said_in_the_session_language(monkeypatch: pytest.MonkeyPat
     assert (german.exit_code, german.stderr.strip()) == (130, "abgebrochen")
     english = run_cli(["process", "list"])
     assert (english.exit_code, english.stderr.strip()) == (130, "cancelled")
+
+
+def test_json_is_one_line_piped_and_indented_on_a_terminal(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    document = {"decision": "MATCH", "process": {"id": "a1", "params": {}}}
+    output.emit_json(document)
+    piped = capsys.readouterr().out
+    assert piped == '{"decision":"MATCH","process":{"id":"a1","params":{}}}\n'
+    out, _err = terminal(monkeypatch)
+    output.emit_json(document)
+    assert out.getvalue().startswith('{\n  "decision": "MATCH",\n  "process": {\n')

@@ -131,8 +131,16 @@ def _to_stdout(write: Callable[_P, None]) -> Callable[_P, None]:
 
 @_to_stdout
 def emit_json(data: Any) -> None:
-    """Write ``data`` as one JSON document (2-space indent, UTF-8, newline) to stdout."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    """Write ``data`` as one JSON document (UTF-8, newline) to stdout.
+
+    Indented (2 spaces) on a terminal, for people; on one line when piped,
+    so each document is one line (``jq``, JSON Lines, ``wc -l``).
+    """
+    if sys.stdout.isatty():
+        text = json.dumps(data, ensure_ascii=False, indent=2)
+    else:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
 

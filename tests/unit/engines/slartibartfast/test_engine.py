@@ -370,7 +370,7 @@ def test_offline_none_with_the_fallback_on_stays_light() -> None:
             "sys.stderr.write('\\nMODULES=' + ','.join(sorted(sys.modules)))\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, check=False)
-    assert '"outcome": "FAILED"' in proc.stdout
+    assert '"outcome":"FAILED"' in proc.stdout
     loaded = {m.split(".")[0] for m in proc.stderr.rsplit("MODULES=", 1)[1].split(",")}
     assert loaded & {"openai", "httpx", "jinja2", "json_repair", "rich"} == set()
     assert "vance_cli" in loaded
