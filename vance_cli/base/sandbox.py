@@ -53,23 +53,18 @@ from jinja2.utils import Namespace
 from vance_cli.base import sandbox_guard as guard
 from vance_cli.base.errors import RenderError
 from vance_cli.base.sandbox_guard import MAX_EXPONENT, MAX_RANGE, MAX_VALUE_CHARS, bounded_range
+from vance_cli.base.sandbox_policy import (
+    FORBIDDEN_TAGS,
+    PRIVATE_PREFIX,
+    TemplateRejected,
+    check_tree,
+)
 
-__all__ = ["MAX_EXPONENT", "MAX_OUTPUT_CHARS", "MAX_RANGE", "bounded_range"]
+__all__ = ["FORBIDDEN_TAGS", "MAX_EXPONENT", "MAX_OUTPUT_CHARS", "MAX_RANGE", "PRIVATE_PREFIX",
+           "TemplateRejected", "bounded_range"]
 
 MAX_OUTPUT_CHARS = MAX_VALUE_CHARS
 """Characters a render may produce (docs/wizards.md); more is a RenderError, not a truncation."""
-
-FORBIDDEN_TAGS: Mapping[type[nodes.Node], str] = {
-    nodes.Include: "include",
-    nodes.Import: "import",
-    nodes.FromImport: "from … import",
-    nodes.Extends: "extends",
-}
-"""Tags rejected at load: a template is self-contained, with no file access."""
-
-PRIVATE_PREFIX = "_"
-"""Names starting with this are internals (``__class__``, ``_private``); never reachable."""
-
 
 class ElseIfExtension(Extension):
     """Rewrite ``{% elseif %}`` (Pebble, the seed's syntax) to ``{% elif %}`` in the token stream.
@@ -204,26 +199,6 @@ def _finalize(value: Any) -> Any:
     return value
 
 
-class TemplateRejected(ValueError):
-    """A template that fails to parse or breaks the load policy.
-
-    Attributes:
-        reason: one line for a person.
-        line: 1-based line in the template, when known.
-        tag: the forbidden tag (``include`` …) when that is the reason.
-        syntax: the template does not parse (else the policy refused it).
-    """
-
-    def __init__(self, reason: str, line: int | None = None, tag: str | None = None,
-                 syntax: bool = False) -> None:
-        where = f"line {line}: " if line else ""
-        super().__init__(where + reason)
-        self.reason = reason
-        self.line = line
-        self.tag = tag
-        self.syntax = syntax
-
-
 _ENVIRONMENTS: dict[tuple[type[Undefined], bool], GuardedEnvironment] = {}
 """One environment per set of options, built on first use (compiled templates keep theirs)."""
 
@@ -244,26 +219,6 @@ def environment(undefined: type[Undefined] = ChainableUndefined,
     return env
 
 
-def _check_policy(tree: nodes.Template) -> None:
-    for node_type, tag in FORBIDDEN_TAGS.items():
-        for node in tree.find_all(node_type):
-            raise TemplateRejected(f"{{% {tag} %}} is not allowed in a template", node.lineno,
-                                   tag=tag)
-    for getattr_node in tree.find_all(nodes.Getattr):
-        if getattr_node.attr.startswith(PRIVATE_PREFIX):
-            raise TemplateRejected(f"access to '{getattr_node.attr}' is not allowed",
-                                   getattr_node.lineno)
-    for getitem in tree.find_all(nodes.Getitem):
-        key = getitem.arg
-        if isinstance(key, nodes.Const) and str(key.value).startswith(PRIVATE_PREFIX):
-            raise TemplateRejected(f"access to '{key.value}' is not allowed", getitem.lineno)
-    for filt in tree.find_all(nodes.Filter):
-        if filt.name == "attr" and any(isinstance(a, nodes.Const)
-                                       and str(a.value).startswith(PRIVATE_PREFIX)
-                                       for a in filt.args):
-            raise TemplateRejected("attr() of a private name is not allowed", filt.lineno)
-
-
 def parse_template(source: str, env: GuardedEnvironment | None = None) -> nodes.Template:
     """Parse a template and check the load policy.
 
@@ -277,11 +232,12 @@ def parse_template(source: str, env: GuardedEnvironment | None = None) -> nodes.
     Raises:
         TemplateRejected: a syntax error, or a tag or name the policy forbids (with its line).
     """
+    env = env or environment()
     try:
-        tree = (env or environment()).parse(source)
+        tree = env.parse(source)
     except TemplateSyntaxError as exc:
         raise TemplateRejected(exc.message or "syntax error", exc.lineno, syntax=True) from None
-    _check_policy(tree)
+    check_tree(tree, env)
     return tree
 
 
@@ -315,16 +271,21 @@ def compile_template(source: str, env: GuardedEnvironment | None = None) -> Temp
     return compile_tree(parse_template(source, env), env)
 
 
+def condition_source(source: str) -> str:
+    """Return a follow-up condition as template text: a bare expression is wrapped in an if."""
+    text = source.strip()
+    if "{{" in text or "{%" in text:
+        return text
+    return "{% if " + text + " %}true{% endif %}"
+
+
 def compile_condition(source: str) -> Template:
     """Compile a follow-up condition: a Jinja2 expression, or a ``{{ … }}`` / ``{% … %}`` text.
 
     Raises:
         TemplateRejected: as ``compile_template``.
     """
-    text = source.strip()
-    if "{{" in text or "{%" in text:
-        return compile_template(text)
-    return compile_template("{% if " + text + " %}true{% endif %}")
+    return compile_template(condition_source(source))
 
 
 def _chunks(template: Template, variables: Mapping[str, Any]) -> Iterator[str]:

@@ -24,7 +24,14 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from vance_cli.base.errors import InvalidDocumentName, InvalidWizardLink, RenderError
 from vance_cli.base.names import check_name
-from vance_cli.base.sandbox import compile_condition, compile_template, render, truthy_text
+from vance_cli.base.sandbox import (
+    compile_condition,
+    compile_template,
+    condition_source,
+    parse_template,
+    render,
+    truthy_text,
+)
 
 if TYPE_CHECKING:
     from jinja2 import Template
@@ -96,6 +103,21 @@ class WizardLink:
 def _maybe_template(text: str) -> Any:
 
     return compile_template(text) if "{" in text else text
+
+
+def check_followup(spec: FollowUp) -> None:
+    """Check a follow-up's templates against the load policy without compiling them.
+
+    Raises:
+        TemplateRejected: a template does not parse or breaks the sandbox policy.
+    """
+    texts = [text for _lang, text in (spec.label.root if spec.label is not None else ())]
+    texts += [value for _key, value in spec.prefill]
+    for text in texts:
+        if "{" in text:
+            parse_template(text)
+    if spec.condition:
+        parse_template(condition_source(spec.condition))
 
 
 def compile_followup(spec: FollowUp) -> CompiledFollowUp:

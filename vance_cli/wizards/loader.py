@@ -27,10 +27,10 @@ from pydantic import ValidationError
 from vance_cli.base import schema, yamlio
 from vance_cli.base.errors import DocumentError, UnknownWizard, WizardBroken
 from vance_cli.base.names import check_name, close_matches
-from vance_cli.base.sandbox import TemplateRejected, compile_template
+from vance_cli.base.sandbox import TemplateRejected, compile_template, parse_template
 from vance_cli.documents.cache import pack_yaml, unpack_yaml
 from vance_cli.documents.cascade import Cascade, Layer
-from vance_cli.wizards.followups import compile_followup
+from vance_cli.wizards.followups import check_followup, compile_followup
 from vance_cli.wizards.model import FieldType, Wizard, WizardField
 from vance_cli.wizards.validate import check_field, is_missing
 
@@ -191,7 +191,21 @@ def _compile(spec: Wizard) -> tuple[Template, tuple[CompiledFollowUp, ...]]:
     return template, tuple(followups)
 
 
-def parse_wizard(data: Any, name: str, layer: Layer | None, path: Path) -> LoadedWizard:
+def _check(spec: Wizard) -> None:
+    """Check every template against the load policy without compiling (a listing's need)."""
+    try:
+        parse_template(spec.prompt_template)
+    except TemplateRejected as exc:
+        raise ValueError(f"promptTemplate {exc}") from None
+    for index, followup in enumerate(spec.suggested_follow_ups):
+        try:
+            check_followup(followup)
+        except TemplateRejected as exc:
+            raise ValueError(f"suggestedFollowUps[{index}]: template {exc}") from None
+
+
+def parse_wizard(data: Any, name: str, layer: Layer | None, path: Path,
+                 compile: bool = True) -> LoadedWizard:
     """Check raw wizard data and compile its templates.
 
     Args:
@@ -199,6 +213,9 @@ def parse_wizard(data: Any, name: str, layer: Layer | None, path: Path) -> Loade
         name: its document name.
         layer: origin layer.
         path: its file, for messages.
+        compile: compile the templates now; False only checks them (parse and
+            load policy, which covers what the compiler refuses) and leaves
+            compiling to first use: a listing renders nothing.
 
     Returns:
         The loaded wizard.
@@ -216,14 +233,16 @@ def parse_wizard(data: Any, name: str, layer: Layer | None, path: Path) -> Loade
         raise DocumentError(schema.reason(exc, Wizard), path=str(path)) from None
     try:
         _check_defaults(spec.fields, "fields")
-        template, followups = _compile(spec)
+        compiled = _Compiled(_compile(spec)) if compile else _Compiled()
+        if not compile:
+            _check(spec)
     except ValueError as exc:
         raise DocumentError(str(exc), path=str(path)) from None
-    return LoadedWizard(name, layer, path, spec, _Compiled((template, followups)))
+    return LoadedWizard(name, layer, path, spec, compiled)
 
 
 def load_outcome(name: str, layer: Layer | None, path: Path,
-                 cache: DocumentCache | None = None) -> LoadOutcome:
+                 cache: DocumentCache | None = None, compile: bool = True) -> LoadOutcome:
     """Load one wizard file and return its outcome (never raises for a broken file).
 
     Args:
@@ -232,6 +251,7 @@ def load_outcome(name: str, layer: Layer | None, path: Path,
         path: its file.
         cache: parsed-document cache: a hit skips YAML, defaults and template
             compilation (a broken file's reason is remembered too).
+        compile: compile the templates now (``parse_wizard``); a listing only checks them.
     """
     signature = cache.signature(path) if cache else None
     if cache is not None:
@@ -241,7 +261,8 @@ def load_outcome(name: str, layer: Layer | None, path: Path,
     data: Any = None
     try:
         data = yamlio.load_file(path)
-        outcome = LoadOutcome(name, layer, path, wizard=parse_wizard(data, name, layer, path))
+        outcome = LoadOutcome(name, layer, path,
+                              wizard=parse_wizard(data, name, layer, path, compile))
     except DocumentError as exc:
         reason = exc.reason
         if exc.line is not None:
@@ -278,7 +299,8 @@ def load_cascade(cascade: Cascade, cache: DocumentCache | None = None) -> Wizard
 
     Rule: docs/wizards.md "Loading"; docs/documents.md "The cascade".
     """
-    report = WizardLoadReport(tuple(load_outcome(ref.name, ref.layer, ref.path, cache)
+    report = WizardLoadReport(tuple(load_outcome(ref.name, ref.layer, ref.path, cache,
+                                                 compile=False)
                                     for ref in cascade.list()))
     if cache is not None:
         cache.save()
