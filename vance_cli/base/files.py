@@ -1,4 +1,11 @@
-"""Atomic file writes: a reader sees the old content or the new, never half a file.
+"""Atomic file writes, and bounded reads of files someone else put there.
+
+Reads (``read_limited``; docs/documents.md "Files vance reads"): only a
+regular file is opened — never a FIFO (it would block forever), a device
+(``/dev/zero`` never ends) or a socket; at most a given number of bytes is
+read; and a file inside a layer may not be a link that leads out of it.
+
+Writes: a reader sees the old content or the new, never half a file.
 
 A write goes to a temporary file ``.<name>.<pid>.<random>.tmp`` beside the
 destination, then is renamed over it. A writer killed in between leaves its
@@ -11,6 +18,7 @@ from __future__ import annotations
 
 import glob
 import os
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -112,3 +120,53 @@ def _write_replace(path: Path, text: str, mode: int | None) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+class FileRefused(ValueError):
+    """A file vance will not read: not a regular file, too large, or a link out of its layer.
+
+    Attributes:
+        reason: one line, without the path (the caller names the file).
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def read_limited(path: Path, limit: int, root: Path | None = None) -> bytes:
+    """Read a regular file of at most ``limit`` bytes (see the module rules).
+
+    Args:
+        path: the file; a symbolic link is followed.
+        limit: most bytes read; a larger file is refused, not cut.
+        root: the layer folder ``path`` belongs to; a link that resolves
+            outside it is refused.
+
+    Raises:
+        FileRefused: not a regular file, larger than ``limit``, or outside ``root``.
+        OSError: it cannot be read (missing, permission denied …).
+    """
+    if root is not None:
+        target = path.resolve()
+        if not target.is_relative_to(root.resolve()):
+            raise FileRefused(f"a link to {target}, outside its layer: not read")
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise FileRefused(f"not a regular file ({_kind(mode)}): not read")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # never blocks on a FIFO
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since the stat above
+            raise FileRefused("not a regular file: not read")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise FileRefused(f"larger than {limit:,} bytes: not read")
+    return data

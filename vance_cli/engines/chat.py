@@ -18,7 +18,7 @@ from typing import Any
 
 from vance_cli.base.errors import DocumentError
 from vance_cli.base.sandbox import compile_template, render
-from vance_cli.documents.cascade import Kind
+from vance_cli.documents.cascade import Kind, read_text
 from vance_cli.processes.runtime import Message, Turn
 
 CHARS_PER_TOKEN = 4
@@ -35,10 +35,7 @@ def engine_prompt(turn: Turn, engine: str) -> str:
     ref = turn.ws.cascade(Kind.PROMPTS).find(name)
     if ref is None:
         raise DocumentError(f"prompt '{name}' not found in any layer", path=f"prompts/{name}.md")
-    try:
-        return ref.path.read_bytes().decode("utf-8-sig").strip()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DocumentError(f"cannot read the prompt: {exc}", path=str(ref.path)) from None
+    return read_text(ref).strip()
 
 
 def recipe_prompt(turn: Turn) -> str:

@@ -19,10 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vance_cli.base import yamlio
 from vance_cli.base.errors import DocumentError, UnknownRecipe
 from vance_cli.base.names import close_matches
-from vance_cli.documents.cascade import DocumentRef, Kind, Layer
+from vance_cli.documents.cascade import DocumentRef, Kind, Layer, load_yaml
 from vance_cli.ranking import terms as recipe_terms
 
 if TYPE_CHECKING:
@@ -182,6 +181,8 @@ def load_recipe_file(ref: DocumentRef, cache: DocumentCache | None = None) -> Re
     Raises:
         DocumentError: unreadable, invalid YAML (with position) or invalid recipe.
     """
+    if ref.problem is not None:  # a folder of the layer that cannot be read
+        raise DocumentError(ref.problem, path=str(ref.path))
     signature = cache.signature(ref.path) if cache else None
     cached = cache.get(ref.path, CACHE_KIND, signature) if cache else None
     if isinstance(cached, dict):
@@ -194,7 +195,7 @@ def load_recipe_file(ref: DocumentRef, cache: DocumentCache | None = None) -> Re
         return recipe
 
     try:
-        recipe = parse_recipe(yamlio.load_file(ref.path), ref.name, ref.layer, ref.path)
+        recipe = parse_recipe(load_yaml(ref), ref.name, ref.layer, ref.path)
     except DocumentError as exc:
         if cache:
             cache.put(ref.path, CACHE_KIND, signature, {"problem": {

@@ -26,7 +26,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import DocumentError
-from vance_cli.documents.cascade import Kind
+from vance_cli.documents.cascade import Kind, read_text
+from vance_cli.ranking.lexicon import ANALYSED_CHARS
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -47,6 +48,22 @@ TASK_VARIABLE = "task"
 
 MAX_PROMPT_CHARS = 400_000
 """Longest rendered prompt, in characters: a runaway template is an error, not a huge request."""
+
+PROMPT_TASK_CHARS = ANALYSED_CHARS
+"""Characters of a task the LLM is shown (as the lexical analysis reads them): a longer
+task is cut there with a note, so any task fits the prompt; the process gets it whole."""
+
+
+def prompt_task(task: str) -> str:
+    """Return the task as a prompt shows it: whole, or its first ``PROMPT_TASK_CHARS`` and a note.
+
+    Rule: docs/delegate.md "Limits" (the selector sees a marked cut).
+    """
+    if len(task) <= PROMPT_TASK_CHARS:
+        return task
+    rest = len(task) - PROMPT_TASK_CHARS
+    return (f"{task[:PROMPT_TASK_CHARS]}\n[… cut here: {rest:,} more characters of the task are "
+            "not shown; the process gets the whole task]")
 
 
 def reply_schema(names: Sequence[str]) -> dict[str, Any]:
@@ -88,10 +105,7 @@ def template_source(ws: Workspace) -> tuple[str, str]:
     if ref is None:
         raise DocumentError(f"prompt '{PROMPT_NAME}' not found in any layer",
                             path=f"prompts/{PROMPT_NAME}.md")
-    try:
-        return ref.path.read_bytes().decode("utf-8-sig"), str(ref.path)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DocumentError(f"cannot read the selector prompt: {exc}", path=str(ref.path)) from None
+    return read_text(ref), str(ref.path)
 
 
 def check_task_used(env: Environment, parts: Sequence[str], path: str, what: str) -> None:
@@ -164,7 +178,7 @@ def render_messages(source: str, path: str, task: str, recipes: Sequence[Recipe]
         "recipes": [{"name": r.name, "engine": r.engine, "title": r.title,
                      "description": r.description} for r in recipes],
         "total_recipes": total_recipes,
-        "task": task,
+        "task": prompt_task(task),
         "marker": new_marker(task),
     }
     messages: list[dict[str, str]] = []

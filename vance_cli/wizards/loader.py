@@ -29,7 +29,7 @@ from vance_cli.base.errors import DocumentError, UnknownWizard, WizardBroken
 from vance_cli.base.names import check_name, close_matches
 from vance_cli.base.sandbox import TemplateRejected, compile_template, parse_template
 from vance_cli.documents.cache import pack_yaml, unpack_yaml
-from vance_cli.documents.cascade import Cascade, Layer
+from vance_cli.documents.cascade import Cascade, Layer, load_yaml
 from vance_cli.wizards.followups import check_followup, compile_followup
 from vance_cli.wizards.model import FieldType, Wizard, WizardField
 from vance_cli.wizards.validate import check_field, is_missing
@@ -242,7 +242,8 @@ def parse_wizard(data: Any, name: str, layer: Layer | None, path: Path,
 
 
 def load_outcome(name: str, layer: Layer | None, path: Path,
-                 cache: DocumentCache | None = None, compile: bool = True) -> LoadOutcome:
+                 cache: DocumentCache | None = None, compile: bool = True,
+                 root: Path | None = None, problem: str | None = None) -> LoadOutcome:
     """Load one wizard file and return its outcome (never raises for a broken file).
 
     Args:
@@ -252,7 +253,11 @@ def load_outcome(name: str, layer: Layer | None, path: Path,
         cache: parsed-document cache: a hit skips YAML, defaults and template
             compilation (a broken file's reason is remembered too).
         compile: compile the templates now (``parse_wizard``); a listing only checks them.
+        root: the layer's folder: a link leading out of it is refused.
+        problem: why the entry cannot be read at all (an unreadable folder).
     """
+    if problem is not None:
+        return LoadOutcome(name, layer, path, reason=problem)
     signature = cache.signature(path) if cache else None
     if cache is not None:
         hit = _from_cache(cache.get(path, CACHE_KIND, signature), name, layer, path)
@@ -260,7 +265,7 @@ def load_outcome(name: str, layer: Layer | None, path: Path,
             return hit
     data: Any = None
     try:
-        data = yamlio.load_file(path)
+        data = yamlio.load_file(path, root)
         outcome = LoadOutcome(name, layer, path,
                               wizard=parse_wizard(data, name, layer, path, compile))
     except DocumentError as exc:
@@ -300,7 +305,8 @@ def load_cascade(cascade: Cascade, cache: DocumentCache | None = None) -> Wizard
     Rule: docs/wizards.md "Loading"; docs/documents.md "The cascade".
     """
     report = WizardLoadReport(tuple(load_outcome(ref.name, ref.layer, ref.path, cache,
-                                                 compile=False)
+                                                 compile=False, root=ref.root,
+                                                 problem=ref.problem)
                                     for ref in cascade.list()))
     if cache is not None:
         cache.save()
@@ -321,7 +327,7 @@ def find_wizard(cascade: Cascade, name: str) -> LoadedWizard:
         names = cascade.names()
         raise UnknownWizard(name, close_matches(name, names), names)
     try:
-        return parse_wizard(yamlio.load_file(ref.path), ref.name, ref.layer, ref.path)
+        return parse_wizard(load_yaml(ref), ref.name, ref.layer, ref.path)
     except DocumentError as exc:
         raise WizardBroken(f"wizard '{name}' is broken: {exc.reason}", path=str(ref.path),
                            line=exc.line, column=exc.column, name=name) from None
@@ -329,8 +335,13 @@ def find_wizard(cascade: Cascade, name: str) -> LoadedWizard:
 
 def lint_cascade(cascade: Cascade) -> WizardLoadReport:
     """Load every wizard file of every layer, shadowed ones included, in layer order."""
-    outcomes = [load_outcome(name, layer.layer, path)
-                for layer in cascade.layers for name, path in layer.iter_documents(cascade.kind)]
+    outcomes: list[LoadOutcome] = []
+    for layer in cascade.layers:
+        unreadable: list[tuple[str, Path, str]] = []
+        outcomes += [load_outcome(name, layer.layer, path, root=layer.root)
+                     for name, path in layer.iter_documents(cascade.kind, unreadable)]
+        outcomes += [LoadOutcome(label, layer.layer, folder, reason=reason)
+                     for label, folder, reason in unreadable]
     return WizardLoadReport(tuple(outcomes))
 
 

@@ -27,13 +27,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import DocumentError
-from vance_cli.documents.cascade import Kind
+from vance_cli.documents.cascade import Kind, read_text
 from vance_cli.selector.prompt import (
     MAX_PROMPT_CHARS,
     USER_SPLIT,
     check_task_used,
     new_marker,
     prompt_environment,
+    prompt_task,
     render_part,
     split_source,
 )
@@ -136,11 +137,7 @@ def load_prompt(ws: Workspace, task: str, engines: Sequence[Engine],
     if ref is None:
         raise DocumentError(f"prompt '{PROMPT_NAME}' not found in any layer",
                             path=f"prompts/{PROMPT_NAME}.md")
-    try:
-        source = ref.path.read_bytes().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DocumentError(f"cannot read the Slartibartfast prompt: {exc}",
-                            path=str(ref.path)) from None
+    source = read_text(ref)
     before, repair = split_repair(source)
     system, user = split_source(before)
     if not user.strip():
@@ -152,7 +149,7 @@ def load_prompt(ws: Workspace, task: str, engines: Sequence[Engine],
         "engines": [e.to_json() for e in engines],
         "recipes": [{"name": r.name, "engine": r.engine, "title": r.title} for r in shown],
         "total_recipes": len(recipes),
-        "task": task,
+        "task": prompt_task(task),
         "marker": new_marker(task),
         "max_attempts": max_attempts,
     }
