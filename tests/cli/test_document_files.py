@@ -138,3 +138,20 @@ def test_a_task_of_any_length_reaches_the_process_whole(tmp_path: Path) -> None:
     data = json.loads(done.stdout)
     assert (data["decision"], data["recipe"]) == ("MATCH", "translate")
     assert data["process"]["goal"] == task.strip()
+
+
+def test_a_recipe_whose_engine_is_not_in_the_catalog_is_left_out(project_dir: Path) -> None:
+    (project_dir / "recipes").mkdir(parents=True)
+    (project_dir / "recipes" / "tea-poems.yaml").write_text(
+        "engine: bard\ndescription: Writes poems about tea.\n"
+        "triggers:\n  keywords: [poem about tea]\n")
+    warning = ("recipe 'tea-poems' left out: its engine 'bard' is not in the active engine "
+               "catalog")
+    dry = run_cli(["delegate", "Write a poem about tea", "--dry-run", "--json"])
+    assert dry.json()["recipe"] != "tea-poems" and warning in dry.stderr
+    real = run_cli(["delegate", "Write a poem about tea", "--json", "--no-fallback"])
+    assert real.exit_code == 0 and real.json()["recipe"] != "tea-poems"
+    listed = run_cli(["recipe", "list", "--json"])
+    assert "tea-poems" not in [r["name"] for r in listed.json()] and warning in listed.stderr
+    every = run_cli(["recipe", "list", "--all", "--json"]).json()
+    assert "tea-poems" in [r["name"] for r in every]

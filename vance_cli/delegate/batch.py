@@ -357,7 +357,7 @@ def start_batch(ws: Workspace, request: BatchRequest, *,
         check_process_name(f"{request.name_prefix}-{len(request.items)}")
     caller = load_process(ws, request.caller) if request.caller else None
     recipes = load_recipes(ws) if recipes is None else recipes
-    warnings = tuple(f"recipe '{p.name}' left out: {p.reason}" for p in recipes.problems)
+    warnings = recipes.left_out(ws.catalog().names)
     shape, not_asked = templates.task.shape_or_why()
     if not request.items:
         shape, not_asked = None, NO_ITEMS

@@ -145,7 +145,7 @@ def delegate(ws: Workspace, request: DelegateRequest, *, progress: Progress | No
     caller = load_process(ws, request.caller) if request.caller else None
     model = caller_model(ws, caller) if caller else None
     recipes = load_recipes(ws)
-    warnings = tuple(f"recipe '{p.name}' left out: {p.reason}" for p in recipes.problems)
+    warnings = recipes.left_out(ws.catalog().names)
     decision = select(ws, request.selector_task, model=model, recipes=recipes,
                       progress=progress)
     process: Process | None = None

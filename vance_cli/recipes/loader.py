@@ -8,13 +8,15 @@ Rules (docs/documents.md "Recipes"; docs/delegate.md, step 2):
 - One broken file never hides the others: it is reported as a problem and
   left out.
 - The inventory the selector sees is every recipe minus names starting with
-  ``_`` (so ``_slart/…`` is out) and minus ``internal: true``.
+  ``_`` (so ``_slart/…`` is out) and minus ``internal: true`` — and, given
+  the active catalog's engines, minus recipes whose engine it lacks (they
+  could never start: a warning names each, ``left_out``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -127,9 +129,27 @@ class RecipeSet:
     recipes: Mapping[str, Recipe]
     problems: tuple[DocumentProblem, ...] = ()
 
-    def inventory(self) -> list[Recipe]:
-        """Return the selector's inventory: visible recipes in stable (name) order."""
-        return [r for r in self.recipes.values() if not r.hidden]
+    def inventory(self, engines: Collection[str] | None = None) -> list[Recipe]:
+        """Return the selector's inventory: visible recipes in stable (name) order.
+
+        Args:
+            engines: the active catalog's engine names; a recipe whose engine is
+                not among them is left out. None: no engine check.
+        """
+        return [r for r in self.recipes.values()
+                if not r.hidden and (engines is None or r.engine in engines)]
+
+    def left_out(self, engines: Collection[str]) -> tuple[str, ...]:
+        """Return one warning line per recipe the inventory leaves out: broken or engine-less.
+
+        Args:
+            engines: the active catalog's engine names.
+        """
+        lines = [f"recipe '{p.name}' left out: {p.reason}" for p in self.problems]
+        lines += [f"recipe '{r.name}' left out: its engine '{r.engine}' is not in the active "
+                  "engine catalog ('vance catalog show')"
+                  for r in self.recipes.values() if not r.hidden and r.engine not in engines]
+        return tuple(lines)
 
     def get(self, name: str) -> Recipe:
         """Return recipe ``name``.
