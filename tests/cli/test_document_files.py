@@ -155,3 +155,40 @@ def test_a_recipe_whose_engine_is_not_in_the_catalog_is_left_out(project_dir: Pa
     assert "tea-poems" not in [r["name"] for r in listed.json()] and warning in listed.stderr
     every = run_cli(["recipe", "list", "--all", "--json"]).json()
     assert "tea-poems" in [r["name"] for r in every]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["catalog", "validate", "nope.yaml"], "catalog file {cwd}/nope.yaml"),
+    (["catalog", "reload", "--file", "nope.yaml"], "catalog file {cwd}/nope.yaml"),
+    (["wizard", "lint", "./nope"], "nope"),
+    (["wizard", "render", "gremium", "--values", "nope.yaml"], "values file nope.yaml"),
+    (["delegate", "--task-template", "Do {{ item }}", "--items", "nope.txt"],
+     "items file nope.txt"),
+])
+def test_a_missing_path_is_exit_2_everywhere(args: list[str], message: str) -> None:
+    result = run_cli([*args, "--json"])
+    assert result.exit_code == 2, result.stderr
+    expected = message.format(cwd=Path.cwd()) + ": no such file or folder"
+    assert result.stderr.strip().endswith(expected)
+    assert result.json()["error"] == "path_not_found"
+
+
+@pytest.mark.parametrize(("file", "text", "hint"), [
+    ("recipes/r.yaml", "enigne: ford\ndescription: x\n", "enigne: unknown key (did you mean "
+                                                         "'engine'?)"),
+    ("recipes/r.yaml", "engine: ford\ndescription: x\ntriggers:\n  keyword: [a]\n",
+     "triggers.keyword: unknown key (did you mean 'keywords'?)"),
+])
+def test_recipe_key_typos_get_a_did_you_mean(project_dir: Path, file: str, text: str,
+                                            hint: str) -> None:
+    (project_dir / file).parent.mkdir(parents=True)
+    (project_dir / file).write_text(text)
+    assert hint in run_cli(["recipe", "list"]).stderr
+
+
+def test_catalog_key_typos_get_a_did_you_mean(tmp_path: Path) -> None:
+    catalog = tmp_path / "c.yaml"
+    catalog.write_text("engines:\n  ford:\n    purpse: a\n    when_to_use: b\n    not_for: c\n")
+    result = run_cli(["catalog", "validate", str(catalog)])
+    assert result.exit_code == 1
+    assert "engines.ford.purpse: unknown key (did you mean 'purpose'?)" in result.stderr

@@ -196,7 +196,7 @@ def test_unknown_set_keys_warn_and_bad_values_files_fail(tmp_path: Path) -> None
     failed = run_cli(["wizard", "render", "essay-mit-recipe", "--values", str(bad)])
     assert failed.exit_code == 2 and "bad.json" in failed.stderr
     missing = run_cli(["wizard", "render", "essay-mit-recipe", "--values", str(tmp_path / "no")])
-    assert missing.exit_code == 2 and "cannot read values file" in missing.stderr
+    assert missing.exit_code == 2 and "no such file or folder" in missing.stderr
 
 
 def test_essay_recipe_ends_with_the_follow_up_link() -> None:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from vance_cli.base import schema, yamlio
-from vance_cli.base.errors import DocumentError, UnknownWizard, WizardBroken
+from vance_cli.base.errors import DocumentError, PathNotFound, UnknownWizard, WizardBroken
 from vance_cli.base.names import check_name, close_matches
 from vance_cli.base.sandbox import TemplateRejected, compile_template, parse_template
 from vance_cli.documents.cache import pack_yaml, unpack_yaml
@@ -352,7 +352,7 @@ def lint_paths(paths: Iterable[Path]) -> WizardLoadReport:
     file given by path belongs to no layer).
 
     Raises:
-        DocumentError: a path that does not exist.
+        PathNotFound: a path that does not exist (exit 2).
     """
     outcomes: list[LoadOutcome] = []
     for path in paths:
@@ -361,6 +361,6 @@ def lint_paths(paths: Iterable[Path]) -> WizardLoadReport:
         elif path.is_file():
             files = [path]
         else:
-            raise DocumentError("no such file or folder", path=str(path))
+            raise PathNotFound(str(path))
         outcomes += [load_outcome(f.stem, None, f) for f in files]
     return WizardLoadReport(tuple(outcomes))

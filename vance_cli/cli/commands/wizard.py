@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from vance_cli.base.errors import Cancelled, DocumentError, InputError
+from vance_cli.base.errors import Cancelled, DocumentError, InputError, require_path
 from vance_cli.base.text_input import decode_utf8
 from vance_cli.base.wording import counted
 from vance_cli.cli import context, output
@@ -132,6 +132,7 @@ def read_values_option(values: str | None) -> dict[str, Any]:
             "--values", "Reading values (JSON or YAML) from stdin; end them with Ctrl-D."),
             "<stdin>")
 
+    require_path(values, "values file")
     try:
         data = Path(values).read_bytes()
     except OSError as exc:
