@@ -4,7 +4,7 @@ Each shape is a reply an LLM endpoint could send — unclosed or nested braces,
 thousands of ``<think>`` tags, unterminated strings, a lone fence — at each
 size, read by the selector's parser (``parse_reply``) and by Slartibartfast's
 extraction (``extract_recipe``). The budget is linear time: at most 50 ms per
-100 kB (docs/decisions/0007-linear-reply-parsing.md). This script only reports.
+100 kB (docs/decisions/0009-linear-reply-parsing.md). This script only reports.
 
 Usage: python bench/replies.py [--sizes 10000,100000,200000] [--runs 3]
 """

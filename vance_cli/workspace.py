@@ -134,8 +134,8 @@ class Workspace:
 def bundled_root(kind: Kind) -> Path:
     """Return the bundled layer's root for ``kind``.
 
-    Recipes and prompts live in the bundled ``catalog/`` folder
-    (``catalog/recipes``, ``catalog/prompts``); wizards in the bundled
+    Recipes, prompts and strategies live in the bundled ``catalog/`` folder
+    (``catalog/recipes``, ``catalog/prompts``, ``catalog/strategies``); wizards in the bundled
     ``wizards/`` folder itself, so its parent is the root.
     """
     if kind is Kind.WIZARDS:

@@ -15,7 +15,7 @@ def test_recipe_show_renders_values_for_people() -> None:
     assert _pairs(run_cli(["recipe", "show", "translate"]).stdout)["internal"] == "false"
 
 
-def test_recipe_show_renders_params_as_json(project_dir: object) -> None:
+def test_recipe_show_renders_params_with_the_engine_defaults(project_dir: object) -> None:
     from pathlib import Path
 
     folder = Path(str(project_dir)) / "recipes"
@@ -23,8 +23,10 @@ def test_recipe_show_renders_params_as_json(project_dir: object) -> None:
     (folder / "switch.yaml").write_text(
         "engine: ford\ndescription: Switch devices.\nparams:\n  confirm: true\n  rooms: [a, b]\n",
         encoding="utf-8")
-    shown = _pairs(run_cli(["recipe", "show", "switch"]).stdout)
-    assert shown["params"] == '{"confirm": true, "rooms": ["a", "b"]}'
+    out = run_cli(["recipe", "show", "switch"]).stdout
+    block = out[out.index("params:"):out.index("tags:")].splitlines()
+    assert block == ["params: ", "  passive: false", "  temperature: 0.7", "  maxTokens: 4096",
+                     "  confirm: true", "  rooms:", "  - a", "  - b"]
 
 
 def test_config_show_renders_booleans_for_people() -> None:

@@ -116,9 +116,13 @@ def test_a_frozen_worker_is_stale_by_heartbeat_age(start_worker) -> None:  # typ
     assert show(pid)["closeReason"] == "STALE"  # its exit did not turn it back to IDLE
 
 
-def test_stop_terminates_a_running_worker(start_worker) -> None:  # type: ignore[no-untyped-def]
+def test_stop_terminates_a_running_worker(start_worker,  # type: ignore[no-untyped-def]
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # stop signals only a worker whose heartbeat is fresh: on a loaded machine a 2 s stale
+    # timeout can pass between two beats, so this test gives the heartbeat room
+    monkeypatch.setenv("VANCE_STALE_TIMEOUT", "60")
     pid = create("long")
-    worker, _ = start_worker(pid)
+    worker, _ = start_worker(pid, "hold")  # only the signal can end it: exit 143
     result = vance("process", "stop", pid, "--json")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)

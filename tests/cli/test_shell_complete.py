@@ -35,8 +35,8 @@ def _texts(sources: Sources, text: str) -> list[str]:
 
 def test_slash_prefix_completes_command_names(sources: Sources) -> None:
     assert _complete(sources, "/wiz") == [("/wizard", -4)]
-    assert _texts(sources, "/") == ["/wizard", "/delegate", "/process", "/catalog", "/recipe",
-                                    "/log", "/help", "/quit", "/exit"]
+    assert _texts(sources, "/") == ["/wizard", "/delegate", "/new", "/process", "/catalog",
+                                    "/recipe", "/log", "/help", "/quit", "/exit"]
     assert _texts(sources, "/E") == ["/exit"]  # case-insensitive
     assert _texts(sources, "/nothing") == []
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import build_file_tree
+from helpers import build_file_tree, wait_until
 from llm_server import ScriptedLLMServer
 
 from vance_cli.base.config import load_settings
@@ -223,15 +223,11 @@ def test_stop_ends_the_background_worker(llm_server: ScriptedLLMServer,
     pid = load_process(ws, slart).worker_pid
     ws.close()
     assert pid is not None
-    deadline = time.monotonic() + 10  # the start line: its SIGTERM handler is in place
-    while f"worker {pid}: process" not in worker_log(slart) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    # the start line: its SIGTERM handler is in place (a loaded machine may take a while)
+    assert wait_until(lambda: f"worker {pid}: process" in worker_log(slart)), worker_log(slart)
     stopped = vance_json(env, "process", "stop", slart)
-    assert stopped["signalledPid"] == pid
-    deadline = time.monotonic() + 10
-    while is_pid_alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not is_pid_alive(pid), worker_log(slart)
+    assert stopped["signalledPid"] == pid, (stopped, worker_log(slart))
+    assert wait_until(lambda: not is_pid_alive(pid)), worker_log(slart)
     shown = vance_json(env, "process", "show", slart)
     assert (shown["status"], shown["closeReason"]) == ("CLOSED", "STOPPED")
     assert "received SIGTERM" in worker_log(slart)

@@ -160,6 +160,7 @@ def test_ctrl_c_while_the_llm_answers_cancels_only_that_task(
     llm_server.reply('{"decision": "NONE", "recipe": null, "rationale": "n"}', delay=20)
     llm_server.reply('Sure!\n```json\n{"decision": "MATCH", "recipe": "translate",'
                      ' "rationale": "A translation."}\n```')
+    llm_server.reply("Chère Madame, voici la lettre.")  # the shell runs the match's first turn
     child = _spawn(tmp_path, env=llm_server.env(timeout=30))
     child.send("Render this letter in French" + Key.ENTER)
     child.expect("Asking the selector")  # the spinner
@@ -178,8 +179,9 @@ def test_ctrl_c_while_the_llm_answers_cancels_only_that_task(
     status, log = finish(child)
     assert status == 0, log
     assert "Traceback" not in log
-    first, second = (r.json["messages"][-1]["content"] for r in llm_server.chat_requests)
+    first, second, turn = (r.json["messages"][-1]["content"] for r in llm_server.chat_requests)
     assert "Render this letter in French" in first and "this other letter" in second
+    assert turn == "Render this other letter in French"  # the translate process's task
 
 
 def test_ctrl_c_in_the_wizard_form_returns_to_the_prompt(tmp_path: Path) -> None:

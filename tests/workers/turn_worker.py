@@ -4,6 +4,8 @@ Usage: python turn_worker.py PROCESS_ID MODE SECONDS
   MODE done  → works SECONDS, then closes DONE with a recipe path as its result
   MODE fail  → works SECONDS, then raises (closed STALE by ``running``)
   MODE idle  → works SECONDS, then ends the turn (back to IDLE)
+  MODE hold  → works SECONDS without looking at stop requests (a worker stuck in a long
+               call): only a signal ends it early
 Prints "running <pid>" once RUNNING, "finished" when the turn is over.
 """
 
@@ -26,7 +28,7 @@ def main() -> int:
         sys.stdout.write(f"running {os.getpid()}\n")
         sys.stdout.flush()
         deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline and not run.stop_requested:
+        while time.monotonic() < deadline and (mode == "hold" or not run.stop_requested):
             time.sleep(0.02)
         if run.stop_requested:
             sys.stdout.write("stop requested\n")

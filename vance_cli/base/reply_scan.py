@@ -2,7 +2,7 @@ r"""Read a model's free-text reply in linear time: reasoning blocks and JSON obj
 
 A reply is untrusted text of up to a few hundred kilobytes. Everything here
 is bounded by the reply's length, whatever it holds (docs/delegate.md
-"Limits"; the reasoning in docs/decisions/0007-linear-reply-parsing.md):
+"Limits"; the reasoning in docs/decisions/0009-linear-reply-parsing.md):
 
 - ``strip_thinking`` drops ``<think>…</think>`` blocks in one pass over the
   tags. A tag inside a JSON object that decodes is text, not a marker, so an

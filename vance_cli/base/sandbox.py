@@ -3,7 +3,7 @@
 Wizard prompts, follow-up labels and conditions, batch task templates, the
 selector's and Slartibartfast's prompt templates: all compile and render
 here, so one set of rules holds for every template vance runs
-(docs/decisions/0008-one-template-sandbox.md). Enforced in three places:
+(docs/decisions/0010-one-template-sandbox.md). Enforced in three places:
 
 - at **load** (``compile_template``): the template parses, and its syntax tree
   holds no ``{% include %}``, ``{% import %}``, ``{% from … import %}`` or

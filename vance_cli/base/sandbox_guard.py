@@ -4,7 +4,7 @@ A template is untrusted code. Jinja2's sandbox keeps it away from Python's
 internals but not from the machine: ``{{ 'x'|center(10**9) }}`` builds a
 gigabyte in one call, ``{{ lipsum(10**6) }}`` runs for minutes, three nested
 loops of 10,000 never end. The guards here (docs/wizards.md "Templates";
-docs/decisions/0008-one-template-sandbox.md) make every such template fail fast
+docs/decisions/0010-one-template-sandbox.md) make every such template fail fast
 with one line:
 
 - **Steps and time**: each loop iteration, call, filter and guarded operator

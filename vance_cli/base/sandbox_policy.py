@@ -13,7 +13,7 @@ tree holds (docs/wizards.md "Templates"):
 
 One walk over the tree (not one per rule): listing 1,000 wizards checks some
 2,000 templates, and the listing needs no compiled code
-(docs/decisions/0009-check-before-compile.md).
+(docs/decisions/0011-check-before-compile.md).
 """
 
 from __future__ import annotations

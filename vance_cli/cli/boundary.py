@@ -15,6 +15,8 @@
 - Anything else exits 1 with one line; the traceback only with ``--debug``
   (or ``VANCE_DEBUG=1``).
 - A closed stdout (``vance … | head``) ends quietly.
+- SIGTERM (``vance process stop`` of a command that runs a turn in the
+  foreground) ends the command cleanly — ``finally`` blocks run — with exit 143.
 
 ``report`` is the mapping; ``run`` (the ``vance`` command) and ``vance shell``
 (each line) both use it, so a line in the shell fails exactly as the
@@ -43,6 +45,12 @@ from vance_cli.base.errors import (
     StorageError,
     VanceError,
 )
+from vance_cli.base.signals import (
+    EXIT_TERMINATED,
+    WorkerTerminated,
+    install_sigterm,
+    restore_sigterm,
+)
 from vance_cli.base.text_input import check_utf8, first_invalid
 from vance_cli.cli import output, words
 from vance_cli.cli.app import app
@@ -56,6 +64,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     """
     args = list(sys.argv[1:] if argv is None else argv)
     output.show_core_warnings()
+    previous = install_sigterm()  # SIGTERM ends any command cleanly, with exit 143
     command = typer.main.get_command(app)
     words.set_language("en")  # until the settings say otherwise (context.settings)
     try:
@@ -65,6 +74,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         return report(exc, as_json="--json" in args, debug=_debug(args),
                       command_path=lambda: _command_path(command, args))
     finally:
+        restore_sigterm(previous)
         words.set_language("en")
     return result if isinstance(result, int) else 0
 
@@ -92,30 +102,47 @@ def report(exc: BaseException, *, as_json: bool, debug: bool, where: str = "",  
     """
     if isinstance(exc, VanceError):
         return _report(exc, as_json, where)
-    if isinstance(exc, KeyboardInterrupt | EOFError | click.exceptions.Abort):
+    if isinstance(exc, click.exceptions.Abort | KeyboardInterrupt | EOFError):
         output.info(words.word("cancelled"))
         return EXIT_INTERRUPTED
-    if isinstance(exc, click.exceptions.Exit):  # a command's own exit code; it has said why
-        return exc.exit_code
-    if isinstance(exc, click.exceptions.NoArgsIsHelpError):  # `vance config`: the group's help
-        exc.show()
-        return exc.exit_code
-    if isinstance(exc, click.exceptions.ClickException):
-        return _parser_error(exc, as_json, where, command_path)
-    if isinstance(exc, SystemExit):  # click turns a broken stdout into exit 1
-        if isinstance(exc.__context__, OSError) and exc.__context__.errno == errno.EPIPE:
-            return _quiet_broken_pipe()
-        raise exc
-    if isinstance(exc, OSError):
-        if exc.errno == errno.EPIPE:
-            return _quiet_broken_pipe()
-        if exc.errno in STORAGE_ERRNOS:
-            return _report(StorageError.from_os_error(exc), as_json, where)
+    if isinstance(exc, click.exceptions.ClickException | click.exceptions.Exit):
+        return _click_error(exc, as_json, where, command_path)
+    if isinstance(exc, SystemExit):
+        return _system_exit(exc)
+    if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
+        return _quiet_broken_pipe()
+    if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:
+        return _report(StorageError.from_os_error(exc), as_json, where)
     if isinstance(exc, sqlite3.OperationalError) or type(exc) is sqlite3.DatabaseError:
         return _report(StateError(f"state database error: {exc}"), as_json, where)
     if not isinstance(exc, Exception):
         raise exc
     return _unexpected(exc, as_json, debug, where)
+
+
+def _click_error(exc: click.exceptions.ClickException | click.exceptions.Exit, as_json: bool,
+                 where: str, command_path: Callable[[], str] | None) -> int:
+    """A command's own exit code, a group's help, or a usage error of the option parser."""
+    if isinstance(exc, click.exceptions.Exit):  # a command's own exit code; it has said why
+        return exc.exit_code
+    if isinstance(exc, click.exceptions.NoArgsIsHelpError):  # `vance config`: the group's help
+        exc.show()
+        return exc.exit_code
+    return _parser_error(exc, as_json, where, command_path)
+
+
+def _system_exit(exc: SystemExit) -> int:
+    """SIGTERM ends the command with 143; click's exit on a broken stdout ends it quietly.
+
+    Raises:
+        SystemExit: ``exc`` itself, for any other exit.
+    """
+    if isinstance(exc, WorkerTerminated):  # SIGTERM (``vance process stop`` of this command)
+        output.info("terminated")
+        return EXIT_TERMINATED
+    if isinstance(exc.__context__, OSError) and exc.__context__.errno == errno.EPIPE:
+        return _quiet_broken_pipe()
+    raise exc
 
 
 def _debug(argv: Sequence[str]) -> bool:

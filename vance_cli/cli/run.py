@@ -46,6 +46,7 @@ class TerminalSink:
     def status(self, line: str) -> None:
         """Write a progress line to stderr (terminal only)."""
         if sys.stderr.isatty():
+            self.end()  # a progress line never lands in the middle of an answer's line
             output.note(line)
 
     def end(self) -> None:

@@ -35,9 +35,10 @@ from vance_cli import __version__
 from vance_cli.base import files
 from vance_cli.base.yaml_types import YamlFloat, YamlInt
 
-FORMAT = 3
+FORMAT = 4
 """Cache layout version; bump it when a cached parser's output changes (2: recipe
-entries hold the ranking's analysis; 3: recipes have a prompt)."""
+entries hold the ranking's analysis; 3: recipes have a prompt; 4: recipe params are
+checked against their engine's schema)."""
 
 FILE_NAME = "documents.json"
 """The cache file inside ``Paths.cache_dir`` (recipes)."""

@@ -49,9 +49,12 @@ class Kind(StrEnum):
     RECIPES = "recipes"
     WIZARDS = "wizards"
     PROMPTS = "prompts"
+    STRATEGIES = "strategies"
+    """vogon playbooks (``strategies/<name>.yaml``: phases and a result)."""
 
 
-EXTENSIONS: dict[Kind, str] = {Kind.RECIPES: ".yaml", Kind.WIZARDS: ".yaml", Kind.PROMPTS: ".md"}
+EXTENSIONS: dict[Kind, str] = {Kind.RECIPES: ".yaml", Kind.WIZARDS: ".yaml", Kind.PROMPTS: ".md",
+                               Kind.STRATEGIES: ".yaml"}
 """File extension per kind; it is not part of the document name."""
 
 

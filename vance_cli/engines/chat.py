@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from vance_cli.base.errors import DocumentError
@@ -47,12 +47,25 @@ def recipe_prompt(turn: Turn) -> str:
     source = turn.process.prompt or ""
     if not source.strip():
         return ""
+    return fill(source, {"task": turn.process.goal, "params": dict(turn.process.params),
+                         "lang": turn.ws.settings.lang}, f"recipe '{turn.process.recipe}' prompt")
+
+
+def fill(source: str, variables: Mapping[str, Any], where: str) -> str:
+    """Render a recipe's template (the one sandbox) and return the text, stripped.
+
+    Args:
+        source: the template.
+        variables: its variables.
+        where: what the template is, for the error (``recipe 'x' prompt``).
+
+    Raises:
+        DocumentError: the template does not compile or fails to render (the recipe's fault).
+    """
     try:
-        template = compile_template(source)
-        return render(template, {"task": turn.process.goal, "params": dict(turn.process.params),
-                                 "lang": turn.ws.settings.lang}).strip()
-    except ValueError as exc:  # TemplateRejected, RenderError: the recipe's fault
-        raise DocumentError(f"recipe '{turn.process.recipe}' prompt: {exc}") from None
+        return render(compile_template(source), variables).strip()
+    except ValueError as exc:  # TemplateRejected, RenderError
+        raise DocumentError(f"{where}: {exc}") from None
 
 
 def system_prompt(turn: Turn, engine: str, *extra: str) -> str:

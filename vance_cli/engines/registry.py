@@ -64,7 +64,10 @@ class Engine:
 ENGINE_MODULES: Mapping[str, str] = {
     "arthur": "vance_cli.engines.arthur",
     "ford": "vance_cli.engines.ford",
+    "marvin": "vance_cli.engines.marvin",
     "slartibartfast": "vance_cli.engines.slartibartfast.registration",
+    "vogon": "vance_cli.engines.vogon",
+    "zaphod": "vance_cli.engines.zaphod",
 }
 """Engine name → the module whose ``ENGINE`` defines it. Engines of the catalog that
 have no module here run no code of their own yet."""

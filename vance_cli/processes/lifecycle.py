@@ -112,7 +112,8 @@ def stale_reason(row: Row | dict[str, Any], now: datetime, timeout: float,
 
 def close_process(ws: Workspace, process_id: str, reason: CloseReason | str,
                   outcome: Mapping[str, Any] | None = None, *, note: str | None = None,
-                  only_from: Status | None = None) -> tuple[Process, Status | None]:
+                  only_from: Status | None = None,
+                  hooks: bool = True) -> tuple[Process, Status | None]:
     """Close a process from whatever live status it is in, unless it is closed already.
 
     Reads and writes under one write transaction, so a concurrent close,
@@ -126,6 +127,8 @@ def close_process(ws: Workspace, process_id: str, reason: CloseReason | str,
         outcome: JSON-able outcome, e.g. ``{"recipePath": …}`` or ``{"reason": …}``.
         note: free text for the audit trail.
         only_from: close only if the status is still this one (e.g. RUNNING).
+        hooks: run the engine's close hook here; False leaves it to the caller
+            (``stop_process`` signals the worker first).
 
     Returns:
         ``(process after, status it was closed from)``; the second item is
@@ -143,7 +146,8 @@ def close_process(ws: Workspace, process_id: str, reason: CloseReason | str,
         apply_transition(ws.db, current.id, current.status, Status.CLOSED, text, outcome=outcome,
                          note=note)
     after = load_process(ws, current.id)
-    ws.engines.run_close_hooks(ws, [after])
+    if hooks:
+        ws.engines.run_close_hooks(ws, [after])
     return after, current.status
 
 
@@ -287,19 +291,27 @@ def stop_process(ws: Workspace, ident: str) -> StopResult:
     before = reap_and_load(ws, ident)  # a dead worker is reaped to STALE first
     after, closed_from = close_process(ws, before.id, CloseReason.STOPPED,
                                        {"reason": "stopped with 'vance process stop'"},
-                                       note="stopped")
+                                       note="stopped", hooks=False)
     if closed_from is None:
         return StopResult(after, False, None)
+    try:
+        return StopResult(after, True, _signal_worker(ws, after, closed_from))
+    finally:  # the worker is told first: a slow hook must not let it find out by itself
+        ws.engines.run_close_hooks(ws, [after])
+
+
+def _signal_worker(ws: Workspace, after: Process, closed_from: Status) -> int | None:
+    """Send SIGTERM to the stopped process's live worker; return its pid, or None."""
     pid = after.worker_pid
     if closed_from is not Status.RUNNING or pid is None or pid == os.getpid():
-        return StopResult(after, True, None)
+        return None
     fresh = after.heartbeat_at is not None and (
         datetime.now(UTC) - parse_time(after.heartbeat_at)
     ).total_seconds() <= ws.settings.process_stale_timeout
     if not fresh or not is_pid_alive(pid):
-        return StopResult(after, True, None)
+        return None
     try:
         os.kill(pid, signal.SIGTERM)
     except OSError:  # exited meanwhile, or not ours to signal
-        return StopResult(after, True, None)
-    return StopResult(after, True, pid)
+        return None
+    return pid

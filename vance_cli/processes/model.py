@@ -116,6 +116,7 @@ class Process:
     result: str | None = None
     turns: int = 0
     prompt: str | None = None
+    state: Mapping[str, Any] | None = None
 
     @classmethod
     def from_row(cls, row: Row) -> Process:
@@ -130,10 +131,11 @@ class Process:
             worker_pid=row["worker_pid"],
             outcome=json.loads(row["outcome"]) if row["outcome"] else None,
             result=row["result"], turns=int(row["turns"] or 0), prompt=row["prompt"],
+            state=json.loads(row["state"]) if row["state"] else None,
         )
 
     def to_json(self) -> dict[str, Any]:
-        """Return the docs/processes.md process object (with ``result`` and ``outcome``)."""
+        """Return the docs/processes.md process object (with ``result``, ``outcome``, ``state``)."""
         out: dict[str, Any] = {
             "id": self.id, "name": self.name, "session": self.session, "recipe": self.recipe,
             "engine": self.engine, "title": self.title, "goal": self.goal,
@@ -143,6 +145,7 @@ class Process:
         }
         out["result"] = self.result
         out["outcome"] = dict(self.outcome) if self.outcome is not None else None
+        out["state"] = dict(self.state) if self.state is not None else None
         return out
 
 
@@ -160,6 +163,8 @@ class ProcessSpec:
         parent: parent process id.
         internal: True only for processes vance creates itself; allows the
             reserved ``_`` prefix (``RESERVED_PREFIX``), which callers never get.
+        prompt: instructions that replace the recipe's prompt (an orchestrator's
+            worker with an inline prompt), or None.
     """
 
     recipe: str
@@ -170,6 +175,7 @@ class ProcessSpec:
     params: Mapping[str, Any] = field(default_factory=dict)
     parent: str | None = None
     internal: bool = False
+    prompt: str | None = None
 
 
 def new_process_id() -> str:

@@ -22,7 +22,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.clock import utc_now
-from vance_cli.base.errors import DuplicateProcessName, InvalidTransition, ProcessNotFound
+from vance_cli.base.errors import (
+    DuplicateProcessName,
+    InputError,
+    InvalidTransition,
+    ProcessNotFound,
+)
 from vance_cli.processes.model import (
     CHILD_CLOSED,
     MIN_PREFIX,
@@ -68,6 +73,13 @@ def create_process(ws: Workspace, spec: ProcessSpec) -> Process:
     name = check_process_name(spec.name, internal=spec.internal)
     recipe = find_recipe(ws, spec.recipe)
     engine = ws.catalog().get(recipe.engine, recipe=recipe.name)
+    params = {**recipe.params, **spec.params}
+    if spec.params:
+        from vance_cli.recipes import params as engine_params  # heavy: pydantic
+
+        wrong = engine_params.problems(engine.name, params)
+        if wrong:
+            raise InputError(f"recipe '{recipe.name}': {'; '.join(wrong)}", field="params")
     settings, db = ws.settings, ws.db
     now = utc_now()
     process_id = new_process_id()
@@ -75,9 +87,9 @@ def create_process(ws: Workspace, spec: ProcessSpec) -> Process:
         "id": process_id, "tenant": settings.tenant, "session": settings.session,
         "name": name, "recipe": recipe.name, "engine": engine.name,
         "title": spec.title or recipe.title or recipe.name, "goal": spec.goal or spec.steer or "",
-        "params": {**recipe.params, **spec.params}, "steer_content": spec.steer,
+        "params": params, "steer_content": spec.steer,
         "status": Status.INIT.value, "close_reason": None, "parent_process_id": spec.parent,
-        "outcome": None, "result": None, "prompt": recipe.prompt or None,
+        "outcome": None, "result": None, "prompt": spec.prompt or recipe.prompt or None,
         "created_at": now, "updated_at": now,
     }
     try:
@@ -160,6 +172,12 @@ def set_result(ws: Workspace, process_id: str, text: str | None) -> None:
     """Store a process's latest result text (an engine that settles by itself uses it)."""
     with ws.db.transaction():
         store.set_result(ws.db, process_id, text)
+
+
+def save_state(ws: Workspace, process_id: str, state: Mapping[str, Any] | None) -> None:
+    """Store an engine's state of a process (what it has done so far), in its own transaction."""
+    with ws.db.transaction():
+        store.set_state(ws.db, process_id, state)
 
 
 def update_params(ws: Workspace, process_id: str, changes: Mapping[str, Any]) -> Process:

@@ -49,7 +49,12 @@ from vance_cli.base.errors import (
 from vance_cli.llm import DEFAULT_MAX_TOKENS, Completion, LLMConfig, complete, safe_endpoint
 from vance_cli.processes.launcher import start_worker
 from vance_cli.processes.model import CHILD_SETTLED, CloseReason, Process, Status
-from vance_cli.processes.records import apply_transition, load_process, notify_parent
+from vance_cli.processes.records import (
+    apply_transition,
+    load_process,
+    notify_parent,
+    save_state,
+)
 from vance_cli.processes.worker import Run, running
 from vance_cli.state import conversation
 from vance_cli.state import events as event_store
@@ -279,6 +284,15 @@ class Turn:
         self._run = run
         self._started = time.monotonic()
         self._calls = 0
+
+    def load_state(self) -> dict[str, Any]:
+        """Return the engine's state of the process as the turn started (a copy; {} when none)."""
+        copy: dict[str, Any] = json.loads(json.dumps(dict(self.process.state or {})))
+        return copy
+
+    def save_state(self, state: Mapping[str, Any]) -> None:
+        """Store the engine's state now (it outlives the turn, also a failed one)."""
+        save_state(self.ws, self.process.id, state)
 
     def history(self) -> list[Message]:
         """Return the consumed inputs and the replies of earlier turns, oldest first."""

@@ -19,6 +19,13 @@ inventory's terms with one of those keys get postings. Field lengths count
 every term, so every score is the one a full index gives.
 
 Invariants:
+- The task is read first (``vance_cli.ranking.reading``): quoted or pasted
+  material is left out and shapes are read as words (a code path as
+  ``code``, a question about given numbers as ``calculate`` …). Words a
+  reading adds without a place in the task (``Reading.extra``) count as
+  content words, never as head words.
+- A word of the task that matches nothing and is one slip from exactly one
+  word of the inventory is read as that word (``vance_cli.ranking.spelling``).
 - A recipe is indexed by four fields, ``FIELDS``: title, tags, trigger
   keywords and description (its negated stretches and question words left
   out, ``lexicon.prose_words``), weighted by ``FIELD_WEIGHTS``. Not by its
@@ -48,7 +55,8 @@ Invariants:
   matched multi-word tags and keywords; ``cues``, the task's head words
   (``lexicon``: where a request names what it wants) that are a single-word
   tag or keyword of this recipe and of no other — an unambiguous intent word
-  in the predicate's or the object's place.
+  in the predicate's or the object's place; ``intent``, how many distinct
+  task words are a single-word tag or keyword of this recipe.
 """
 
 from __future__ import annotations
@@ -60,7 +68,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from vance_cli.ranking import lexicon
+from vance_cli.ranking import lexicon, reading, spelling
 from vance_cli.ranking import terms as recipe_terms
 
 if TYPE_CHECKING:
@@ -118,6 +126,9 @@ Term = str
 """An index term: one word, or the words of a multi-word tag or keyword joined by
 spaces (``recipe_terms``)."""
 
+EXTRA_POSITION = 1_000_000
+"""Position given to the words a reading adds (after every word of an analysed task)."""
+
 KEYS_LIMIT = 200_000
 """Most index terms whose stem keys are kept in memory (``_term_keys``)."""
 
@@ -135,6 +146,8 @@ class Hit:
         words: how many distinct content words of the task matched.
         phrases: the matched multi-word tags and trigger keywords, in task order.
         cues: the task's head words that are an intent word of this recipe only.
+        intent: how many distinct content words of the task matched a single-word
+            tag or trigger keyword of this recipe (the author's intent words).
     """
 
     recipe: Recipe
@@ -143,6 +156,7 @@ class Hit:
     words: int = 0
     phrases: tuple[str, ...] = ()
     cues: tuple[str, ...] = ()
+    intent: int = 0
 
 
 @dataclass
@@ -152,6 +166,7 @@ class _Evidence:
     covered: set[str] = field(default_factory=set)
     phrases: list[tuple[int, str]] = field(default_factory=list)
     cues: list[str] = field(default_factory=list)
+    intent: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,18 +180,24 @@ class _Query:
             inventory (``lexicon.ngrams``, up to its longest phrase), in order.
         keys: every stem key a lookup of these words and runs can ask for,
             compound heads (``COMPOUND_HEAD``) included.
+        phrase_words: the words of the inventory's phrase terms (for ``spelling``).
     """
 
     keep: slice
     tokens: list[lexicon.Token]
     grams: list[tuple[int, tuple[str, ...]]]
     keys: set[str]
+    phrase_words: set[str]
 
 
-def _query(task: str, vocabulary: set[Term]) -> _Query:
-    """Read the task against the inventory's distinct index terms ``vocabulary``."""
+def _query(task: str, vocabulary: set[Term], extra: Sequence[str] = ()) -> _Query:
+    """Read the task against the inventory's distinct index terms ``vocabulary``.
+
+    ``extra``: words the task shows without a place in it (``reading.Reading.extra``).
+    """
     keep = _LANGUAGE_KEYS[lexicon.language(task)]
     tokens = lexicon.tokens(task)
+    tokens += [lexicon.Token(word, EXTRA_POSITION + i, False) for i, word in enumerate(extra)]
     keys: set[str] = set()
     for token in tokens:
         token_keys = lexicon.word_keys(token.word)[keep]
@@ -192,7 +213,7 @@ def _query(task: str, vocabulary: set[Term]) -> _Query:
              if not starts.isdisjoint(lexicon.word_keys(gram[0]))]
     for _start, gram in grams:
         keys.update(lexicon.phrase_keys(gram)[keep])
-    return _Query(keep, tokens, grams, keys)
+    return _Query(keep, tokens, grams, keys, {word for words in phrases for word in words})
 
 
 def _term_keys(term: Term) -> tuple[str, str]:
@@ -289,18 +310,43 @@ def rank(recipes: Sequence[Recipe], task: str) -> list[Hit]:
     """
     ordered = sorted(recipes, key=lambda r: r.name)
     found: dict[int, _Evidence] = defaultdict(_Evidence)
-    task = _without_names(lexicon.analysed(task), ordered)
-    if ordered and task.strip():
+    read = reading.read(_without_names(lexicon.analysed(task), ordered))
+    task = read.text
+    if ordered and (task.strip() or read.extra):
         analyses = [recipe_terms.analyse(r) for r in ordered]
         vocabulary: set[Term] = set().union(*(terms for a in analyses for terms in a))
-        query = _query(task, vocabulary)
+        query = _query(task, vocabulary, read.extra)
         wanted = {t for t in vocabulary if not query.keys.isdisjoint(_term_keys(t))}
+        fixed = _typos(task, query, wanted, vocabulary)
+        if fixed != task:
+            task = fixed
+            query = _query(task, vocabulary, read.extra)
+            wanted = {t for t in vocabulary if not query.keys.isdisjoint(_term_keys(t))}
         index = _Index(analyses, wanted)
         _match_words(index, query, found)
         _match_phrases(index, query, found)
     hits = [_hit(r, found[i]) if i in found else Hit(r, 0.0) for i, r in enumerate(ordered)]
     hits.sort(key=lambda h: -h.score)  # stable: equal scores stay in name order
     return hits
+
+
+def _typos(task: str, query: _Query, wanted: set[Term], vocabulary: set[Term]) -> str:
+    """Return ``task`` with each word that matched nothing and is a typo corrected.
+
+    Rule: ``vance_cli.ranking.spelling``; a correct task comes back unchanged.
+    """
+    matched = {key for word in spelling.known_words(wanted) for key in _term_keys(word)}
+    unmatched = {t.word for t in query.tokens if len(t.word) >= spelling.TYPO_MIN
+                 and matched.isdisjoint(lexicon.word_keys(t.word)[query.keep])}
+    if not unmatched:
+        return task
+    for word in sorted(unmatched):
+        if word in vocabulary or word in query.phrase_words:
+            continue  # a known word that only matched nothing by its stem
+        meant = spelling.correct(word, vocabulary, query.phrase_words)
+        if meant is not None:
+            task = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", meant, task, flags=re.IGNORECASE)
+    return task
 
 
 def _without_names(task: str, recipes: Sequence[Recipe]) -> str:
@@ -343,7 +389,8 @@ def _names_pattern(names: Sequence[str]) -> re.Pattern[str]:
 
 def _hit(recipe: Recipe, ev: _Evidence) -> Hit:
     return Hit(recipe, round(ev.score, 4), tuple(t for _p, t in sorted(ev.terms)),
-               len(ev.covered), tuple(t for _p, t in sorted(ev.phrases)), tuple(ev.cues))
+               len(ev.covered), tuple(t for _p, t in sorted(ev.phrases)), tuple(ev.cues),
+               ev.intent)
 
 
 def _match_words(index: _Index, query: _Query, found: dict[int, _Evidence]) -> None:
@@ -360,9 +407,12 @@ def _match_words(index: _Index, query: _Query, found: dict[int, _Evidence]) -> N
             ev = found[row]
             ev.score += weight * _saturate(freq)
             ev.terms.append((token.position, token.word))
-            ev.covered.add(keys[0])
+            if not token.topic:
+                ev.covered.add(keys[0])
+        rows = set().union(*(index.intent.get(t, set()) for t in terms))
+        for row in rows:
+            found[row].intent += 1
         if token.head:
-            rows = set().union(*(index.intent.get(t, set()) for t in terms))
             if len(rows) == 1:
                 found[rows.pop()].cues.append(token.word)
 

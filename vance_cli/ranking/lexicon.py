@@ -32,14 +32,18 @@ Invariants:
   first content word (the predicate of an English or German request or
   question: "*Translate* …", "Can you *explain* …", "*Who* wrote …",
   "*Übersetze* …", "*Wann* wurde …"); unless the task is clearly English, its
-  last content word (where German puts the verb of a modal request, "Kannst
-  du … *zusammenfassen*?" — an English clause ends in a complement instead,
-  "a picture of two people *debating*"); and, when the
-  clause opens with a function word or light verb instead of a predicate, every
-  word of its first run of adjacent content words (the object: "Write a
-  *persuasive essay*", "Give me the *gist* of …", "Wie heißt die *Hauptstadt*").
-  A word in the middle of a clause mostly modifies something else ("a cat
-  *translating* a book", "our *debate* night", "Post the *summary* on Slack").
+  last content word when it is not written as a noun (where German puts the
+  verb of a modal request, "Kannst du … *zusammenfassen*?", but not "für die
+  10. *Klasse*" — an English clause ends in a complement instead, "a picture
+  of two people *debating*"); when the clause opens with a function word or
+  light verb instead of a predicate, every word of its first run of adjacent
+  content words (the object: "Write a *persuasive essay*", "Give me the
+  *gist* of …", "Wie heißt die *Hauptstadt*"); and the run of content words
+  right after any light verb of the clause ("My professor wants an
+  *essay*"). A word in the middle of a clause mostly modifies something else
+  ("a cat *translating* a book", "our *debate* night", "Post the *summary*
+  on Slack"). A full stop after a number is an ordinal ("im 19.
+  Jahrhundert"), not the end of a sentence.
 - **German nouns** (capitalised words not opening a sentence) may be
   compounds, whose head comes last (``Token.noun``; used by the ranking).
 - **Bounded**: only a task's first ``ANALYSED_CHARS`` characters are read
@@ -84,14 +88,17 @@ they this those through to too under until up us very via want wants was we were
 which while whom whose will with within without would you your yours
 s t d ll m re ve
 give gives gave given make makes made take takes took go goes went tell show help keep
-create creates write writes produce prepare compose generate love wish
+create creates write writes produce prepare compose generate love wish draft drafts formulate
 one two three four five six seven eight nine ten eleven twelve
 task tasks
+wanna gonna gotta whats thats im u ur pls plz
 """.split())
 """English words dropped from a task: function words; light verbs that go with
-any request ("give me", "make", "create", "write"), so the object names the
-deliverable; number words ("in three sentences"). The question words
-who/when/where/why are kept. "task" is dropped too: every request is one."""
+any request ("give me", "make", "create", "write", "draft", "need"), so the
+object names the deliverable; number words ("in three sentences"). The
+question words who/when/where/why are kept. "task" is dropped too: every
+request is one. So are the chat spellings of function words ("wanna", "whats",
+"pls", "u"): typed requests are full of them."""
 
 GERMAN_STOP_WORDS = frozenset("""
 aber alle allem allen aller alles als also am an ander andere anderen auch auf aus bei
@@ -105,6 +112,7 @@ nie niemals noch nun nur ob oder ohne sehr sein seine sich sie sind so soll solc
 wir wird wurde würde würdest zu zum zur
 gib geben gebe mach mache machen lass lasst zeig zeige hilf erstelle erstellen erstell
 schreib schreibe schreiben heißt heißen lautet möchte möchten hätte gern gerne
+brauche brauchen benötige benötigen verfasse verfassen formuliere formulieren
 eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf
 aufgabe
 """.casefold().split())
@@ -114,6 +122,25 @@ STOP_WORDS = ENGLISH_STOP_WORDS | GERMAN_STOP_WORDS
 """Words that carry no intent in either language. Multi-word tags and triggers
 are matched on all words, stop words included ("for and against", "three
 perspectives")."""
+
+LIGHT_VERBS = frozenset("""
+give gives gave make makes made take takes took tell show help keep create creates write writes
+produce prepare compose generate draft drafts formulate want wants need needs like love wish get
+wanna
+gib geben gebe mach mache machen lass lasst zeig zeige hilf erstelle erstellen erstell schreib
+schreibe schreiben möchte möchten hätte brauche brauchen benötige benötigen verfasse verfassen
+formuliere formulieren
+""".split())
+"""The light verbs among the stop words: what follows one names the deliverable, wherever it
+stands in its clause ("My professor *wants* an *essay*", "Ich *brauche* einen *Aufsatz*")."""
+
+WRITING_VERBS = frozenset("""
+write writes draft drafts formulate schreib schreibe schreiben verfasse verfassen formuliere
+formulieren
+""".split())
+"""Verbs that ask for one piece of writing, whatever its kind ("*Write* a short poem", "*Draft*
+a polite email", "*Verfasse* eine Rede"). Not "compose" (also music) nor "create" or "make"
+(also pictures and things). The kind is the object's to name; the verbs are light verbs."""
 
 _ONLY_ENGLISH = ENGLISH_STOP_WORDS - GERMAN_STOP_WORDS
 _ONLY_GERMAN = GERMAN_STOP_WORDS - ENGLISH_STOP_WORDS
@@ -137,6 +164,12 @@ end, clause word or contrast word, is what is *not* wanted — in a task ("Don't
 change anything, just explain it") and in a recipe's description ("Delivers a
 written analysis, not code or a finished essay"). It is no evidence."""
 
+TOPIC_WORDS = frozenset({"about", "regarding", "concerning", "über", "bezüglich"})
+"""Words that open the topic of a request: from one to the end of its clause, the words say
+what the deliverable is about, not what it is ("chat *about whether remote work is changing*
+…", "ein Referat *über die Geschichte des Buchdrucks*"). They still score, but are no
+evidence of intent by themselves (``Token.topic``)."""
+
 CONTRASTS = frozenset({"but", "instead", "aber", "sondern", "stattdessen"})
 """Words that end a negated stretch ("not X but Y")."""
 
@@ -151,12 +184,14 @@ class Token:
         head: True when it is a head word of its clause (see the module docstring).
         noun: True when it is written like a German noun: capitalised (and only the
             first letter), not the first word of its sentence.
+        topic: True when it follows a word of ``TOPIC_WORDS`` in its clause.
     """
 
     word: str
     position: int
     head: bool
     noun: bool = False
+    topic: bool = False
 
 
 def fold(text: str) -> str:
@@ -230,15 +265,19 @@ def _walk(text: str, negated: bool = False) -> Iterator[tuple[str, str, bool, bo
 
     A generator of plain tuples: recipe descriptions of thousands of words
     go through here (``prose_words``). ``negated``: the text continues a
-    negated stretch (``negated_at`` walks a text piece by piece).
+    negated stretch (``negated_at`` walks a text piece by piece). A full stop
+    right after a number ends no sentence: it is a German ordinal ("die 10.
+    Klasse", "im 19. Jahrhundert").
     """
     sentence = clause = True
+    ordinal = False  # the last piece was a number
     for piece in _PIECE.findall(_CONTRACTION.sub(" not", text)):
         if not piece[0].isalnum() and piece[0] != "_":
-            if piece != ",":
+            if piece != "," and not (ordinal and piece == "."):
                 sentence = clause = True
-            negated = False
+            negated = ordinal = False
             continue
+        ordinal = piece.isdigit()
         word = piece.casefold()
         if word in CLAUSE_WORDS or word in CONTRASTS:
             clause = clause or word in CLAUSE_WORDS
@@ -298,6 +337,40 @@ def language(text: str) -> str | None:
     return "en" if english > german else "de"
 
 
+def writing_verb(task: str) -> str | None:
+    """Return the writing verb that is the task's predicate, or None.
+
+    The predicate is that of the first clause with a word of substance: its
+    first word that is not a stop word — or, unless the task is clearly
+    English, its last word (German puts the verb of a modal request last):
+    "Can you *write* a cover letter", "*Draft* a polite email", "Kannst du
+    mir eine Rede *schreiben*?". A writing verb later on is a step of a
+    larger request ("Add dark mode and *write* tests"). A negated verb does
+    not count ("Don't write anything, just …").
+
+    Args:
+        task: the task text (its material already left out, ``material.request``).
+
+    Returns:
+        The verb, case-folded, when it is one of ``WRITING_VERBS``.
+    """
+    verb_last = language(task) != "en"
+    clause: list[_Word] = []
+    for w in [*_scan(task), None]:
+        if w is not None and not w.clause_start:
+            clause.append(w)
+            continue
+        first = next((c for c in clause if c.word in WRITING_VERBS or is_content(c.word)), None)
+        if first is not None:
+            for candidate in (first, clause[-1] if verb_last else None):
+                if (candidate is not None and candidate.word in WRITING_VERBS
+                        and not candidate.negated):
+                    return candidate.word
+            return None
+        clause = [w] if w is not None else []
+    return None
+
+
 def prose_words(text: str) -> list[str]:
     """Return the words of running text that are evidence for what it describes.
 
@@ -320,32 +393,43 @@ def tokens(task: str) -> list[Token]:
     verb_last = language(task) != "en"
     found: list[Token] = []
     clause: list[Token] = []
-    fresh = opened = False  # opened: the clause's first word is a content word
+    objects: set[int] = set()  # indices in clause of a content word right after a light verb
+    fresh = opened = light = topic = False  # opened: the clause's first word is a content word
     for w in _scan(task):
         word = w.word
         content = is_content(word) and word not in CLAUSE_WORDS
         if w.clause_start:
-            found.extend(_heads(clause, opened, verb_last))
-            clause, fresh = [], True
+            found.extend(_heads(clause, opened, verb_last, objects))
+            clause, objects, fresh, light, topic = [], set(), True, False, False
         if fresh and word not in CLAUSE_WORDS:
             opened, fresh = content, False
         if content and not w.negated:
+            if light:
+                objects.add(len(clause))
             noun = not w.sentence_start and w.raw[:1].isupper() and w.raw[1:].islower()
-            clause.append(Token(word, w.position, False, noun))
-    found.extend(_heads(clause, opened, verb_last))
+            clause.append(Token(word, w.position, False, noun, topic))
+        light = word in LIGHT_VERBS or (light and not content)
+        topic = topic or word in TOPIC_WORDS
+    found.extend(_heads(clause, opened, verb_last, objects))
     return found
 
 
-def _heads(clause: list[Token], opened_by_content: bool, verb_last: bool) -> list[Token]:
+def _heads(clause: list[Token], opened_by_content: bool, verb_last: bool,
+           objects: set[int]) -> list[Token]:
     """Mark the head words of one clause (see the module docstring).
 
     ``opened_by_content``: the clause's first word is a content word, its
     predicate. ``verb_last``: the task may be German, so the clause's last
-    content word may be its verb.
+    content word may be its verb — unless it is written as a noun. ``objects``:
+    indices of the content words that follow a light verb; each starts a run.
     """
-    heads = {0, len(clause) - 1} if verb_last else {0}
-    if clause and not opened_by_content:
-        i = 0
+    heads = {0}
+    if verb_last and clause and not clause[-1].noun:
+        heads.add(len(clause) - 1)
+    starts = set(objects) | ({0} if clause and not opened_by_content else set())
+    for start in starts:
+        i = start
+        heads.add(i)
         while i + 1 < len(clause) and clause[i + 1].position == clause[i].position + 1:
             i += 1
             heads.add(i)
@@ -361,12 +445,24 @@ unser unsere unseren
 tag: "walk *me* through" is "walk through", "bounce *some* ideas" is "bounce ideas"."""
 
 
+PARTICLES = frozenset("""
+up down out through over off around back apart together
+""".split())
+"""Particles of English phrasal verbs, which may stand after the verb's object: "boil *this
+email thread* down" is "boil down", "sum *the meeting* up" is "sum up"."""
+
+PARTICLE_GAP = 4
+"""Most words between a verb and its particle (``PARTICLES``)."""
+
+
 def ngrams(task: str, longest: int) -> list[tuple[int, tuple[str, ...]]]:
     """Return ``(start position, words)`` for every run of 2 to ``longest`` words.
 
     Stop words stay in (``for and against``), as in the tags they are matched
     against; runs are also taken with ``SKIPPABLE`` words left out. No run
-    holds or skips a negated word.
+    holds or skips a negated word. A word and a particle (``PARTICLES``) up
+    to ``PARTICLE_GAP`` words later in its clause are a run of two as well: a
+    phrasal verb with its object in between.
     """
     scanned = _scan(task)
     found = [(w.position, w.word) for w in scanned]
@@ -381,4 +477,11 @@ def ngrams(task: str, longest: int) -> list[tuple[int, tuple[str, ...]]]:
                 run = sequence[i:i + n]
                 if negated_before[run[-1][0] + 1] == negated_before[run[0][0]]:
                     grams[run[0][0], tuple(w for _p, w in run)] = None
+    for i, w in enumerate(scanned):
+        for later in scanned[i + 2:i + 2 + PARTICLE_GAP]:
+            if later.clause_start:
+                break
+            if (later.word in PARTICLES
+                    and negated_before[later.position + 1] == negated_before[w.position]):
+                grams.setdefault((w.position, (w.word, later.word)), None)
     return list(grams)

@@ -4,7 +4,8 @@ A recipe document (``recipes/<name>.yaml``, docs/documents.md "Recipes")
 holds ``engine`` and ``description`` (required), and optionally ``title``,
 ``params`` (a mapping), ``tags`` (texts), ``triggers.keywords`` (texts),
 ``internal`` (true/false) and ``prompt`` (the engine's instructions: a
-template over ``task``, ``params`` and ``lang``). Any other key is an error, with a "did you mean".
+template over ``task``, ``params`` and ``lang``). The ``params`` follow the
+engine's schema (``recipes.params``). Any other key is an error, with a "did you mean".
 YAML numbers where text is expected are read as the text written
 (``tags: [3.10]`` is ``"3.10"``).
 
@@ -23,6 +24,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, 
 
 from vance_cli.base import schema
 from vance_cli.base.yaml_types import as_text
+from vance_cli.recipes import params
 
 
 def _text(value: Any) -> Any:
@@ -101,15 +103,25 @@ def validate(data: Any) -> dict[str, Any]:
         found = "an empty file" if data is None else type(data).__name__
         raise ValueError(f"a recipe must be a mapping, found {found}")
     try:
-        return RecipeDocument.model_validate(data).to_cache()
+        document = RecipeDocument.model_validate(data)
     except ValidationError as exc:
         raise ValueError(schema.reason(exc, RecipeDocument)) from None
+    wrong = params.problems(document.engine.strip(), document.params)
+    if wrong:
+        more = len(wrong) - schema.MAX_LISTED
+        raise ValueError("; ".join(wrong[:schema.MAX_LISTED])
+                         + (f" (and {more} more)" if more > 0 else ""))
+    return document.to_cache()
 
 
 def problems(data: dict[str, Any]) -> list[str]:
-    """Return every problem of a recipe mapping (all of them, for a repair request)."""
+    """Return every problem of a recipe mapping (all of them, for a repair request).
+
+    The params are checked against the engine's schema too (``params``), when
+    the rest of the recipe is sound.
+    """
     try:
-        RecipeDocument.model_validate(data)
+        document = RecipeDocument.model_validate(data)
     except ValidationError as exc:
         return [text for _, text in schema.problems(exc, RecipeDocument)]
-    return []
+    return params.problems(document.engine.strip(), document.params)

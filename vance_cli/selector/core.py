@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from vance_cli import llm
 from vance_cli.base.text_input import is_blank
-from vance_cli.ranking import lexicon
+from vance_cli.ranking import lexicon, material, reading
 from vance_cli.ranking.bm25 import cap_inventory
 from vance_cli.recipes.loader import load_recipes
 from vance_cli.selector import parse, prompt
@@ -43,18 +43,23 @@ def trigger_match(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] 
     """Return ``(recipe, keyword)`` when exactly one recipe's trigger keyword occurs in the task.
 
     The task is lower-cased; a keyword occurs when it stands in that text as
-    whole words, any run of white space between them: ``übersetze`` fires in
-    "Übersetze diese E-Mail" but not inside the book title "Übersetzen als
-    Kunst", and ``translate this`` not inside "mistranslate this". A keyword
-    inside a negated stretch does not occur: "Do not write an essay, just
-    book me a flight" holds no ``write an essay`` (the negation rule of
-    ``lexicon``, the one the ranking uses). The fast path never costs a wrong
-    spawn: when in doubt, the selector decides. Only the task's first
-    ``lexicon.ANALYSED_CHARS`` characters are read, as by the ranking.
+    whole words, any run of white space or hyphens between them:
+    ``übersetze`` fires in "Übersetze diese E-Mail" but not inside the book
+    title "Übersetzen als Kunst", ``translate this`` not inside
+    "mistranslate this", and ``for and against`` in "a for-and-against
+    showdown". Quoted or pasted material (``material.request``) is not the
+    request: a keyword in it does not occur. Nor does a keyword inside a
+    negated stretch: "Do not write an essay, just book me a flight" holds no
+    ``write an essay`` (the negation rule of ``lexicon``, the one the ranking
+    uses), nor a translating into plain words ("Translate this regex into
+    plain English" asks for an explanation, ``reading.plain_words``). The
+    fast path never costs a wrong spawn: when in doubt, the
+    selector decides. Only the task's first ``lexicon.ANALYSED_CHARS``
+    characters are read, as by the ranking.
 
     Rule: docs/delegate.md step 3.
     """
-    text = lexicon.analysed(task).lower()
+    text = reading.plain_words(material.request(lexicon.analysed(task))).lower()
     hits: list[tuple[int, Recipe, str]] = []  # (offset in text, recipe, keyword), keyword order
     for recipe in inventory:
         for keyword in recipe.keywords:
@@ -74,8 +79,8 @@ def trigger_match(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] 
 
 @functools.cache
 def _whole_words(words: tuple[str, ...]) -> re.Pattern[str]:
-    """Match ``words`` in a row, any white space between them, not inside longer words."""
-    return re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, words)) + r"(?!\w)")
+    """Match ``words`` in a row (white space or hyphens between them), not inside longer words."""
+    return re.compile(r"(?<!\w)" + r"[\s-]+".join(map(re.escape, words)) + r"(?!\w)")
 
 
 def select(ws: Workspace, task: str, *, model: str | None = None,

@@ -1,11 +1,12 @@
 """The offline selector: lexical ranking with an evidence rule (no LLM configured).
 
-Rule (docs/delegate.md, last paragraph): with no ``llm.base_url`` and no key the
-selector ranks the inventory by lexical relevance (``vance_cli.ranking.bm25``:
-BM25F over titles, tags, trigger keywords and descriptions) and answers
-``MATCH`` for the best recipe only when its evidence is enough; else
-``NONE`` with reason ``offline_no_match``. Every rationale says it ran
-offline.
+Rule (docs/delegate.md, "Offline selector"): with no ``llm.base_url`` and no
+key the selector ranks the inventory by lexical relevance
+(``vance_cli.ranking.bm25``: BM25F over titles, tags, trigger keywords and
+descriptions, after ``vance_cli.ranking.reading`` has read the task's shapes
+into words) and answers ``MATCH`` for the best recipe whose evidence is
+enough; else ``NONE`` with reason ``offline_no_match``. Every rationale says
+it ran offline.
 
 Enough evidence is two things, neither fitted to any set of tasks:
 
@@ -16,7 +17,7 @@ Enough evidence is two things, neither fitted to any set of tasks:
    of the inventory.
 2. **More than one weak word**: one common word is no evidence of intent
    ("Order a *large* pizza", "Design a logo", "a playlist for my *coding*
-   sessions"). The best recipe needs one of:
+   sessions"). A recipe needs one of:
 
    - two or more distinct content words of the task (``Hit.words``);
    - a matched multi-word tag or trigger keyword (``Hit.phrases``: several
@@ -29,6 +30,29 @@ Enough evidence is two things, neither fitted to any set of tasks:
      ("a cat *translating* a book", "our *debate* night") and is not enough
      on its own; nor is a tag that two recipes share ("*Design* a logo").
 
+The recipe chosen is the best-scored one with enough evidence: a recipe
+that scores higher on one weak word does not hide it. More rules decide
+before or instead of the ranking:
+
+- **Live questions** (``reading.live_question``): one question about the
+  person's own data as it is now ("Where's my package right now?") or about
+  the world right now ("Who won last night's match?") needs access no
+  recipe has: ``NONE``.
+- **Acts in the world** (``reading.action_request``): a request whose
+  predicate is ordering, booking, sending, reminding … is ``NONE`` unless a
+  recipe has a cue or a phrase for it; the object's words ("Transfer the
+  *summary document* to my USB stick") are no evidence of a recipe's work.
+- **One fact** (``reading.fact_question``): one short direct question about
+  the world that no recipe has enough evidence for ("What's the boiling
+  point of water?") goes to the recipe tagged ``FACT_TAG``.
+- **Single job**: a task whose predicate is a writing verb
+  (``lexicon.writing_verb``: "*Write* a short poem", "*Draft* a polite
+  email") asks for one piece of writing. When no recipe names that
+  deliverable — none has a cue, a phrase or ``MIN_WORDS`` tag words
+  (``intent``) — it goes to the general worker, the recipe tagged
+  ``GENERAL_TAG``; topic words of the task ("a product description for the
+  *online* shop") do not make it research.
+
 The rest is the ranking's: stems (inflection only, so "water" is not
 "waterfall"), names that are no evidence ("answer MATCH coding"), negated
 words ("don't change anything") that are none either.
@@ -40,6 +64,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from vance_cli.ranking import bm25 as ranking
+from vance_cli.ranking import lexicon, reading
 from vance_cli.selector.decision import Decision, Mode, NoneReason, match, none
 
 if TYPE_CHECKING:
@@ -50,6 +75,14 @@ OFFLINE = "offline selector (no LLM configured)"
 
 MIN_WORDS = 2
 """Distinct matched content words that are enough without a phrase or a cue."""
+
+FACT_TAG = "fact"
+"""The tag that marks the recipe for one short factual answer (bundled: ``quick-lookup``):
+a short direct question about the world that no recipe has evidence for goes to it."""
+
+GENERAL_TAG = "general-purpose"
+"""The tag that marks a general worker: the recipe for one piece of writing that no other
+recipe names (bundled: ``default``)."""
 
 
 def threshold(n_recipes: int) -> float:
@@ -84,7 +117,7 @@ def evidence(hit: ranking.Hit) -> str | None:
 
 
 def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
-    """Pick the best recipe by lexical relevance, or NONE without enough evidence.
+    """Pick the best recipe with enough evidence, the general worker for one writing job, or NONE.
 
     Args:
         task: the task text (non-empty).
@@ -93,26 +126,63 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
     Returns:
         A MATCH or a NONE ``offline_no_match`` decision, mode ``offline``.
 
-    Rule: docs/delegate.md, last paragraph.
+    Rule: docs/delegate.md, "Offline selector".
     """
+    read = reading.read(lexicon.analysed(task))
+    live = reading.live_question(read.text)
+    if live is not None:
+        needs = ("about the person's own data as it is now or was lately, which needs live "
+                 "access to their accounts or devices" if live == "own" else
+                 "about the world as it is now or was just now, which needs live data")
+        return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: the task asks {needs}: no recipe "
+                    "has it", Mode.OFFLINE)
+    act = reading.action_request(read.text)
     hits = ranking.rank(inventory, task)
+    if act is not None and not any(hit.cues or hit.phrases for hit in hits
+                                   if hit.score >= threshold(len(inventory))):
+        return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: the task asks for an act in the "
+                    f"world ('{act}'), and no recipe names it with a cue or a phrase: no recipe "
+                    "acts in the world", Mode.OFFLINE)
     limit = threshold(len(inventory))
+    how = f"; read: {', '.join(read.notes)}" if read.notes else ""
+    chosen = next(((hit, why) for hit in hits if hit.score >= limit
+                   for why in [evidence(hit)] if why is not None), None)
+    verb = lexicon.writing_verb(read.text)
+    general = next((r for r in inventory if GENERAL_TAG in map(str.casefold, r.tags)), None)
+    if verb is not None and general is not None and (chosen is None or not intent(chosen[0])):
+        beside = (f"best '{chosen[0].recipe.name}' matched only {_words(chosen[0].terms)}"
+                  if chosen else "no recipe has enough evidence")
+        return match(general, f"{OFFLINE}: '{general.name}' is the general worker: the task "
+                     f"asks for one piece of writing ('{verb}') that no recipe names ({beside}; "
+                     f"no cue, phrase or {MIN_WORDS} tag words{how})", Mode.OFFLINE)
+    if chosen is not None:
+        hit, why = chosen
+        return match(hit.recipe, f"{OFFLINE}: '{hit.recipe.name}' matched "
+                     f"{_words(hit.terms)} ({why}; score {hit.score:.1f} ≥ threshold "
+                     f"{limit:.1f}{how})", Mode.OFFLINE)
+    facts = next((r for r in inventory if FACT_TAG in map(str.casefold, r.tags)), None)
+    if facts is not None and reading.fact_question(read.text):
+        return match(facts, f"{OFFLINE}: '{facts.name}' answers one fact: the task is one short "
+                     f"direct question about the world and no recipe has more evidence{how}",
+                     Mode.OFFLINE)
     best = hits[0] if hits else None
     if best is None or best.score <= 0:
-        return none(NoneReason.OFFLINE_NO_MATCH,
-                    f"{OFFLINE}: no recipe shares a meaningful word with the task", Mode.OFFLINE)
-    why = evidence(best)
-    if best.score >= limit and why is not None:
-        return match(best.recipe, f"{OFFLINE}: '{best.recipe.name}' matched "
-                     f"{_words(best.terms)} ({why}; score {best.score:.1f} ≥ threshold "
-                     f"{limit:.1f})", Mode.OFFLINE)
-    if best.score < limit:
+        detail = "no recipe shares a meaningful word with the task"
+    elif best.score < limit:
         detail = (f"no recipe reached the threshold (best '{best.recipe.name}' "
                   f"{best.score:.1f} < {limit:.1f}, matched {_words(best.terms)})")
     else:
         detail = (f"one word is not enough (best '{best.recipe.name}' matched only "
                   f"{_words(best.terms)}: no second word, phrase or cue)")
-    return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: {detail}", Mode.OFFLINE)
+    return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: {detail}{how}", Mode.OFFLINE)
+
+
+def intent(hit: ranking.Hit) -> bool:
+    """True when ``hit`` names the deliverable: a cue, a phrase, or ``MIN_WORDS`` tag words.
+
+    Rule: the single-job rule of docs/delegate.md, "Offline selector".
+    """
+    return bool(hit.cues or hit.phrases) or hit.intent >= MIN_WORDS
 
 
 def _words(terms: Sequence[str]) -> str:

@@ -178,6 +178,12 @@ def m005_runtime(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX llm_calls_process ON llm_calls(process_id, turn)")
 
 
+@migration
+def m006_process_state(conn: sqlite3.Connection) -> None:
+    """An orchestrating engine's state between turns (phases, heads, the task tree)."""
+    conn.execute("ALTER TABLE processes ADD COLUMN state TEXT")
+
+
 def migrate(db: Database) -> list[str]:
     """Apply every migration not yet recorded.
 

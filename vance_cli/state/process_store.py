@@ -16,8 +16,8 @@ from vance_cli.state.db import Database, Row
 
 _COLUMNS = (
     "id, tenant, session, name, recipe, engine, title, goal, params, steer_content, status,"
-    " close_reason, parent_process_id, outcome, result, turns, prompt, created_at, updated_at,"
-    " heartbeat_at, worker_pid"
+    " close_reason, parent_process_id, outcome, result, turns, prompt, state, created_at,"
+    " updated_at, heartbeat_at, worker_pid"
 )
 
 
@@ -71,6 +71,13 @@ def set_result(db: Database, process_id: str, text: str | None) -> None:
     """Store the latest result text of a process (its last reply)."""
     db.conn.execute("UPDATE processes SET result = ?, updated_at = ? WHERE id = ?",
                     (text, utc_now(), process_id))
+
+
+def set_state(db: Database, process_id: str, state: Mapping[str, Any] | None) -> None:
+    """Replace the engine state of a process (JSON), or clear it with None."""
+    db.conn.execute("UPDATE processes SET state = ?, updated_at = ? WHERE id = ?",
+                    (json.dumps(dict(state), ensure_ascii=False) if state is not None else None,
+                     utc_now(), process_id))
 
 
 def set_params(db: Database, process_id: str, params: Mapping[str, Any]) -> None:

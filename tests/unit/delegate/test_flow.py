@@ -72,7 +72,8 @@ def test_match_starts_the_process_with_the_task_as_goal() -> None:
     process = result.process
     assert (process.recipe, process.engine, process.goal) == ("essay-pipeline", "vogon", ESSAY)
     assert (process.title, process.steer_content) == ("Tea", "Keep it short")
-    assert process.params == {"words": 300, "tone": "light"}
+    assert {k: process.params[k] for k in ("words", "tone")} == {"words": 300, "tone": "light"}
+    assert "phases" in process.params  # overlaid on the recipe's own
     assert process.status.value == "IDLE" and process.parent_process_id is None
     assert list(result.to_json()) == RESULT_KEYS
     assert result.to_json()["process"] == process.to_json()

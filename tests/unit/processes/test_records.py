@@ -34,7 +34,7 @@ def test_create_records_an_idle_process(ws: Workspace) -> None:
     assert data["steerContent"] == "Write about tea" and data["goal"] == "Write about tea"
     assert set(data) == {"id", "name", "session", "recipe", "engine", "title", "goal", "params",
                          "steerContent", "status", "closeReason", "parentProcessId",
-                         "createdAt", "result", "outcome"}
+                         "createdAt", "result", "outcome", "state"}
     assert data["createdAt"].endswith("Z")
     trail = ws.db.query("SELECT from_status, to_status FROM process_transitions"
                         " WHERE process_id = ? ORDER BY id", (proc.id,))

@@ -222,3 +222,37 @@ def test_a_huge_task_ranks_as_its_analysed_prefix() -> None:
     assert rank(recipes, huge[-ANALYSED_CHARS:])[0].recipe.name != "summary"
     many = [_recipe(f"filler-{i:03d}", description=f"filler job {i}") for i in range(70)]
     assert cap_inventory(many + recipes, huge) == cap_inventory(many + recipes, prefix)
+
+
+def test_the_reading_of_a_task_is_what_is_ranked() -> None:
+    recipes = [_recipe("calc", tags=("calculate",)), _recipe("lookup", tags=("how many",)),
+               _recipe("summary", tags=("summarize",)), _recipe("coding", tags=("code",))]
+    # a quantity question with given numbers reads as "calculate", a cue
+    hits = _hits(recipes, "How many days are there between 3 March and 17 October?")
+    assert hits["calc"].cues == ("calculate",) and hits["lookup"].score == 0
+    # quoted material is no evidence
+    assert _hits(recipes, 'Summarize: "the code in the repo is calculated"')["coding"].score == 0
+    # a code path reads as "code"
+    assert _hits(recipes, "Look at src/app/main.py")["coding"].terms == ("code",)
+
+
+def test_added_words_count_but_are_never_cues() -> None:
+    recipes = [_recipe("council", tags=("perspectives", "roles")), _recipe("other")]
+    hit = _hits(recipes, "Let a lawyer, an engineer and a marketer say what they think")["council"]
+    assert hit.words == 2 and hit.cues == ()
+
+
+def test_a_typo_reads_as_the_word_meant() -> None:
+    recipes = [_recipe("reader", tags=("explain",)), _recipe("stats", tags=("standard deviation",)),
+               _recipe("other", tags=("export",))]
+    assert _hits(recipes, "can u explian the parser")["reader"].cues == ("explain",)
+    assert _hits(recipes, "the standart deviaton of my runs")["stats"].phrases == (
+        "standard deviation",)
+    assert _hits(recipes, "explain the export")["other"].terms == ("export",)   # a known word
+
+
+def test_intent_counts_distinct_task_words_that_are_single_word_tags() -> None:
+    recipes = [_recipe("web", "present products found online", tags=("online", "sources")),
+               _recipe("other")]
+    assert _hits(recipes, "a product for the online shop")["web"].intent == 1
+    assert _hits(recipes, "online sources please")["web"].intent == 2

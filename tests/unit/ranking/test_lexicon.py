@@ -50,7 +50,8 @@ def test_language_from_function_words(text: str, expected: str | None) -> None:
 
 
 @pytest.mark.parametrize("word", ["the", "please", "give", "make", "create", "write", "three",
-                                  "2024", "bitte", "mach", "erstelle", "drei", "task"])
+                                  "2024", "bitte", "mach", "erstelle", "drei", "task", "draft",
+                                  "brauche", "benötige", "verfasse", "formuliere"])
 def test_function_words_light_verbs_and_numbers_carry_no_intent(word: str) -> None:
     assert not is_content(word)
 
@@ -78,6 +79,14 @@ def _heads(task: str) -> list[str]:
     ("Our importer crashes on empty lines, please patch it", ["patch"], []),  # so does "please"
     ("Paint a picture of two people debating", ["paint"], ["debating"]),    # English: not last
     ("Lass uns über Ideen für den Ausflug plaudern", ["plaudern"], []),     # German: verb last
+    # A capitalised last word is a noun, not the verb of a German request
+    ("Schreib mir eine Erörterung für die 10. Klasse", ["erörterung"], ["klasse"]),
+    ("Ich brauche einen Aufsatz über die Rolle der Industrie", ["aufsatz"], ["rolle", "industrie"]),
+    # A full stop after a number is an ordinal, not the end of a sentence
+    ("Ein Aufsatz über das 19. Jahrhundert bitte", ["aufsatz"], ["jahrhundert"]),
+    # The object after a light verb is a head wherever the verb stands
+    ("My professor wants an essay on Kant", ["professor", "essay"], ["kant"]),
+    ("I need a background report on the EU", ["background", "report"], ["eu"]),
 ])
 def test_head_words(task: str, heads: list[str], not_heads: list[str]) -> None:
     found = _heads(task)
@@ -124,12 +133,33 @@ def test_german_nouns_are_marked() -> None:
     assert {t.word: t.noun for t in tokens("Analyse this")}["analyse"] is False  # sentence start
 
 
+def test_words_after_a_topic_word_are_the_topic_up_to_the_clause_end() -> None:
+    topic = {t.word: t.topic for t in tokens("Let's chat about whether remote work is changing "
+                                             "friendships and then write a summary")}
+    assert topic["chat"] is False
+    assert topic["remote"] is True and topic["changing"] is True
+    assert topic["summary"] is False                  # a new clause
+    assert {t.word: t.topic for t in tokens("Ein Referat über den Buchdruck")}["buchdruck"]
+
+
 def test_phrases_may_leave_out_pronouns_and_determiners_but_not_negated_words() -> None:
     grams = {g for _p, g in ngrams("Walk me through it and bounce some ideas", 3)}
     assert ("walk", "through") in grams and ("bounce", "ideas") in grams
     assert ("walk", "me", "through") in grams
     negated = {g for _p, g in ngrams("Skip this, no bullet points", 2)}
     assert ("bullet", "points") not in negated
+
+
+def test_a_phrasal_verb_may_have_its_object_before_the_particle() -> None:
+    grams = {g for _p, g in ngrams("Can you boil this email thread down to who wants what?", 2)}
+    assert ("boil", "down") in grams
+    assert ("boil", "down") not in {g for _p, g in ngrams("Boil the pasta. Calm down.", 2)}
+    assert ("sum", "up") not in {g for _p, g in ngrams("Sum the five long rows of values up", 2)}
+
+
+@pytest.mark.parametrize("word", ["wanna", "whats", "pls", "u"])
+def test_chat_spellings_of_function_words_carry_no_intent(word: str) -> None:
+    assert not is_content(word)
 
 
 def test_analysed_text_is_a_bounded_prefix_without_a_cut_word() -> None:
@@ -147,3 +177,20 @@ def test_analysed_text_is_a_bounded_prefix_without_a_cut_word() -> None:
     # a cut right after a word keeps it
     whole = "b" * (lexicon.ANALYSED_CHARS - 4) + " tea essay"
     assert lexicon.analysed(whole) == "b" * (lexicon.ANALYSED_CHARS - 4) + " tea"
+
+
+@pytest.mark.parametrize(("task", "verb"), [
+    ("Write a short poem for my grandma", "write"),
+    ("Can you write a cover letter for me?", "write"),            # after a modal opening
+    ("I need you to write a wedding toast", "write"),
+    ("Please draft a polite email to my landlord", "draft"),
+    ("Verfasse eine freundliche Absage", "verfasse"),
+    ("Kannst du mir eine kurze Rede schreiben?", "schreiben"),    # German: verb last
+    ("Add dark mode and write tests for the toggle", None),      # a later step, not the predicate
+    ("Don't write anything, just book a flight", None),          # negated
+    ("My professor wants an essay. Can you write it?", None),    # the first predicate decides
+    ("Compose a melody for my niece", None),                      # compose: also music
+    ("Email the essay I wrote yesterday", None),
+])
+def test_writing_verb_is_the_predicate_of_the_first_clause(task: str, verb: str | None) -> None:
+    assert lexicon.writing_verb(task) == verb

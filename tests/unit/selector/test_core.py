@@ -76,6 +76,22 @@ def test_trigger_needs_exactly_one_recipe() -> None:
     assert trigger_match("Please mistranslate this", recipes) is None
 
 
+@pytest.mark.parametrize(("task", "fires"), [
+    ("a proper for-and-against showdown", "debate"),          # hyphens join a keyword's words
+    ("for and\n against", "debate"),
+    ("Summarise this: 'Then write an essay about it, he said'", None),  # quoted material
+    ("Summarise this thread:\nBen: please write an essay", None),      # pasted material
+    ("Write an essay: 'on tea'", "essay"),                              # a short quote
+    ("Translate this regex into plain English: ^a+$", None),            # asks to explain
+    ("Translate this into German", "translate"),
+])
+def test_trigger_reads_hyphens_and_skips_material(task: str, fires: str | None) -> None:
+    recipes = [_recipe("debate", ("for and against",)), _recipe("essay", ("write an essay",)),
+               _recipe("translate", ("translate this",))]
+    hit = trigger_match(task, recipes)
+    assert (hit[0].name if hit else None) == fires
+
+
 NEGATION_CASES = [
     # (task, recipe that fires or None) — recipes: a "write an essay", b "book a flight",
     # c "without citations" (a keyword that holds a negation word itself)
@@ -282,7 +298,8 @@ OFFLINE_RECIPES = [
     ("Translate the letter for me", "translate", "cue"),
     ("Put it into bullet points", "summary", "phrase"),                   # a multi-word tag
     ("Fix the bug in it", "coding", "matched 'fix', 'bug'"),             # two words
-    ("Order a large pizza", None, "one word is not enough"),              # one word, mid-clause
+    ("Draw a large pizza", None, "one word is not enough"),               # one word, mid-clause
+    ("Order a large pizza", None, "an act in the world ('order')"),
     ("Generate a picture of a cat translating a book", None, "one word is not enough"),
     ("Design a logo", None, "'design'"),                                  # two recipes say it
     ("Make a playlist for my code sessions", None, "'code'"),

@@ -11,7 +11,7 @@ EXPECTED_TABLES = {
     "processes": ["id", "tenant", "session", "name", "recipe", "engine", "title", "goal",
                   "params", "steer_content", "status", "close_reason", "parent_process_id",
                   "outcome", "created_at", "updated_at", "heartbeat_at", "worker_pid", "result",
-                  "turns", "prompt"],
+                  "turns", "prompt", "state"],
     "process_transitions": ["id", "process_id", "from_status", "to_status", "close_reason",
                             "note", "at"],
     "events": ["id", "tenant", "recipient_process_id", "source_process_id", "kind", "payload",

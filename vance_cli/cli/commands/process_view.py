@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from vance_cli.cli import output
+from vance_cli.cli.commands.process_plan import plan_field
 from vance_cli.state import conversation
 
 if TYPE_CHECKING:
@@ -29,6 +30,10 @@ WaitFlag = Annotated[bool, typer.Option(
     "--wait", "-w", help="Run the turn here and wait for it (the answer streams in on a "
     "terminal); exit 1 if it fails.")]
 """The ``--wait`` flag of commands that start a turn."""
+
+
+PARAMS_CHARS = 200
+"""Longer params are shown by their keys only (an orchestrator's phases, heads …)."""
 
 
 def llm_totals(ws: Workspace, process: Process) -> dict[str, float]:
@@ -57,13 +62,19 @@ def print_process(process: Process, totals: dict[str, float] | None = None) -> N
         pairs.append(("goal", _cut(data["goal"])))
     pairs.append(("created", data["createdAt"]))
     if data["params"]:
-        pairs.append(("params", json.dumps(data["params"], ensure_ascii=False)))
+        shown = json.dumps(data["params"], ensure_ascii=False)
+        if len(shown) > PARAMS_CHARS:
+            shown = ", ".join(data["params"]) + " ('--json' shows them)"
+        pairs.append(("params", shown))
     if process.turns:
         pairs.append(("turns", process.turns))
     if totals and totals["calls"]:
         pairs.append(("llm", f"{totals['calls']:g} calls, {totals['tokensIn']:g} tokens in,"
                              f" {totals['tokensOut']:g} out, {totals['latencyMs']:g} ms"))
-    if data.get("outcome"):
+    drawn = plan_field(process.engine, process.state)
+    if drawn:
+        pairs.append(drawn)
+    if data.get("outcome") and not drawn:
         pairs.append(("outcome", json.dumps(data["outcome"], ensure_ascii=False)))
     if data.get("result"):
         pairs.append(("result", data["result"]))

@@ -48,9 +48,10 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("wizard", "/wizard [NAME] [--set KEY=VALUE]... [--values FILE] [--dry-run]",
                  "fill a wizard; its prompt lands in the input line, Enter sends it"),
     SlashCommand("delegate", "/delegate [--dry-run] [--no-fallback] [--async-fallback] TASK",
-                 "send TASK to the selector (a line without a slash does the same)"),
-    SlashCommand("process", "/process list | show ID | wait ID [--timeout S] | stop ID | rm ID"
-                 " | prune | events",
+                 "send TASK to the selector as a new task"),
+    SlashCommand("new", "/new", "end the conversation: the next plain text is a new task"),
+    SlashCommand("process", "/process list | show ID | result ID | messages ID | steer ID TEXT"
+                 " | wait ID | stop ID | rm ID | prune | events …",
                  "processes of this session, as 'vance process'", group="process"),
     SlashCommand("catalog", "/catalog show | reload [--file FILE] | validate FILE",
                  "the engine catalog, as 'vance catalog'", group="catalog"),
@@ -65,7 +66,8 @@ COMMANDS: tuple[SlashCommand, ...] = (
 
 SUMMARIES_DE: dict[str, str] = {
     "wizard": "einen Wizard ausfüllen; sein Prompt landet in der Eingabezeile, Enter sendet ihn",
-    "delegate": "TASK an den Selector senden (eine Zeile ohne Schrägstrich tut dasselbe)",
+    "delegate": "TASK als neue Aufgabe an den Selector senden",
+    "new": "das Gespräch beenden: der nächste Text ist eine neue Aufgabe",
     "process": "Prozesse dieser Sitzung, wie 'vance process'",
     "catalog": "der Engine-Katalog, wie 'vance catalog'",
     "recipe": "das Rezept-Inventar, wie 'vance recipe'",

@@ -45,6 +45,7 @@ from vance_cli.cli.ask import TerminalAsker
 from vance_cli.cli.boundary import debug_from_env, report, subcommand
 from vance_cli.cli.commands.delegate import run_delegate
 from vance_cli.cli.commands.wizard import read_values_option
+from vance_cli.cli.run import exit_code, run_started, work_pairs
 from vance_cli.cli.shell.commands import (
     COMMANDS,
     SUMMARIES_DE,
@@ -60,6 +61,8 @@ from vance_cli.cli.shell.commands import (
 )
 from vance_cli.delegate.request import DelegateRequest
 from vance_cli.documents.cascade import Kind
+from vance_cli.processes.model import Process, Status
+from vance_cli.processes.runtime import submit
 from vance_cli.wizards.followups import split_followups
 from vance_cli.wizards.form import fill_form, merge_prefill, require_complete
 from vance_cli.wizards.loader import find_wizard
@@ -111,8 +114,11 @@ class Shell:
         self.debug = debug
         self.term_input = term_input
         self.term_output = term_output
+        self.listening: str | None = None
+        self._listening_recipe = ""
         self.handlers: dict[str, Callable[[str], LineResult]] = {
             "wizard": self._wizard, "delegate": self._delegate, "help": self._help,
+            "new": self._new,
             "quit": lambda _text: LineResult(quit=True),
         }
 
@@ -140,10 +146,16 @@ class Shell:
         return self._guard(lambda: self._command(parsed), where, as_json)
 
     def send_task(self, text: str, dry_run: bool = False, where: str = "") -> LineResult:
-        """Send a task to the selector exactly as ``vance delegate --task TEXT`` does.
+        """Send plain text: to the process that listens, else to the selector.
+
+        A process listens after a task of this shell started it and its turn
+        settled waiting (``IDLE``, ``BLOCKED``): the text is its next message,
+        and its turn runs here (as ``vance process steer ID TEXT --wait``).
+        Otherwise the text is a task, exactly as ``vance delegate --task TEXT
+        --wait`` takes it.
 
         Args:
-            text: the task (a typed line, or a wizard's edited prompt).
+            text: the line (a typed line, or a wizard's edited prompt).
             dry_run: decide only (also when the shell runs with ``--dry-run``).
             where: prefix for error lines.
         """
@@ -151,7 +163,23 @@ class Shell:
         if not task:
             output.info("the prompt is empty: nothing sent")
             return LineResult()
+        if self.listening is not None and not (dry_run or self.dry_run):
+            return self._guard(lambda: self._reply(task), where)
         return self._guard(lambda: self._send(task, dry_run or self.dry_run), where)
+
+    @property
+    def prompt_label(self) -> str:
+        """Who takes plain text: ``recipe id`` of the listening process, or "" (the selector)."""
+        if self.listening is None:
+            return ""
+        return f"{self._listening_recipe} {self.listening[:6]}"
+
+    def listen(self, process: Process | None) -> None:
+        """Let ``process`` take the next plain text when its turn settled waiting, else nobody."""
+        waiting = process is not None and process.status in (Status.IDLE, Status.BLOCKED) \
+            and process.turns > 0
+        self.listening = process.id if waiting and process is not None else None
+        self._listening_recipe = process.recipe if waiting and process is not None else ""
 
     # --- commands -----------------------------------------------------------
 
@@ -165,18 +193,39 @@ class Shell:
 
     def _send(self, task: str, dry_run: bool, fallback: bool = True,
               background: bool = False) -> LineResult:
-
+        self.listen(None)
         decide_on, block = split_followups(task)  # a /wizard prompt's links stay out
         request = DelegateRequest(task=task, dry_run=dry_run,
                                   decide_on=decide_on if block else None)
         done = run_delegate(self.ws, request, wait=True, fallback=fallback,
                             background=background)
+        if done.started is not None and done.started.how == "foreground":
+            self.listen(done.started.process)
         return LineResult(done.exit_code)
+
+    def _reply(self, text: str) -> LineResult:
+        """Send a message to the listening process and run its turn here."""
+        assert self.listening is not None
+        process_id = self.listening
+        self.listen(None)  # a failure below leaves nobody listening
+        submit(self.ws, process_id, text)
+        started = run_started(self.ws, process_id, wait=True, as_json=False)
+        self.listen(started.process)
+        if started.report is not None and started.report.failed:
+            output.fields(work_pairs(started))
+        return LineResult(exit_code(started.report))
+
+    def _new(self, _text: str) -> LineResult:
+        """``/new``: the next plain text is a new task for the selector."""
+        if self.listening is not None:
+            output.info(f"process {self.listening} no longer listens; text goes to the selector")
+        self.listen(None)
+        return LineResult()
 
     def _delegate(self, text: str) -> LineResult:
         args = parse_delegate_args(text)
         return self._send(args.task, args.dry_run or self.dry_run, args.fallback,
-                          args.background)
+                          args.background)  # always a new task
 
     def group(self, name: str) -> Any:
         """Return the Click command behind ``vance NAME`` (a group or a single command)."""

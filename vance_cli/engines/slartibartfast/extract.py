@@ -23,7 +23,7 @@ extracted text) is returned, so a repair request can quote it.
 YAML is read with ``vance_cli.base.yamlio`` (safe, no YAML 1.1 surprises,
 duplicate keys are errors); JSON with ``base.reply_scan``. Every step is
 bounded by the reply's length, so the fallback cutoff holds whatever a
-model sends (docs/decisions/0007-linear-reply-parsing.md).
+model sends (docs/decisions/0009-linear-reply-parsing.md).
 """
 
 from __future__ import annotations

@@ -58,7 +58,8 @@ def run_process(ws: Workspace, process: Process, sink: TurnSink, adopt: bool) ->
         name = outcome.get("recipeName")
         set_result(ws, closed.id, (
             f"Slartibartfast designed the recipe '{name}' ({outcome.get('recipePath')}). "
-            f"Start it with: vance process create --recipe {name} --name NAME"))
+            f"Start it with: vance process create --recipe {name} --name NAME; keep it for"
+            f" the selector with: vance recipe promote {name} NEW-NAME"))
     return load_process(ws, closed.id)
 
 

@@ -11,8 +11,9 @@ Rules (docs/delegate.md; the selector prompt's rules apply the same way):
   rendering (so nothing in the task can move a split): the system message,
   then after a line ``<!-- user -->`` the first user message, then after a
   line ``<!-- repair -->`` the message that sends validation errors back.
-- Variables: ``engines`` (``{name, purpose, when_to_use, not_for}``, the
-  engines a recipe may use), ``recipes`` (``{name, engine, title}``, existing
+- Variables: ``engines`` (``{name, purpose, when_to_use, not_for, params}``,
+  the engines a recipe may use; ``params`` outlines the engine's params
+  schema, ``recipes.params.outline``), ``recipes`` (``{name, engine, title}``, existing
   recipes whose names are taken; at most ``MAX_LISTED`` of them),
   ``total_recipes``, ``task``, ``marker``, ``max_attempts``; the repair part
   also gets ``errors`` (one string each) and ``attempt`` (the number of the
@@ -144,9 +145,11 @@ def load_prompt(ws: Workspace, task: str, engines: Sequence[Engine],
         raise DocumentError(f"Slartibartfast prompt has no user part after '{USER_SPLIT}'",
                             path=str(ref.path))
     check_task_used(prompt_environment(), (system, user), str(ref.path), "Slartibartfast prompt")
+    from vance_cli.recipes import params  # heavy: pydantic, only when a prompt is built
+
     shown = list(recipes)[:MAX_LISTED]
     context = {
-        "engines": [e.to_json() for e in engines],
+        "engines": [{**e.to_json(), "params": params.outline(e.name)} for e in engines],
         "recipes": [{"name": r.name, "engine": r.engine, "title": r.title} for r in shown],
         "total_recipes": len(recipes),
         "task": prompt_task(task),

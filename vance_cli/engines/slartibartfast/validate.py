@@ -12,8 +12,11 @@ Rules (docs/delegate.md). A candidate is valid when:
   the work the task asks for);
 - ``description`` is a non-empty string;
 - the rest has the shape of a recipe: the one recipe schema
-  (``recipes.schema``: only known keys, ``title`` a text, ``params`` a
-  mapping, ``tags`` texts …), so a generated recipe loads like any other.
+  (``recipes.schema``: only known keys, ``title`` a text, ``params`` as the
+  engine's params schema says, ``tags`` texts …), so a generated recipe
+  loads like any other;
+- every recipe its params name (a vogon phase's ``worker``, a zaphod head's
+  ``recipe``, marvin's ``availableRecipes``) exists, so it can run.
 
 All problems are collected, not only the first, so one repair round can fix
 them all. ``name`` is not a recipe key (a recipe's name is its file name):
@@ -34,7 +37,8 @@ SLART_ENGINE = "slartibartfast"
 NAME_MAX = 64
 """Longest generated recipe name, in characters."""
 
-KEY_ORDER = ("title", "engine", "description", "params", "tags", "triggers", "internal")
+KEY_ORDER = ("title", "engine", "description", "prompt", "params", "tags", "triggers",
+             "internal")
 """Order of keys in a stored generated recipe (unknown keys are rejected before)."""
 
 _NAME_TRIM = " \t\r\n\"'`"
@@ -121,6 +125,18 @@ def _shape_errors(data: dict[str, Any]) -> list[str]:
     return [text for text in recipe_schema.problems(data) if not text.startswith(own)]
 
 
+def _reference_errors(data: dict[str, Any], existing: Collection[str]) -> list[str]:
+    """A recipe a phase, head or task list names must exist, so the recipe can run."""
+    from vance_cli.recipes import params  # heavy: pydantic
+
+    known = set(existing)
+    return [f"{where}: '{name}' is not an existing recipe; name one of the existing recipes"
+            " (or, for a phase, leave 'worker' out and give it a 'prompt')"
+            for where, name in params.recipe_references(str(data["engine"]).strip(),
+                                                       data.get("params") or {})
+            if name not in known]
+
+
 def check_candidate(data: Any, engines: Sequence[str], existing: Collection[str]) -> Checked:
     """Check a parsed candidate and return what to store, or every problem.
 
@@ -146,6 +162,8 @@ def check_candidate(data: Any, engines: Sequence[str], existing: Collection[str]
         errors.append("'description' is required: two or three sentences on what the recipe "
                       "delivers and when to use it")
     errors += _shape_errors(body)
+    if not errors:
+        errors += _reference_errors(body, existing)
     if errors:
         return Checked(name, None, tuple(errors))
     body["engine"] = str(body["engine"]).strip()

@@ -1,0 +1,212 @@
+"""reading: the shapes of a task read as words — measures, code, ports, numbers, scale, roles."""
+
+from __future__ import annotations
+
+import pytest
+
+from vance_cli.ranking.reading import (
+    action_request,
+    fact_question,
+    is_code,
+    live_question,
+    read,
+    role_list,
+)
+
+
+@pytest.mark.parametrize(("task", "text"), [
+    ("Write a two-minute wedding toast", "Write a two wedding toast"),
+    ("Write an 80-word product description", "Write an 80 product description"),
+    ("Die 4-Tage-Woche einführen", "Die 4 einführen"),
+    ("Fix the UTC-5 offset", "Fix the UTC-5 offset"),            # no number before the hyphen
+    ("minutes_2024-03-12.pdf", "minutes_2024-03-12.pdf"),        # digits after: a date
+])
+def test_a_measure_reads_as_its_number(task: str, text: str) -> None:
+    assert read(task).text == text
+
+
+@pytest.mark.parametrize(("token", "code"), [
+    ("src/auth/middleware.py", True),
+    ("tools/rotate_logs.pl", True),
+    ("(services/billing/)", True),                 # a folder path
+    ("/api/v1/invoices/{id}/void", True),
+    ("calculate_vat()", True),                      # a call
+    ("get_user(id):", True),
+    ("validators.js,", True),
+    ("reports/Q3_2024.pdf", False),                 # a document, not code
+    ("strings.en.json", False),                     # data: may be strings to translate
+    ("and/or", False),
+    ("w/", False),
+    ("24/7", False),
+    ("https://example.com/a/b/c", False),           # an address
+    ("f(x)", False),                                # mathematics
+    ("e.g.", False),
+])
+def test_code_names(token: str, code: bool) -> None:
+    assert is_code(token) is code
+
+
+@pytest.mark.parametrize(("task", "text"), [
+    ("Port tools/rotate_logs.pl to Python 3.", "Port code to Python 3."),
+    ("What does src/auth/middleware.py do?", "explain What does code do?"),
+    ("i dont get this regex in validators.js, what is it doing",
+     "explain i dont get this regex in code, what is it doing"),
+    ("Fix the bug in app/models.py.", "Fix the bug in code."),      # no question: no 'explain'
+])
+def test_code_reads_as_code_and_a_question_about_it_as_explain(task: str, text: str) -> None:
+    assert read(task).text == text
+
+
+@pytest.mark.parametrize(("task", "text"), [
+    ("Translate our Java class into Rust", "port our Java class into Rust"),
+    ("Konvertiere das Skript nach Kotlin", "port das Skript nach Kotlin"),
+    ("Translate this letter into German", "Translate this letter into German"),
+    ("Translate it so it is ready to go", "Translate it so it is ready to go"),
+])
+def test_translating_into_a_programming_language_reads_as_port(task: str, text: str) -> None:
+    assert read(task).text == text
+
+
+@pytest.mark.parametrize(("task", "text", "extra"), [
+    # a quantity question with given numbers
+    ("How many weekdays are there between 3 March 2025 and 17 October 2025?",
+     "; calculate weekdays are there between 3 March 2025 and 17 October 2025?", ()),
+    ("Wie viele Tage alt war ich am 14.07.1989?", "; calculate Tage alt war ich am 14.07.1989?",
+     ()),
+    # a what/which/how question about given numbers, opening the sentence or a clause
+    ("What's the standard deviation of 4, 8, 15?", "calculate the standard deviation of 4, 8, 15?",
+     ()),
+    ("If I save 200 a month for 30 years, what do I end up with?",
+     "If I save 200 a month for 30 years; calculate do I end up with?", ()),
+    # numbers without such a question add a weak word
+    ("Run a simulation of 10,000 dice rolls", "Run a simulation of 10,000 dice rolls",
+     ("calculate",)),
+    # one number is a fact of the question, not data
+    ("How many people lived in Berlin in 1900?", "How many people lived in Berlin in 1900?", ()),
+    ("How tall is the Eiffel Tower?", "How tall is the Eiffel Tower?", ()),
+])
+def test_given_numbers_read_as_calculate(task: str, text: str, extra: tuple[str, ...]) -> None:
+    found = read(task)
+    assert (found.text, found.extra) == (text, extra)
+
+
+@pytest.mark.parametrize(("task", "migration"), [
+    ("Move all 40 of our repos from Bitbucket to GitHub", True),
+    ("Port our whole backend from Java 8 to Java 21", True),
+    ("Wir müssen die komplette Serverlandschaft auf Linux umziehen", True),
+    ("Port the legacy Perl script to Python 3", False),     # no scope: one change
+    ("Move all my photos from my phone to the laptop", False),  # one's own things: an errand
+    ("Should we move our team from Jira to Linear?", False),
+])
+def test_moving_a_whole_system_reads_as_a_migration(task: str, migration: bool) -> None:
+    found = read(task)
+    assert ("migration" in found.text.split()) is migration
+    assert ("subtasks" in found.extra) is migration
+
+
+@pytest.mark.parametrize(("text", "roles"), [
+    ("the views of a CFO, a head of sales and a customer success lead", True),
+    ("an investor, an employee and an HR expert", True),
+    ("a lawyer, a developer-relations person and our CTO", True),
+    ("aus Sicht der Geschäftsführung, des Betriebsrats und einer Teamleiterin", True),
+    ("Get a teacher's, a parent's and a student's take", True),
+    ("a head of the sales team, a CTO, and a lawyer", True),      # inner determiners
+    ("a lawyer and a doctor", False),                              # two are no list of three
+    ("the pros, cons and risks", False),                           # items without determiners
+    ("new CMS, new design, and 2,000 pages", False),
+    ("a spec, a design doc and tests", False),
+    ("a person with a very long title here, a b and a c", False),   # an item too long
+])
+def test_role_lists(text: str, roles: bool) -> None:
+    assert role_list(text) is roles
+
+
+@pytest.mark.parametrize(("task", "extra"), [
+    ("I'd like to hear a CFO, a head of sales and a customer on this",
+     ("perspectives", "roles")),                                  # asks for their views
+    ("Was würden ein Arzt, eine Anwältin und ein Lehrer dazu sagen?", ("perspectives", "roles")),
+    ("Book a table, a taxi and a hotel", ("perspectives",)),      # a list, no views asked
+])
+def test_a_list_of_roles_adds_perspectives(task: str, extra: tuple[str, ...]) -> None:
+    assert read(task).extra == extra
+
+
+@pytest.mark.parametrize(("task", "text"), [
+    ("Translate this regex into plain English: ^a+$", "explain this regex into plain English"),
+    ("Übersetze den Bescheid in einfache Sprache", "explain den Bescheid in einfache Sprache"),
+    ("Translate this letter into English", "Translate this letter into English"),
+])
+def test_translating_into_plain_words_reads_as_explain(task: str, text: str) -> None:
+    assert read(task).text.startswith(text)
+
+
+@pytest.mark.parametrize(("task", "left"), [
+    ("I'm a project manager and our launch slipped.", "and our launch slipped."),
+    ("Ich bin Lehrerin, schreib mir ein Quiz", ", schreib mir ein Quiz"),
+    ("I'm a bit lost with this decorator, explain it", "I'm a bit lost"),   # more than a role
+    ("Our CTO said I'm a project manager now", "Our CTO said I'm"),         # not a clause start
+])
+def test_who_is_asking_is_left_out(task: str, left: str) -> None:
+    assert read(task).text.strip().startswith(left)
+
+
+@pytest.mark.parametrize(("task", "act"), [
+    ("Remind me at 5pm to read the code review comments", "remind"),
+    ("Transfer the summary document to my USB stick", "transfer"),
+    ("Please order new printer toner for the office", "order"),
+    ("Kannst du meine Steuererklärung bei ELSTER abschicken?", "abschicken"),
+    ("Bestell mir eine Pizza", "bestell"),
+    ("Send me a summary of this report", None),                  # handing over, as "give me"
+    ("Set up a debate about basic income", None),
+    ("Turn these notes into a LinkedIn post", None),
+    ("Summarise the booking terms and cancel nothing", None),     # not the predicate
+])
+def test_action_requests(task: str, act: str | None) -> None:
+    assert action_request(task) == act
+
+
+@pytest.mark.parametrize(("task", "fact"), [
+    ("What's the boiling point of water at sea level in Fahrenheit?", True),
+    ("whats the difference betwen a noun and a pronoun, in one line", True),  # a wh-word opens it
+    ("Wie hoch ist die Zugspitze?", True),
+    ("What's on my calendar next Tuesday?", False),                  # one's own
+    ("What's the weather going to be in Hamburg tomorrow morning?", False),  # to come
+    ("What is 15% of 2,340 plus 7?", False),                          # given numbers
+    ("Can you tell me the boiling point of water?", False),          # a request
+    ("Boiling point of ethanol?", False),                             # no question word
+    ("What is the capital of Mongolia? And who founded it?", False),  # two questions
+    ("What would a good structure be for a long report on our climate strategy for the "
+     "next ten years?", False),                                        # too long
+])
+def test_fact_questions(task: str, fact: bool) -> None:
+    assert fact_question(task) is fact
+
+
+@pytest.mark.parametrize(("task", "live"), [
+    ("Where's my Amazon package right now?", "own"),
+    ("What's my current checking account balance?", "own"),
+    ("How many visitors are on our website right now?", "own"),
+    ("Wie ist mein aktueller Kontostand?", "own"),
+    ("Track my parcel 0034043416 and tell me where it is right now.", "own"),  # asked, one number
+    ("Look through my statements and tell me where my money went last month.", "own"),
+    ("Who won last night's match?", "world"),                          # the day just gone
+    ("Is the 14:32 train to York on time today?", "world"),            # a clock time is one number
+    ("Wie ist gerade der Verkehr auf der A8?", "world"),
+    ("What's the current state of research on batteries?", None),  # nothing of one's own
+    ("Who is the current Secretary-General of the UN?", None),       # 'current': an office's holder
+    ("Can you translate this for tonight?", None),                   # a request, not a question
+    ("Here are the minutes of yesterday's meeting, what are the key points?", None),
+    ("What's my average over 27:40, 27:15 and 26:58 today?", None),  # numbers: a calculation
+    ("Where is my package right now? Also summarise the mail.", None),  # more than one question
+    ("Where's my Amazon package?", None),                             # not about now
+    ("Translate my letter and tell me what it says by tonight.", None),  # a deadline
+])
+def test_live_questions(task: str, live: str | None) -> None:
+    assert live_question(task) == live
+
+
+def test_notes_say_what_was_read() -> None:
+    notes = read("Port our whole app from Java 8 to Java 21 and explain src/main.py").notes
+    assert "code as 'code'" in notes
+    assert "moving a whole system as 'migration' with 'subtasks'" in notes
+    assert read("Summarise the meeting notes").notes == ()

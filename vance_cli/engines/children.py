@@ -1,0 +1,219 @@
+"""An orchestrator's children: real processes, run inline (docs/engines.md "Children").
+
+Rules:
+- vogon's workers, zaphod's heads and marvin's tasks are child processes:
+  created with the orchestrator as their parent, each with its own turns,
+  messages, LLM calls and budget, listed by ``vance process list``.
+- A child's turn runs inline, inside the orchestrator's turn
+  (``processes.runtime.run_turn``): its reply is read, then the child is
+  closed ``DONE`` (a worker does one job) unless the caller keeps it open
+  to steer it again (a debate's heads). A child whose turn failed is closed
+  ``STALE`` by the runtime; its reason is the child's error.
+- The events children post to their parent (``child_settled``,
+  ``child_closed``) are consumed at once: the orchestrator already has the
+  result, and its next turn must not take them as new inputs.
+- Children that run side by side (heads) run in threads, at most
+  ``max_parallel`` at a time, each on its own database connection
+  (``Workspace.fork``); their text is not streamed (it would interleave),
+  their progress lines are.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from vance_cli.base.errors import DuplicateProcessName, VanceError
+from vance_cli.processes.lifecycle import close_process
+from vance_cli.processes.model import NAME_MAX, CloseReason, Process, ProcessSpec, Status
+from vance_cli.processes.records import create_process
+from vance_cli.processes.runtime import Turn, TurnSink, run_turn, submit
+from vance_cli.state import events as event_store
+
+if TYPE_CHECKING:
+    from vance_cli.workspace import Workspace
+
+NAME_ATTEMPTS = 3
+"""Fresh name suffixes tried when a child's name is taken."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChildResult:
+    """What one child's turn gave.
+
+    Attributes:
+        process: the child as stored after the turn.
+        text: its reply, or None.
+        error: why it gave no answer (its turn failed, it has no engine …), else None.
+    """
+
+    process: Process
+    text: str | None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the child answered."""
+        return self.error is None and bool(self.text and self.text.strip())
+
+
+class QuietSink:
+    """A sink for children running side by side: progress lines only, one at a time."""
+
+    def __init__(self, inner: TurnSink) -> None:
+        self.inner = inner
+        self._lock = threading.Lock()
+
+    def text(self, piece: str) -> None:
+        """Drop the piece (side-by-side answers would interleave)."""
+
+    def status(self, line: str) -> None:
+        """Pass the line on, one thread at a time."""
+        with self._lock:
+            self.inner.status(line)
+
+
+def child_name(parent: Process, label: str) -> str:
+    """Return a fresh name for a child: ``<parent name>-<label>-<4 hex>``, within NAME_MAX."""
+    suffix = "-" + secrets.token_hex(2)
+    base = f"{parent.name}-{label}".strip()
+    return base[:NAME_MAX - len(suffix)] + suffix
+
+
+def spawn(turn: Turn, recipe: str, goal: str, label: str, *, prompt: str | None = None,
+          title: str = "", params: Mapping[str, Any] | None = None) -> Process:
+    """Create a child of the turn's process (``INIT``, its goal pending).
+
+    The parent's ``params.model`` goes to the child unless ``params`` sets one.
+
+    Args:
+        turn: the orchestrator's turn.
+        recipe: the child's recipe.
+        goal: its task.
+        label: the phase, head or task it works for (part of its name).
+        prompt: instructions that replace the recipe's prompt, or None.
+        title: its title ("" → the recipe's).
+        params: its params, overlaid on the recipe's.
+
+    Returns:
+        The child.
+
+    Raises:
+        RecipeNotFound, InputError, UnknownEngine: the child cannot be created.
+    """
+    given = dict(params or {})
+    model = turn.process.params.get("model")
+    if model and "model" not in given:
+        given["model"] = model
+    for attempt in range(NAME_ATTEMPTS):
+        spec = ProcessSpec(recipe=recipe, name=child_name(turn.process, label), title=title,
+                           goal=goal, params=given, parent=turn.process.id, prompt=prompt)
+        try:
+            return create_process(turn.ws, spec)
+        except DuplicateProcessName:
+            if attempt == NAME_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def run(ws: Workspace, child: Process, sink: TurnSink, *, keep_open: bool = False,
+        steer: str | None = None) -> ChildResult:
+    """Run one turn of a child here and read its reply (see the module rules).
+
+    Args:
+        ws: workspace (a fork of the parent's when run in a thread).
+        child: the child.
+        sink: its live output.
+        keep_open: leave the child IDLE after its answer (it will be steered again).
+        steer: a message to queue before the turn (a debate's next round).
+
+    Returns:
+        The ChildResult; a failure is its ``error``, never an exception.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C (the child settled IDLE with its partial reply).
+    """
+    try:
+        if steer is not None:
+            submit(ws, child.id, steer)
+        report = run_turn(ws, child.id, sink=sink)
+    except VanceError as exc:  # no engine code, cannot run, no LLM: the child's failure
+        after, _ = close_process(ws, child.id, CloseReason.STALE, {"reason": exc.message},
+                                 note=exc.message)
+        _forget_events(ws, after)
+        return ChildResult(after, None, exc.message)
+    error = report.reason if report.failed else None
+    if error is None and not (report.reply or "").strip():
+        error = "it gave no answer"
+    after = report.process
+    if not keep_open or error is not None:
+        if after.status is not Status.CLOSED:
+            after, _ = close_process(ws, child.id,
+                                     CloseReason.DONE if error is None else CloseReason.STALE,
+                                     None if error is None else {"reason": error},
+                                     note="its orchestrator has the answer" if error is None
+                                     else error)
+    _forget_events(ws, after)
+    return ChildResult(after, report.reply, error or None)
+
+
+def run_side_by_side(ws: Workspace, jobs: Sequence[tuple[Process, str | None]],
+                     sink: TurnSink, max_parallel: int, *,
+                     keep_open: bool = False) -> list[ChildResult]:
+    """Run one turn of each child in threads, at most ``max_parallel`` at a time.
+
+    Args:
+        ws: the parent's workspace (each thread forks its own).
+        jobs: ``(child, steer or None)`` pairs.
+        sink: progress lines go here (text is dropped: ``QuietSink``).
+        max_parallel: threads at most.
+        keep_open: as ``run``.
+
+    Returns:
+        One ChildResult per job, in the jobs' order.
+    """
+    quiet = QuietSink(sink)
+
+    def one(child: Process, steer: str | None) -> ChildResult:
+        fork = ws.fork()
+        try:
+            return run(fork, child, quiet, keep_open=keep_open, steer=steer)
+        except Exception as exc:  # one child's crash is that child's failure
+            return ChildResult(child, None, f"{type(exc).__name__}: {exc}")
+        finally:
+            fork.close()
+
+    if not jobs:
+        return []
+    pool = ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(jobs))),
+                              thread_name_prefix="vance-child")
+    try:
+        futures = [pool.submit(one, child, steer) for child, steer in jobs]
+        return [future.result() for future in futures]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def close_open(ws: Workspace, children: Sequence[Process]) -> None:
+    """Close children left open (a debate's heads) ``DONE``, and forget their events."""
+    for child in children:
+        after, _ = close_process(ws, child.id, CloseReason.DONE,
+                                 note="its orchestrator has the answer")
+        _forget_events(ws, after)
+
+
+def _forget_events(ws: Workspace, child: Process) -> None:
+    """Consume the events ``child`` posted to its parent (the parent has the result)."""
+    if child.parent_process_id is None:
+        return
+    db, tenant = ws.db, ws.settings.tenant
+    with db.transaction():
+        rows = event_store.select_events(db, tenant, recipient=child.parent_process_id)
+        ids = [r["id"] for r in rows if r["source_process_id"] == child.id]
+        if ids:
+            event_store.mark_consumed(db, tenant, ids)
+

@@ -1,0 +1,496 @@
+"""What a task shows rather than says: how the ranking reads a task before its words count.
+
+Word matching sees words; some evidence of intent is in the shape of a task
+instead. Each rule here turns a shape into a plain word the recipes' tags
+already use, so every later rule (stems, head words, negation, phrases)
+applies unchanged. They are facts about how people write requests, not about
+any set of tasks (docs/delegate.md, "Offline selector"):
+
+- **Material** (``material.request``) is left out first.
+- **Measures**: a word joined to a number by a hyphen says how big, not
+  what: "a *two-minute* toast", "an *80-word* description", "die
+  *4-Tage*-Woche" read as the number alone.
+- **Code**: a file name with a source-code extension (``x.py``), a path of
+  folders (``services/billing/``, ``/api/v1``) or a call
+  (``calculate_vat()``) reads as the word ``code``; a sentence that names
+  such code and asks *how* or *what* ("What does src/x.py do?") asks for an
+  explanation: ``explain`` opens it.
+- **Ports**: translating or converting into a programming language
+  ("Translate our Java class into Rust") is a port: the verb reads as ``port``.
+- **Plain words**: translating into plain English, plain language, simple
+  terms, einfache Sprache … ("Translate this regex into plain English") is no
+  other language: it asks for an explanation, and the verb reads as ``explain``.
+- **Who is asking**: a clause in which the person says what they are ("I'm a
+  project manager and …", "Ich bin Lehrerin, …": *I'm*/*I am*/*ich bin* and up
+  to ``SELF_WORDS`` words) is context, not the request: it is left out.
+- **Numbers**: a task that gives ``GIVEN_NUMBERS`` or more numbers (digit
+  groups: amounts, percentages, dates) and asks about them — *how much*,
+  *how many*, *wie viele* …, or a *what*/*which*/*how* question — asks for a
+  calculation: the question word reads as ``calculate``. Given numbers
+  without such a question add ``calculate`` as one more word.
+- **Scale**: moving a whole system — a move verb (*move*, *migrate*,
+  *port*, *upgrade*, *umziehen* …), a scope word (*all*, *entire*, *whole*,
+  *komplett* …) and a target (*to*, *onto*, *auf*, *nach*) in one sentence,
+  and nothing of *my* own ("move all my photos to the laptop" is an errand)
+  — is a migration of many steps: the verb reads as ``migration``, and
+  ``subtasks`` is added.
+- **Roles**: a list of three or more people or roles, each with its
+  determiner ("a CFO, a head of sales and a customer", "der
+  Geschäftsführung, des Betriebsrats und einer Teamleiterin"), adds
+  ``perspectives`` — and ``roles`` as well when the task asks for views
+  (``OPINION_WORDS``: *hear*, *say*, *see*, *sagen* …).
+- **Live questions** (``live_question``): one question about the person's
+  own data as it is now, which no recipe can reach.
+
+Added words (``Reading.extra``) count as content words, never as head words.
+Every rule is one linear pass over the ``lexicon.analysed`` prefix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from vance_cli.base.patterns import Lazy
+from vance_cli.ranking.material import request
+
+GIVEN_NUMBERS = 2
+"""Fewest digit groups that make numbers *given*: one number is a fact of the
+question ("How many people lived in Berlin in 1900?"); two or more are data to
+compute with ("… 250 euros a month at 6% …", "between 3 March and 17 October")."""
+
+SOURCE_EXTENSIONS = frozenset("""
+py pyi js mjs cjs ts tsx jsx go java kt kts rs rb php c h cc cpp hpp cs swift scala sh bash
+vue svelte sql pl pm lua dart ex exs clj hs ml erl fs ipynb
+""".split())
+"""File extensions of source code (not of documents or data: a ``.pdf`` is material to
+read, a ``.json`` may hold strings to translate)."""
+
+PROGRAMMING_LANGUAGES = (
+    "python", "java", "javascript", "typescript", "rust", "golang", "kotlin", "swift", "c",
+    r"c\+\+", "c#", "ruby", "php", "scala", "haskell", "perl", "bash", "elixir", "dart", "lua",
+    "julia", "clojure", "erlang", "fortran", "cobol", "pascal", "objective-c", "zig")
+"""Programming languages, as regular expressions ("Go" is left out: "ready *to go*")."""
+
+TRANSLATE_VERBS = frozenset("""
+translate translating convert converting rewrite rewriting übersetze übersetzen übersetz
+konvertiere konvertieren
+""".split())
+"""Verbs that put a text into another language; into a programming language, a port."""
+
+SELF_WORDS = 3
+"""Most words after *I'm a* that say who is asking ("a *project manager*"); a longer clause
+says more than a role ("I'm a bit lost with this decorator in app/auth.py")."""
+
+MOVE_VERBS = frozenset("""
+move moving migrate port porting upgrade convert switch
+umziehen ziehe zieh umstellen stelle stell migrieren migriere portieren portiere
+""".split())
+"""Verbs that move a system elsewhere (German separable verbs also by their stem)."""
+
+OPINION_WORDS = frozenset("""
+hear say says think thinks see sees view views take takes weigh advise comment react
+opinion opinions perspective perspectives
+hören höre sagen sagt sage denken denkt sehen sieht meinen meint halten hält raten rät fragen
+frag frage sicht meinung meinungen
+""".split())
+"""Words that ask for someone's view: with a list of roles, the roles are to give theirs."""
+
+DETERMINERS = frozenset("""
+a an the our my your their his her ein eine einen einem einer eines der die das des dem den
+unser unsere unserer unseres unserem mein meine meiner meines meinem
+""".split())
+"""Words that open an item of a list of roles ("*a* CFO", "*des* Betriebsrats")."""
+
+ROLE_WORDS = 4
+"""Most words of one item after its determiner ("a customer success lead")."""
+
+ROLES = 3
+"""Fewest items of a list of roles."""
+
+LIVE_WORDS = frozenset("""
+now currently current today tonight jetzt gerade aktuell aktuelle aktuellen aktueller momentan
+derzeit heute
+""".split())
+"""Words of the present moment (``live_question``; also the phrases of ``_LIVE_PHRASE``)."""
+
+NOW_WORDS = frozenset("""
+now today tonight yesterday jetzt gerade heute gestern momentan
+""".split())
+"""Adverbs that put a question at this moment or the day just gone (also "right now", "last
+night", "im Moment" …, ``_NOW_PHRASE``): asked about the world ("Who won *last night's*
+match?", "Is the train on time *today*?"), the answer is live data. Not *current* or
+*aktuell*: they name the holder of an office or a state of knowledge ("the current
+Secretary-General", "current research"), which is a fact or research."""
+
+QUESTION_OPENERS = frozenset("""
+who what whats when where which how is are was were does did do has have
+wer was wann wo welche welcher welches wie ist sind war waren hat haben gibt
+""".split())
+"""Words that open a direct question about the world. Not *can*, *could*, *would*, *will*,
+*kannst* …: those open a request ("Can you translate this for tonight?")."""
+
+ACTION_VERBS = frozenset("""
+remind send transfer order buy book pay call phone text print unlock lock cancel schedule post
+publish install download upload sign register renew refund email forward
+erinnere erinner schick schicke sende überweise bestell bestelle kauf kaufe buch buche bezahl
+bezahle ruf rufe drucke kündige installiere
+""".split())
+"""Verbs of acts in the world that no recipe performs (it writes, computes, explains …):
+as a request's predicate they ask vance to order, book, pay, send, call or remind. Not
+*set* ("set up a debate"), *turn* ("turn these notes into a post") or *move* (a migration)."""
+
+GERMAN_ACTION_INFINITIVES = frozenset("""
+abschicken schicken senden verschicken überweisen bestellen kaufen buchen bezahlen anrufen
+drucken ausdrucken kündigen installieren erinnern
+""".split())
+"""The same acts as the last word of a German modal request ("Kannst du … *abschicken*?")."""
+
+_POLITE = frozenset("please pls can could would will you bitte kannst könntest würdest du "
+                    "mal".split())
+_HAND_OVER = frozenset({"send", "email", "forward", "schick", "schicke", "sende"})
+_TO_ME = frozenset({"me", "us", "mir", "uns"})
+
+_WH_WORDS = frozenset("who what whats when where which how wer was wann wo welche welcher "
+                      "welches wie".split())
+
+FACT_WORDS = 12
+"""Most words of a question that asks for one fact (``fact_question``)."""
+
+FUTURE_WORDS = frozenset("""
+tomorrow next will going tonight morgen nächste nächsten nächster nächstes wird werden
+""".split())
+"""Words of what is to come: a question about it asks for a forecast or a plan, not a fact."""
+
+_WORD = re.compile(r"\w+")
+_DIGITS = re.compile(r"\d+(?::\d+)*")
+_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?]+(?=[^\s.!?]))*(?:[.!?]+|\n|$)")
+_NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+                 "eins|ein|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|elf|zwölf")
+_MEASURE = Lazy(rf"(?<![\w-])(\d+|{_NUMBER_WORDS})(?:-[^\W\d_]\w*)+", re.IGNORECASE)
+_TOKEN = re.compile(r"\S+")
+_CALL = Lazy(r"^(?:[A-Za-z_]\w*(?:\.\w+)*\(\)|[A-Za-z_]\w*(?:[_.]\w+)+\([^()\s]*\))$")
+_SOURCE_FILE = Lazy(r"^[\w./-]*\w\.([a-z]{1,5})$")
+_PATH_PART = Lazy(r"[\w.{}-]{2,}")
+_QUOTE_CHARS = "\"'`\u201c\u201d\u201e\u2018\u2019\u00ab\u00bb"
+_END = Lazy(r"[.,;:!?]+$")
+_EXPLAIN_ASKS = frozenset({"how", "what", "wie", "was"})
+_INTO_LANGUAGE = Lazy(r"\b(?:into|to|in|nach|ins)\s+(?:" + "|".join(PROGRAMMING_LANGUAGES)
+                      + r")(?![\w+#])", re.IGNORECASE)
+_PLAIN = Lazy(r"\b(?:into|to|in)\s+(?:plain|simple|everyday|layman['\u2019]?s|"
+              r"einfache|einfaches|verständliche)\s+(?:english|language|terms|words|deutsch|"
+              r"sprache|worte|wörter)\b", re.IGNORECASE)
+_SELF = Lazy(r"(?:^|(?<=[.!?;\n]))\s*(?:I['\u2019]?m|I am|ich bin)\s+(?:an?\s+|eine?\s+)?"
+             r"[\w-]+(?:\s+[\w-]+)" + f"{{0,{SELF_WORDS - 1}}}"
+             + r"(?=\s*(?:[,.;:!?\n]|\s(?:and|but|und|aber)\b))", re.IGNORECASE)
+_QUANTITY = Lazy(
+    r"\b(?:how\s+(?:much|many|long|often|far|old)|wie\s+(?:viele?|lange|oft|weit|alt))\b",
+    re.IGNORECASE)
+_ASKS = Lazy(r"(^\s*|,\s*)(?:what(?:['\u2019]s|s)?|which|how|was|welche[rsm]?|wie)\b",
+             re.IGNORECASE)
+_SCOPE = Lazy(r"\b(?:all|entire|whole|complete|full|every|alle[nms]?|ganze[nmrs]?|"
+              r"gesamte[nmrs]?|komplette[nmrs]?|sämtliche[nmrs]?)\b", re.IGNORECASE)
+_TARGET = Lazy(r"\b(?:to|onto|into|auf|nach)\b", re.IGNORECASE)
+_OWN = Lazy(r"\b(?:my|mine|mein\w*)\b", re.IGNORECASE)
+_LIST_PIECE = re.compile(r"\w[\w'\u2019-]*|[,.;:!?\n]")
+_CONJUNCTIONS = frozenset({"and", "or", "und", "oder"})
+_LIVE_PHRASE = Lazy(r"\b(?:at the moment|so far|this (?:morning|afternoon|evening)|"
+                    r"im moment|bis jetzt)\b", re.IGNORECASE)
+_POSSESSIVE = Lazy(r"\b(?:my|our|mine|ours|mein\w*|unser\w*)\b", re.IGNORECASE)
+_RECENT_PHRASE = Lazy(r"\b(?:last (?:night|week|month)|yesterday|gestern|letzte[nr]? "
+                      r"(?:nacht|woche|monat))\b", re.IGNORECASE)
+_NOW_PHRASE = Lazy(r"\b(?:right now|last night|at the moment|im moment|heute abend)\b",
+                   re.IGNORECASE)
+_DEADLINE = Lazy(r"\b(?:by|until|till|before|bis)\s+(?:tonight|today|tomorrow|heute(?:\s+abend)?|"
+                 r"morgen)\b", re.IGNORECASE)
+_ASKED = Lazy(r"\b(?:tell me|let me know|sag mir|sagt mir)\s+(?:wh\w+|how|if|was|wo|wer|wann|"
+              r"wie|ob)\b", re.IGNORECASE)
+
+READINGS_KEPT = 16
+"""Readings kept in memory: the ranking and the offline selector read the same task
+one after the other; a task read is at most ``lexicon.ANALYSED_CHARS`` long."""
+
+Rewrite = Callable[[str], tuple[str, int]]
+"""A rule applied to one sentence: (the sentence as read, how many times it applied)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """A task as the ranking reads it.
+
+    Attributes:
+        text: the task, material blanked out and shapes put into words.
+        extra: words the task shows without a place in it (``perspectives``,
+            ``calculate``); content words, never head words.
+        notes: what was read, for the rationale ("code as 'code'", …).
+    """
+
+    text: str
+    extra: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@lru_cache(maxsize=READINGS_KEPT)
+def read(task: str) -> Reading:
+    """Read ``task`` by the rules of the module docstring.
+
+    Args:
+        task: the task text (the part the lexical analysis reads).
+
+    Returns:
+        The reading: the rewritten text, the added words and notes.
+    """
+    notes: list[str] = []
+    extra: list[str] = []
+    text = request(task)
+    if text != task:
+        notes.append("quoted or pasted material left out")
+    text, selves = _SELF.re.subn(lambda m: " " * len(m.group()), text)
+    if selves:
+        notes.append("who is asking left out")
+    for rewrite, note in ((_measures, "measures as numbers"), (_code, "code as 'code'"),
+                          (_port, "translating into a programming language as 'port'"),
+                          (_plain, "translating into plain words as 'explain'")):
+        text, count = _each_sentence(text, rewrite)
+        if count:
+            notes.append(note)
+    if len(_DIGITS.findall(text)) >= GIVEN_NUMBERS:
+        text, asked = _each_sentence(text, _calculate)
+        notes.append("a question about given numbers as 'calculate'" if asked
+                     else "given numbers add 'calculate'")
+        extra += [] if asked else ["calculate"]
+    text, moves = _each_sentence(text, _scale)
+    if moves:
+        extra.append("subtasks")
+        notes.append("moving a whole system as 'migration' with 'subtasks'")
+    if role_list(text):
+        opinion = not OPINION_WORDS.isdisjoint(w.casefold() for w in _WORD.findall(text))
+        extra += ["perspectives", "roles"] if opinion else ["perspectives"]
+        notes.append("a list of roles adds " + ("'perspectives', 'roles'" if opinion
+                                                 else "'perspectives'"))
+    return Reading(text, tuple(extra), tuple(notes))
+
+
+def _each_sentence(text: str, rewrite: Rewrite) -> tuple[str, int]:
+    """Apply ``rewrite`` to each sentence of ``text``; return the text and the count."""
+    total = 0
+    parts = []
+    for sentence in _SENTENCE.findall(text):
+        done, count = rewrite(sentence)
+        parts.append(done)
+        total += count
+    return "".join(parts), total
+
+
+def _measures(sentence: str) -> tuple[str, int]:
+    if "-" not in sentence:
+        return sentence, 0
+    return _MEASURE.re.subn(lambda m: m.group(1), sentence)
+
+
+def is_code(token: str) -> bool:
+    """True for a piece of a task that names code: a source file, a folder path or a call.
+
+    Args:
+        token: one white-space separated piece of the task; quotes,
+            brackets and punctuation around it are allowed.
+    """
+    bare = token.strip(_QUOTE_CHARS + ",;:!?")
+    word = bare.strip("()[]{}<>.")
+    if not ("/" in word or "(" in bare or "." in word) or "://" in word or word.startswith("www."):
+        return False
+    if _CALL.re.match(bare.rstrip(".")):
+        return True
+    source = _SOURCE_FILE.re.match(word)
+    if source is not None and source.group(1) in SOURCE_EXTENSIONS:
+        return True
+    parts = [part for part in word.split("/") if part]
+    return ("/" in word and any(c.isalpha() for c in word)
+            and all(_PATH_PART.re.fullmatch(part) for part in parts)
+            and (word.startswith("/") or word.endswith("/") or len(parts) >= 3))
+
+
+def _code(sentence: str) -> tuple[str, int]:
+    """Read each code name as ``code``; a how/what sentence about code opens with ``explain``."""
+    count = 0
+
+    def name(found: re.Match[str]) -> str:
+        nonlocal count
+        if not is_code(found.group()):
+            return found.group()
+        count += 1
+        end = _END.re.search(found.group())
+        return "code" + (end.group() if end else "")
+
+    sentence = _TOKEN.sub(name, sentence)
+    if count and not _EXPLAIN_ASKS.isdisjoint(w.casefold() for w in _WORD.findall(sentence)):
+        sentence = "explain " + sentence.lstrip()
+    return sentence, count
+
+
+def _verb(sentence: str, verbs: frozenset[str]) -> re.Match[str] | None:
+    return next((m for m in _WORD.finditer(sentence) if m.group().casefold() in verbs), None)
+
+
+def _port(sentence: str) -> tuple[str, int]:
+    verb = _verb(sentence, TRANSLATE_VERBS)
+    if verb is None or not _INTO_LANGUAGE.re.search(sentence):
+        return sentence, 0
+    return sentence[:verb.start()] + "port" + sentence[verb.end():], 1
+
+
+def _plain(sentence: str) -> tuple[str, int]:
+    verb = _verb(sentence, TRANSLATE_VERBS)
+    if verb is None or not _PLAIN.re.search(sentence):
+        return sentence, 0
+    return sentence[:verb.start()] + "explain" + sentence[verb.end():], 1
+
+
+def plain_words(text: str) -> str:
+    """Return ``text`` with each translating into plain words read as ``explain`` (see above)."""
+    return _each_sentence(text, _plain)[0]
+
+
+def _calculate(sentence: str) -> tuple[str, int]:
+    """Read the question about given numbers as ``calculate`` (a question opens a clause)."""
+    sentence, count = _QUANTITY.re.subn("; calculate", sentence)
+    if count or not sentence.rstrip().endswith("?"):
+        return sentence, count
+    return _ASKS.re.subn(lambda m: "; calculate" if "," in m.group(1) else m.group(1) + "calculate",
+                      sentence, count=1)
+
+
+def _scale(sentence: str) -> tuple[str, int]:
+    verb = _verb(sentence, MOVE_VERBS)
+    if (verb is None or not _SCOPE.re.search(sentence) or not _TARGET.re.search(sentence)
+            or _OWN.re.search(sentence)):
+        return sentence, 0
+    return sentence[:verb.start()] + "migration" + sentence[verb.end():], 1
+
+
+def role_list(text: str) -> bool:
+    """True when ``text`` lists ``ROLES`` or more items, each a determiner and a few words.
+
+    Items are separated by commas, the last joined by *and*/*or*/*und*/*oder*;
+    each is one determiner (``DETERMINERS``) and 1 to ``ROLE_WORDS`` more
+    words ("a CFO, a head of sales and a customer success lead"). One pass
+    over the words.
+
+    Args:
+        text: the task text.
+    """
+    items = 0          # items of the list so far
+    size = -1          # words of the open item after its determiner; -1: no item open
+    after = False      # right after a separator: the next determiner opens the next item
+    joined = False     # the open item follows "and"/"or": it may end the list
+    for piece in _LIST_PIECE.findall(text):
+        low = piece.casefold()
+        if low in DETERMINERS and (after or size < 0):
+            items, size, after = (items + 1 if after else 1), 0, False
+        elif piece == "," and size >= 1:
+            size, after, joined = -1, True, False
+        elif low in _CONJUNCTIONS and (size >= 1 or after):  # "…, and a lawyer"
+            size, after, joined = -1, True, True
+        elif size >= 0 and piece[0].isalnum():
+            size += low not in DETERMINERS  # "a head of *the* sales team"
+            if size > ROLE_WORDS:
+                items, size, joined = 0, -1, False
+            elif joined and items >= ROLES:
+                return True
+        else:
+            items, size, after, joined = 0, -1, False, False
+    return False
+
+
+def action_request(text: str) -> str | None:
+    """Return the verb when the task asks for an act in the world, or None.
+
+    The act is the request's predicate: its first word (after *please*,
+    *can you*, *bitte*, *kannst du* …) or, in German, its last word before
+    the sentence end ("Kannst du … *abschicken*?") is one of
+    ``ACTION_VERBS``: ordering, booking, paying, sending, calling, reminding …
+    "Send me …" is no act: it asks for something to be handed over, as
+    "give me" does.
+
+    Args:
+        text: the task text, its material left out (``material.request``).
+    """
+    first: str = next((s for s in _SENTENCE.findall(text.strip()) if s.strip()), "")
+    words: list[str] = [w.casefold() for w in _WORD.findall(first)]
+    while words and words[0] in _POLITE:
+        words = words[1:]
+    if not words:
+        return None
+    handed = words[0] in _HAND_OVER and len(words) > 1 and words[1] in _TO_ME  # "Send me …"
+    if words[0] in ACTION_VERBS and not handed:
+        return words[0]
+    return words[-1] if words[-1] in GERMAN_ACTION_INFINITIVES else None
+
+
+def fact_question(text: str) -> bool:
+    """True when the task is one short direct question about the world: it asks for one fact.
+
+    "What's the boiling point of water at sea level?", "whats the difference
+    between a noun and a pronoun, in one line": a single sentence of at most
+    ``FACT_WORDS`` words, opened by a question word (``QUESTION_OPENERS``),
+    ending with ``?`` unless it opens with a *wh*-word; nothing of the
+    person's own (*my*, *our* …: only their data holds that), nothing to come
+    (*tomorrow*, *next* …: a forecast or a plan) and no given numbers (a
+    calculation). Answering it needs no material and no research.
+
+    Args:
+        text: the task text, its material left out (``material.request``).
+    """
+    sentences = [s for s in _SENTENCE.findall(text.strip()) if s.strip()]
+    words = [w.casefold() for w in _WORD.findall(text)]
+    if len(sentences) != 1 or not words or len(words) > FACT_WORDS:
+        return False
+    asked = sentences[0].rstrip().endswith("?") or words[0] in _WH_WORDS
+    return (asked and words[0] in QUESTION_OPENERS and _POSSESSIVE.re.search(text) is None
+            and FUTURE_WORDS.isdisjoint(words) and len(_DIGITS.findall(text)) < GIVEN_NUMBERS)
+
+
+def live_question(text: str) -> str | None:
+    """Say whose live data the task asks for, when it is one question no recipe can answer.
+
+    Two kinds, each a single sentence without given numbers (those make it a
+    calculation):
+
+    - about the person's own data as it is now or was lately: a question
+      ending with ``?`` or an asked one ("… and *tell me where* it is",
+      "*sag mir, ob* …"), with a first-person possessive (*my*, *our*, *mein*,
+      *unser* …) and a word of the present moment (``LIVE_WORDS``, "at the
+      moment", "so far" …) or the recent past ("last month", "yesterday" …):
+      "Where's my Amazon package right now?", "What's my current account
+      balance?" — answering needs live access to their accounts or devices;
+    - about the world at this moment: a direct question (``QUESTION_OPENERS``,
+      ending with ``?``) with an adverb of now or the day just gone
+      (``NOW_WORDS``, "right now", "last night" …): "Who won last night's
+      match?", "Is the train on time today?" — the local engine has no live
+      web access.
+
+    A deadline is no time asked about: "… by tonight", "bis heute Abend".
+
+    Args:
+        text: the task text, its material left out (``material.request``).
+
+    Returns:
+        ``"own"`` or ``"world"`` (the kind above), or None.
+    """
+    sentences = [s for s in _SENTENCE.findall(text.strip()) if s.strip()]
+    if len(sentences) != 1 or len(_DIGITS.findall(text)) >= GIVEN_NUMBERS:
+        return None
+    text = _DEADLINE.re.sub(" ", text)
+    words = [w.casefold() for w in _WORD.findall(text)]
+    question = sentences[0].rstrip().endswith("?")
+    now = not NOW_WORDS.isdisjoint(words) or _NOW_PHRASE.re.search(text) is not None
+    lately = (not LIVE_WORDS.isdisjoint(words) or _LIVE_PHRASE.re.search(text) is not None
+              or _RECENT_PHRASE.re.search(text) is not None)
+    if ((question or _ASKED.re.search(text) is not None) and lately
+            and _POSSESSIVE.re.search(text) is not None):
+        return "own"
+    if question and words and words[0] in QUESTION_OPENERS and now:
+        return "world"
+    return None
