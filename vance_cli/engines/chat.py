@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from vance_cli.base.errors import DocumentError
-from vance_cli.base.sandbox import compile_template, render
+from vance_cli.base.errors import DocumentError, RenderError
+from vance_cli.base.sandbox import TemplateRejected, compile_template, render
 from vance_cli.documents.cascade import Kind, read_text
 from vance_cli.processes.runtime import Message, Turn
 
@@ -64,8 +64,10 @@ def fill(source: str, variables: Mapping[str, Any], where: str) -> str:
     """
     try:
         return render(compile_template(source), variables).strip()
-    except ValueError as exc:  # TemplateRejected, RenderError
+    except TemplateRejected as exc:
         raise DocumentError(f"{where}: {exc}") from None
+    except RenderError as exc:  # a limit of the sandbox, or any other render failure
+        raise DocumentError(f"{where}: {exc.message}") from None
 
 
 def system_prompt(turn: Turn, engine: str, *extra: str) -> str:
