@@ -26,4 +26,17 @@ BROKEN = [
     ("title: T\nfields: []\npromptTemplate: x\nsuggestedFollowUps:\n  - {wizard: n, "
      "condition: 'a ==='}\n", "suggestedFollowUps[0]: template"),
     (b"title: \xff\xfe\n", "not UTF-8"),
+    # what the compiler would refuse is found by the check a listing makes (no compiling)
+    ("title: T\nfields: []\npromptTemplate: '{{ x|nosuchfilter }}'\n",
+     "no filter named 'nosuchfilter'"),
+    ("title: T\nfields: []\npromptTemplate: '{% if x is nosuchtest %}a{% endif %}'\n",
+     "no test named 'nosuchtest'"),
+    ("title: T\nfields: []\npromptTemplate: '{% block a %}{% endblock %}{% block a %}"
+     "{% endblock %}'\n", "block 'a' defined twice"),
+    ("title: T\nfields: []\npromptTemplate: '{% for loop in x %}{% endfor %}'\n",
+     "special loop variable"),
+    ("title: T\nfields: []\npromptTemplate: '{% macro m(caller) %}{% endmacro %}'\n",
+     "'caller' argument"),
+    ("title: T\nfields: []\npromptTemplate: x\nsuggestedFollowUps:\n  - {wizard: n, "
+     "label: '{{ a|nosuchfilter }}'}\n", "suggestedFollowUps[0]: template"),
 ]

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from vance_cli.base.errors import LLMError, LLMNotConfigured
+from vance_cli.base.text_input import scrub_surrogates
 
 if TYPE_CHECKING:
     from vance_cli.base.config import Settings
@@ -105,6 +106,12 @@ class LLMConfig:
             max_retries=settings.llm_max_retries,
             json_mode=settings.llm_json_mode,
         )
+
+    @property
+    def host(self) -> str:
+        """The endpoint's host and port, as messages name it (``localhost:11434``)."""
+        parts = urlsplit(self.base_url)
+        return (parts.hostname or "?") + (f":{parts.port}" if parts.port else "")
 
     @property
     def endpoint(self) -> str:
@@ -237,9 +244,21 @@ def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
 
     Raises:
         LLMError: network error, HTTP error status, timeout (``timeout=True``),
-            a broken stream, or a reply without choices; the message never holds the key.
+            a broken stream, or a reply without choices; the message never holds the key
+            and ends with the endpoint's host (``… (at localhost:11434)``).
         KeyboardInterrupt: Ctrl-C while waiting (the stream is closed first).
     """
+    try:
+        return _complete(config, messages, schema, max_tokens, temperature, on_text)
+    except LLMError as exc:
+        raise LLMError(f"{exc.message} (at {config.host})",
+                       **{"timeout": exc.timeout, **exc.details}) from None
+
+
+def _complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
+              schema: Mapping[str, Any] | None, max_tokens: int, temperature: float | None,
+              on_text: TextSink | None) -> Completion:
+
     started = time.monotonic()
     try:
         import openai
@@ -275,7 +294,10 @@ def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
                        + (f" per attempt, {attempts} attempts" if attempts > 1 else ""),
                        timeout=True) from None
     except openai.APIStatusError as exc:
-        raise LLMError(describe_status_error(exc, secrets), status=exc.status_code) from None
+        message = describe_status_error(exc, secrets)
+        hint = json_mode_hint(exc.status_code, message, _mode_of(request))
+        raise LLMError(message + (f" — {hint}" if hint else ""),
+                       status=exc.status_code) from None
     except openai.OpenAIError as exc:
         raise LLMError(redact(_one_line(str(exc)) or type(exc).__name__, secrets)) from None
     except Exception as exc:  # anything else from the client stack: still redacted, no chain
@@ -283,6 +305,28 @@ def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
     finally:
         client.close()
     return _completion(reply, model, _mode_of(request), started, secrets)
+
+
+def json_mode_hint(status: int, message: str, sent: str) -> str | None:
+    """Say how to change ``llm.json_mode`` when a server refused the structured-output request.
+
+    Args:
+        status: the HTTP status.
+        message: the server's error message.
+        sent: the ``response_format`` type sent (``json_schema``, ``json_object``, ``none``).
+
+    Returns:
+        E.g. ``the server refuses llm.json_mode 'json_object': try 'vance config set
+        llm.json_mode json_schema'``; None when the error is not about it.
+    """
+    lowered = message.lower()
+    if status not in AUTO_DOWNGRADE_STATUSES or sent == "none" or not any(
+            word in lowered for word in ("response_format", "json_schema", "json_object")):
+        return None
+    named = [m for m in ("json_schema", "json_object") if m in lowered and m != sent]
+    wanted = named[0] if named else "none"
+    return (f"the server refuses llm.json_mode '{sent}': try 'vance config set llm.json_mode "
+            f"{wanted}'" + ("" if wanted == "none" else " (or none)"))
 
 
 def build_request(config: LLMConfig, model: str, messages: Sequence[Mapping[str, str]],
@@ -345,11 +389,13 @@ def _status_text(exc: Any) -> str:
 
 def _completion(reply: Any, model: str, mode: str, started: float,
                 secrets: Sequence[str | None]) -> Completion:
-    """Read the reply; the key is redacted from every text in it.
+    r"""Read the reply; the key is redacted from every text in it.
 
     A server (or a proxy) may echo the request, key included, into the reply
     text or model name: redacting here covers every reader — the selector's
-    rationale, Slartibartfast, the decision log's raw reply.
+    rationale, Slartibartfast, the decision log's raw reply. A lone surrogate
+    (JSON may escape one, ``"\\udcff"``) becomes U+FFFD here, since neither
+    SQLite nor stdout would take it.
     """
     choices = getattr(reply, "choices", None) or []
     if not choices:
@@ -358,9 +404,11 @@ def _completion(reply: Any, model: str, mode: str, started: float,
     message = getattr(choice, "message", None)
     usage = getattr(reply, "usage", None)
     return Completion(
-        text=redact(str(getattr(message, "content", None) or ""), secrets, REPLY_SECRET_MIN),
+        text=scrub_surrogates(redact(str(getattr(message, "content", None) or ""), secrets,
+                                     REPLY_SECRET_MIN)),
         finish_reason=getattr(choice, "finish_reason", None),
-        model=redact(str(getattr(reply, "model", None) or model), secrets, REPLY_SECRET_MIN),
+        model=scrub_surrogates(redact(str(getattr(reply, "model", None) or model), secrets,
+                                      REPLY_SECRET_MIN)),
         prompt_tokens=getattr(usage, "prompt_tokens", None),
         completion_tokens=getattr(usage, "completion_tokens", None),
         latency_ms=round((time.monotonic() - started) * 1000, 1),
@@ -474,4 +522,4 @@ def describe_status_error(exc: Any, secrets: Sequence[str | None]) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    return scrub_surrogates(" ".join(text.split()))

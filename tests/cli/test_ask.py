@@ -174,3 +174,78 @@ def test_prompts_go_to_the_terminal_stream_never_stdout(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "Heading" in captured.err and "Your name" in captured.err
+
+
+@pytest.mark.timeout(20)
+def test_an_editor_that_never_saves_is_opened_a_few_times_then_the_text_is_typed(
+        pipe: PipeInput, tmp_path: Path) -> None:
+    counter = tmp_path / "count"
+    script = tmp_path / "lazy-editor"
+    script.write_text(f"#!/bin/sh\necho x >> {counter}\nexit 0\n")  # exits 0, writes nothing
+    script.chmod(stat.S_IRWXU)
+    wizard = _wizard({"name": "t", "type": "textarea", "required": True})
+    said: list[str] = []
+    asker = TerminalAsker("en", input=pipe, output=DummyOutput(), environ={"EDITOR": str(script)})
+    asker._say = lambda text, style="": said.append(text)  # type: ignore[method-assign]
+    pipe.send_text("typed instead" + Key.ESC_ENTER)
+    assert fill_form(wizard.spec.fields, {}, asker, "en") == {"t": "typed instead"}
+    assert counter.read_text().count("x") == ask.EDITOR_TRIES
+    assert said.count("the editor closed without saving") == ask.EDITOR_TRIES
+    assert "no valid text from the editor after 3 tries; type it here instead" in said
+
+
+def _screen_of(pipe: PipeInput, wizard: LoadedWizard, keys: str, lang: str) -> tuple[Any, str]:
+    import io
+
+    from prompt_toolkit.output.plain_text import PlainTextOutput
+
+    screen = io.StringIO()
+    pipe.send_text(keys)
+    asker = TerminalAsker(lang, input=pipe, output=PlainTextOutput(screen), environ={})
+    return fill_form(wizard.spec.fields, {}, asker, lang), screen.getvalue()
+
+
+@pytest.mark.parametrize(("lang", "keys", "answer", "shown"), [
+    ("de", "j" + Key.ENTER, True, "(j/N)"),
+    ("de", "J" + Key.ENTER, True, "Ja"),
+    ("de", "n" + Key.ENTER, False, "Nein"),
+    ("en", "y" + Key.ENTER, True, "(y/N)"),
+])
+def test_yes_no_speaks_the_session_language(pipe: PipeInput, lang: str, keys: str,
+                                            answer: bool, shown: str) -> None:
+    wizard = _wizard({"name": "b", "type": "boolean"})
+    answers, screen = _screen_of(pipe, wizard, keys, lang)
+    assert answers == {"b": answer} and shown in screen
+    assert "(Y/n)" not in screen or lang == "en"
+
+
+@pytest.mark.parametrize(("lang", "hint"), [("de", "(Pfeiltasten verwenden)"),
+                                            ("en", "(Use arrow keys)")])
+def test_menus_explain_their_keys_in_the_session_language(pipe: PipeInput, lang: str,
+                                                          hint: str) -> None:
+    wizard = _wizard({"name": "sel", "type": "select", "required": True, "choices": ["a"]})
+    _answers, screen = _screen_of(pipe, wizard, Key.ENTER, lang)
+    assert hint in screen
+
+
+@pytest.mark.parametrize(("lang", "printing", "toolbar"), [
+    ("de", False, " Esc Enter: an den Selector senden · Strg-C: abbrechen "),
+    ("de", True, " Esc Enter: ausgeben · Strg-C: abbrechen "),
+    ("en", False, " Esc Enter: send to the selector · Ctrl-C: cancel "),
+])
+def test_the_prompt_toolbar_is_a_grammatical_phrase(
+        pipe: PipeInput, monkeypatch: pytest.MonkeyPatch, lang: str, printing: bool,
+        toolbar: str) -> None:
+    from prompt_toolkit import PromptSession
+
+    seen: list[object] = []
+    real = PromptSession.__init__
+
+    def spy(self: PromptSession[str], *args: Any, **kwargs: Any) -> None:
+        seen.append(kwargs.get("bottom_toolbar"))
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(PromptSession, "__init__", spy)
+    pipe.send_text(Key.ESC_ENTER)
+    TerminalAsker(lang, input=pipe, output=DummyOutput()).edit_prompt("x", printing)
+    assert seen == [toolbar]

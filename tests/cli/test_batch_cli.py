@@ -244,7 +244,8 @@ def test_an_item_of_zero_width_characters_is_an_empty_task(
      "steer template (--steer) uses {% import %}"),
     (["--task-template", "x {{ item }}", "--title", "{% if %}", "--items", "-"],
      "title template (--title) does not compile"),
-    (["--task-template", "x {{ item }}", "--items", "nope.txt"], "cannot read items file"),
+    (["--task-template", "x {{ item }}", "--items", "nope.txt"],
+     "items file nope.txt: no such file or folder"),
     (["--task-template", "x {{ item }}", "--items", "-", "--name", "bad\tname"],
      "process name has a control character"),
     (["--task-template", "x {{ item }}", "--items", "-", "--name", "_job"],
@@ -340,3 +341,23 @@ def test_an_item_that_fits_nothing_gets_the_fallback_per_item(
     assert second["process"]["recipe"] == second["fallback"]["recipeName"]
     assert second["process"]["name"] == "job-2"
     assert (project_dir / second["fallback"]["recipePath"]).is_file()
+
+
+@pytest.mark.timeout(10)
+def test_a_hostile_task_template_is_each_items_error() -> None:
+    result = run_cli(["delegate", "--task-template", "{{ 'a' * 10**9 }}", "--items", "-"],
+                     input="one\n")
+    assert result.exit_code == 1
+    (line,) = [json.loads(x) for x in result.stdout.splitlines()]
+    assert line["error"]["code"] == "task_template_error"
+    assert "repetition would exceed the limit of 1,000,000 characters" in line["rationale"]
+
+
+def test_an_llm_failure_in_a_batch_exits_1(llm_server: ScriptedLLMServer) -> None:
+    for _ in range(3):
+        llm_server.fail(500, "down")
+    result = run_cli(["delegate", "--task-template", "Help me with {{ item }}", "--items", "-",
+                      "--no-fallback"], input="a\nb\n", env=llm_server.env(max_retries=0))
+    assert result.exit_code == 1
+    assert [json.loads(x)["reason"] for x in result.stdout.splitlines()] == ["llm_error"] * 2
+    assert "2 none (2 of them LLM failures), 0 failed" in result.stderr

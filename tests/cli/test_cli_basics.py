@@ -154,10 +154,10 @@ def test_output_larger_than_the_pipe_buffer_ends_quietly_in_head(project_dir: Pa
     for args in ("recipe list --json", "recipe list"):
         # pipefail: the exit code is vance's own; a reader that stops early is no error
         proc = subprocess.run(["bash", "-c", f"set -o pipefail; {sys.executable} -m vance_cli "
-                               f"{args} | head -n 2"],
+                               f"{args} | head -c 2000"],
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
-        assert len(proc.stdout.splitlines()) == 2
+        assert len(proc.stdout) == 2000
         assert proc.stderr == "", proc.stderr
         assert "Traceback" not in proc.stderr and "Broken pipe" not in proc.stderr
 
@@ -211,3 +211,25 @@ def test_a_closed_pipe_keeps_the_commands_exit_code(args: str, code: int) -> Non
                            f"{args} | true"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == code, proc.stderr
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
+
+
+def test_config_show_masks_credentials_in_the_base_url() -> None:
+    env = {"VANCE_LLM_BASE_URL": "https://ann:s3cr3t-pass@llm.example.org/v1"}
+    shown = run_cli(["config", "show", "--json"], env=env).json()
+    assert shown["llm.base_url"]["value"] == "https://ann:****@llm.example.org/v1"
+    human = run_cli(["config", "show"], env=env)
+    assert "s3cr3t" not in human.stdout and "ann:****@llm.example.org" in human.stdout
+    token = run_cli(["config", "show", "--json"],
+                    env={"VANCE_LLM_BASE_URL": "https://tok3n@llm.example.org/v1"}).json()
+    assert token["llm.base_url"]["value"] == "https://****@llm.example.org/v1"
+
+
+def test_openai_api_base_with_a_key_warns_instead_of_calling_openai() -> None:
+    env = {"OPENAI_API_BASE": "http://localhost:8000/v1", "OPENAI_API_KEY": "sk-test-1234567890"}
+    result = run_cli(["config", "show", "--json"], env=env)
+    assert result.exit_code == 0
+    assert "OPENAI_API_BASE is set but not read" in result.stderr
+    assert "OPENAI_BASE_URL" in result.stderr
+    fine = run_cli(["config", "show", "--json"],
+                   env={**env, "OPENAI_BASE_URL": "http://localhost:8000/v1"})
+    assert "OPENAI_API_BASE" not in fine.stderr

@@ -165,7 +165,8 @@ def test_http_500_after_retries(llm_server: ScriptedLLMServer) -> None:
     data = run_cli(["delegate", "--task", NEUTRAL, "--no-fallback", "--json"],
                    env=llm_server.env(max_retries=1)).json()
     assert (data["decision"], data["reason"]) == ("NONE", "llm_error")
-    assert data["rationale"] == "LLM call failed: HTTP 500: model overloaded"
+    host = llm_server.url.split("//", 1)[1].split("/", 1)[0]
+    assert data["rationale"] == f"LLM call failed: HTTP 500: model overloaded (at {host})"
     assert len(llm_server.chat_requests) == 2
 
 
@@ -300,3 +301,132 @@ def test_key_echoed_by_the_server_leaks_nowhere(llm_server: ScriptedLLMServer) -
     log = run_cli(["log", "--json"], env=env)
     assert key not in log.stdout
     assert "[REDACTED]" in log.json()[0]["rawReply"]
+
+
+def test_a_lone_surrogate_in_the_reply_is_logged_with_its_process(
+        llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply('{"decision": "MATCH", "recipe": "coding", "rationale": "bad \\udcff"}')
+    result = run_cli(["delegate", "--task", NEUTRAL, "--json"], env=llm_server.env())
+    assert result.exit_code == 0, result.stderr
+    data = result.json()
+    assert data["rationale"] == "bad \ufffd" and data["process"] is not None
+    (row,) = run_cli(["log", "--json"]).json()
+    assert row["processId"] == data["process"]["id"] and row["rationale"] == "bad \ufffd"
+
+
+def test_a_kill_before_the_log_row_leaves_no_process_without_its_row() -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = ("import os, signal, sys\n"
+            "from vance_cli.state import decision_log\n"
+            "decision_log.record = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)\n"
+            "from vance_cli.cli.boundary import run\n"
+            f"run(['delegate', '--task', {ESSAY!r}, '--json'])\n")
+    proc = subprocess.run([sys.executable, "-c", code], env=dict(os.environ),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -9
+    assert run_cli(["process", "list", "--json"]).json() == []
+    assert run_cli(["log", "--json"]).json() == []
+
+
+def test_a_failed_start_is_still_logged(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vance_cli.catalog import model
+
+    monkeypatch.setattr(model.Catalog, "get", _no_engine)
+    result = run_cli(["delegate", "--task", ESSAY, "--json"])
+    assert result.exit_code == 2
+    assert run_cli(["process", "list", "--json"]).json() == []
+    (row,) = run_cli(["log", "--json"]).json()
+    assert (row["recipe"], row["processId"]) == ("essay-pipeline", None)
+
+
+def _no_engine(self: object, name: str, recipe: str | None = None) -> object:
+    from vance_cli.base.errors import UnknownEngine
+
+    raise UnknownEngine(name)
+
+
+@pytest.mark.parametrize("extra", [[], ["--require-match"], ["--dry-run"]])
+def test_an_llm_failure_exits_1_with_the_document_printed(llm_server: ScriptedLLMServer,
+                                                           extra: list[str]) -> None:
+    llm_server.fail(500, "down")
+    result = run_cli(["delegate", "--task", NEUTRAL, "--json", *extra],
+                     env=llm_server.env(max_retries=0))
+    assert result.exit_code == 1
+    data = result.json()
+    assert (data["decision"], data["reason"]) == ("NONE", "llm_error")
+    host = llm_server.url.split("//", 1)[1].split("/", 1)[0]
+    assert data["rationale"].startswith(f"LLM call failed: HTTP 500: down (at {host})")
+
+
+def test_a_timeout_exits_1_and_nothing_fits_exits_0(llm_server: ScriptedLLMServer) -> None:
+    import threading
+
+    llm_server.reply('{"decision": "NONE", "recipe": null, "rationale": "late"}',
+                     gate=threading.Event())  # never opened: the call times out
+    late = run_cli(["delegate", "--task", NEUTRAL, "--no-fallback", "--json"],
+                   env=llm_server.env(timeout=0.5, max_retries=0))
+    assert (late.exit_code, late.json()["reason"]) == (1, "timeout")
+    llm_server.reply('{"decision": "NONE", "recipe": null, "rationale": "nothing fits"}')
+    none = run_cli(["delegate", "--task", NEUTRAL, "--no-fallback", "--json"],
+                   env=llm_server.env())
+    assert (none.exit_code, none.json()["reason"]) == (0, "llm_none")
+
+
+def test_a_refused_json_mode_names_the_setting(llm_server: ScriptedLLMServer) -> None:
+    llm_server.fail(400, "'response_format.type' must be 'json_schema' or 'text'")
+    data = run_cli(["delegate", "--task", NEUTRAL, "--json"],
+                   env=llm_server.env(json_mode="json_object")).json()
+    assert data["reason"] == "llm_error"
+    assert "the server refuses llm.json_mode 'json_object': try 'vance config set " \
+           "llm.json_mode json_schema' (or none)" in data["rationale"]
+
+
+def test_piped_log_rows_keep_one_column_count(llm_server: ScriptedLLMServer) -> None:
+    assert run_cli(["delegate", "--task", ESSAY, "--dry-run"]).exit_code == 0  # no model
+    offline = run_cli(["log"]).stdout.splitlines()
+    llm_server.reply('{"decision": "NONE", "recipe": null, "rationale": "no"}')
+    run_cli(["delegate", "--task", NEUTRAL, "--dry-run"], env=llm_server.env())
+    mixed = run_cli(["log"]).stdout.splitlines()
+    assert {line.count("\t") + 1 for line in offline + mixed} == {8}
+    assert mixed[0].split("\t")[5] == "test-model" and mixed[1].split("\t")[5] == ""
+
+
+def test_the_task_may_be_an_argument() -> None:
+    result = run_cli(["delegate", ESSAY, "--dry-run", "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert result.json()["recipe"] == "essay-pipeline"
+    both = run_cli(["delegate", ESSAY, "--task", ESSAY])
+    assert both.exit_code == 2 and "give the task once" in both.stderr
+    from_stdin = run_cli(["delegate", "-", "--dry-run", "--json"], input=ESSAY + "\n")
+    assert from_stdin.json()["recipe"] == "essay-pipeline"
+
+
+def test_piped_material_goes_to_the_process_not_to_the_selector() -> None:
+    import os
+    import subprocess
+    import sys
+
+    material = "Meeting notes.\nBob will write a short essay about the history of tea.\n"
+    proc = subprocess.run([sys.executable, "-m", "vance_cli", "delegate", "summarize this",
+                           "--json"], input=material, capture_output=True, text=True,
+                          env=dict(os.environ), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["recipe"] == "document-summary"  # not essay-pipeline: the notes mention it
+    assert data["process"]["goal"] == "summarize this\n\n" + material.strip()
+    (entry,) = run_cli(["log", "--json"]).json()
+    assert entry["task"] == "summarize this"
+    with open(os.devnull, encoding="utf-8") as nothing:  # no pipe: nothing is read
+        alone = subprocess.run([sys.executable, "-m", "vance_cli", "delegate", "summarize this",
+                                "--dry-run", "--json"], stdin=nothing, capture_output=True,
+                               text=True, env=dict(os.environ), timeout=60)
+    assert alone.returncode == 0, alone.stderr
+
+
+def test_material_that_is_not_utf8_is_exit_2() -> None:
+    result = run_cli(["delegate", "summarize this"], input=b"caf\xe9\n")
+    assert result.exit_code == 2
+    assert "stdin (material beside the task)" in result.stderr

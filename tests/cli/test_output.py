@@ -101,7 +101,7 @@ def test_json_output_stays_exact(capsys: pytest.CaptureFixture[str]) -> None:
     output.emit_json({"task": RED})
     output.emit_text(f"prompt {RED}")
     out = capsys.readouterr().out
-    assert '"task": "\\u001b[31mred\\u001b[0m"' in out
+    assert out.startswith('{"task":"\\u001b[31mred\\u001b[0m"}\n')  # piped: one line
     assert out.endswith(f"prompt {RED}\n")
 
 
@@ -228,3 +228,51 @@ def test_times_are_short_on_a_terminal_and_exact_when_piped(
     output.table(None, ("id", "created (UTC)"), [("a1", stamp)], times=("created (UTC)",))
     assert "11-30 03:47" in out.getvalue() and stamp not in out.getvalue()
     assert output.short_time("not a time") == "not a time"
+
+
+@pytest.mark.timeout(10)
+def test_a_huge_one_line_cell_is_cut_before_it_is_measured(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    out, _err = terminal(monkeypatch)
+    task = "Summarize this\n" + "a line of the transcript, with\ta tab\n" * 500_000  # 19 MB
+    output.table(None, ("id", "task"), [("1", task)], one_line=("task",))
+    shown = out.getvalue()
+    assert "Summarize this ⏎ a line of the transcript" in shown and "…" in shown
+
+
+def test_headers_follow_the_session_language(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vance_cli.cli import words
+
+    out, _ = terminal(monkeypatch)
+    words.set_language("de")
+    try:
+        output.table(None, ("id", "recipe", "created (UTC)"), [("1", "coding", "x")])
+    finally:
+        words.set_language("en")
+    assert "Rezept" in out.getvalue() and "erstellt (UTC)" in out.getvalue()
+
+
+def test_cancelled_is_said_in_the_session_language(monkeypatch: pytest.MonkeyPatch) -> None:
+    from helpers import run_cli
+
+    from vance_cli.cli.commands import process
+
+    def interrupted(*_args: object, **_kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(process, "list_processes", interrupted)
+    german = run_cli(["--lang", "de", "process", "list"])
+    assert (german.exit_code, german.stderr.strip()) == (130, "abgebrochen")
+    english = run_cli(["process", "list"])
+    assert (english.exit_code, english.stderr.strip()) == (130, "cancelled")
+
+
+def test_json_is_one_line_piped_and_indented_on_a_terminal(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    document = {"decision": "MATCH", "process": {"id": "a1", "params": {}}}
+    output.emit_json(document)
+    piped = capsys.readouterr().out
+    assert piped == '{"decision":"MATCH","process":{"id":"a1","params":{}}}\n'
+    out, _err = terminal(monkeypatch)
+    output.emit_json(document)
+    assert out.getvalue().startswith('{\n  "decision": "MATCH",\n  "process": {\n')

@@ -15,6 +15,7 @@ from vance_cli.base.config import load_settings
 from vance_cli.base.errors import InputError
 from vance_cli.cli.shell.commands import (
     COMMANDS,
+    DelegateArgs,
     ParsedLine,
     WizardArgs,
     find_command,
@@ -107,20 +108,35 @@ def test_parse_wizard_args_rejects(words: list[str], message: str) -> None:
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("Write it", ("Write it", False)),
-    ("--dry-run Write it", ("Write it", True)),
-    ("--dry-runner is a word", ("--dry-runner is a word", False)),
-    ("it's 'quoted' \"text\"", ("it's 'quoted' \"text\"", False)),
+    ("Write it", DelegateArgs("Write it")),
+    ("--dry-run Write it", DelegateArgs("Write it", dry_run=True)),
+    ("--no-fallback Book a flight", DelegateArgs("Book a flight", fallback=False)),
+    ("--dry-run --async-fallback  Plan it", DelegateArgs("Plan it", True, True, True)),
+    ("-- --dry-runner is a word", DelegateArgs("--dry-runner is a word")),
+    ("it's 'quoted' \"text\" --no-fallback", DelegateArgs("it's 'quoted' \"text\" --no-fallback")),
 ])
-def test_parse_delegate_args_keeps_the_task_verbatim(text: str,
-                                                     expected: tuple[str, bool]) -> None:
+def test_parse_delegate_args_keeps_the_task_verbatim(text: str, expected: DelegateArgs) -> None:
     assert parse_delegate_args(text) == expected
 
 
-@pytest.mark.parametrize("text", ["", "--dry-run"])
-def test_delegate_without_a_task_is_a_usage_error(text: str) -> None:
-    with pytest.raises(InputError, match="usage: /delegate"):
+@pytest.mark.parametrize(("text", "message"), [
+    ("", "usage: /delegate"),
+    ("--dry-run", "usage: /delegate"),
+    ("--no-fallbak Book a flight", "unknown option --no-fallbak"),
+    ("--dry-runner is a word", "put -- before a task that starts with --"),
+    ("--no-fallback --async-fallback x", "exclude each other"),
+])
+def test_delegate_flags_and_task_errors(text: str, message: str) -> None:
+    with pytest.raises(InputError, match=message):
         parse_delegate_args(text)
+
+
+def test_delegate_no_fallback_reaches_the_delegate() -> None:
+    result = run_cli(["shell"], input="/delegate --no-fallback Transfer 200 euros\n")
+    assert result.exit_code == 0, result.stderr
+    assert "decision: NONE" in result.stdout and "fallback:" not in result.stdout
+    (entry,) = run_cli(["log", "--json"]).json()
+    assert entry["task"] == "Transfer 200 euros"
 
 
 # --- dispatch, through `vance shell` with a script on stdin --------------------------------
@@ -282,9 +298,10 @@ def test_catalog_reload_is_seen_by_later_lines_of_the_same_shell(tmp_path: Path)
     result = run_cli(["shell"], input=f"/catalog show --json\n/catalog reload --file {mine}\n"
                                       "/catalog show --json\n")
     assert result.exit_code == 0, result.stderr
-    first, _, rest = result.stdout.partition("\n}\n")
-    assert json.loads(first + "}")["source"] == "bundled"
-    assert json.loads(rest[rest.index("{"):])["source"] == str(mine)
+    first, second = (json.loads(line) for line in result.stdout.splitlines()
+                     if line.startswith("{"))  # piped: one line per document
+    assert first["source"] == "bundled"
+    assert second["source"] == str(mine)
 
 
 def test_global_flags_reach_the_shells_commands(tmp_path: Path) -> None:
@@ -347,3 +364,10 @@ def test_a_json_command_that_fails_prints_the_json_error_as_vance_does() -> None
     assert shell.exit_code == direct.exit_code == 2
     assert shell.json() == direct.json()
     assert shell.json()["error"] == "process_not_found"
+
+
+def test_help_speaks_german_in_a_german_session() -> None:
+    result = run_cli(["--lang", "de", "shell"], input="/help\n")
+    assert result.exit_code == 0
+    assert "einen Wizard ausfüllen" in result.stdout
+    assert "fill a wizard" not in result.stdout

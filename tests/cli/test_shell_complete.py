@@ -94,7 +94,8 @@ def test_wizard_options_and_field_names(sources: Sources) -> None:
 
 def test_group_subcommands_and_options(sources: Sources) -> None:
     assert _texts(sources, "/process ") == ["create", "events", "follow", "list", "messages",
-                                            "result", "run", "show", "steer", "stop", "wait"]
+                                            "prune", "result", "rm", "run", "show", "steer",
+                                            "stop", "wait"]
     assert _texts(sources, "/process w") == ["wait"]
     assert _texts(sources, "/catalog ") == ["reload", "show", "validate"]
     assert "--timeout" in _texts(sources, "/process wait abc --")

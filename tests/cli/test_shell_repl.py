@@ -77,7 +77,7 @@ def test_errors_do_not_end_the_shell(pipe: PipeInput, capsys: pytest.CaptureFixt
                "/help", Key.ENTER, "/exit", Key.ENTER)
     assert run.code == 0
     assert "vance: error: unknown command '/wizrd' — did you mean /wizard?" in run.stderr
-    assert "vance: error: no process with id 'nope'" in run.stderr
+    assert "vance: error: no process with id or name 'nope'" in run.stderr
     assert "/wizard [NAME]" in run.stdout  # /help still ran after two failures
 
 
@@ -175,3 +175,27 @@ def test_history_persists_across_runs(pipe: PipeInput, capsys: pytest.CaptureFix
     history = (vance_home / "state" / "shell-history").read_text(encoding="utf-8")
     # a recalled line that repeats the newest entry is not stored twice (prompt-toolkit's rule)
     assert history.count("+/recipe show translate") == 1 and history.count("+/log") == 1
+
+
+def test_the_wizard_toolbar_goes_once_its_prompt_is_sent(
+        pipe: PipeInput, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from prompt_toolkit import PromptSession
+
+    toolbars: list[object] = []
+    real = PromptSession.prompt
+
+    def spy(self: PromptSession[str], *args: object, **kwargs: object) -> str:
+        try:
+            return real(self, *args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            toolbars.append(self.bottom_toolbar)
+
+    monkeypatch.setattr(PromptSession, "prompt", spy)
+    run = _run(pipe, capsys, "/wizard essay-mit-recipe --set recipe=r --set topic=t --dry-run",
+               Key.ENTER, Key.ENTER, Key.ENTER, "/help", Key.ENTER, Key.CTRL_D)
+    assert run.code == 0
+    shell_prompts = [t for t in toolbars if t is None or "Enter: send" in str(t)]
+    assert shell_prompts[0] is None                  # /wizard …
+    assert "Enter: send" in str(shell_prompts[1])    # the wizard's prompt in the line
+    assert shell_prompts[2:] == [None, None]         # /help, then Ctrl-D: no toolbar left

@@ -134,8 +134,8 @@ def test_llm_failure_has_no_fallback_and_says_why(llm_server: ScriptedLLMServer)
     llm_server.fail(500, "model overloaded")
     data = run_cli(["delegate", "--task", TASK, "--json"], env=llm_server.env()).json()
     assert (data["reason"], data["fallback"]) == ("llm_error", None)
-    assert data["rationale"].startswith("LLM call failed: HTTP 500: model overloaded — "
-                                        "no Slartibartfast fallback")
+    assert data["rationale"].startswith("LLM call failed: HTTP 500: model overloaded (at ")
+    assert " — no Slartibartfast fallback" in data["rationale"]
     llm_server.reply("no json at all")
     human = run_cli(["delegate", "--task", TASK], env=llm_server.env())
     assert "no Slartibartfast fallback: the selector's reply was unusable" in " ".join(
@@ -210,3 +210,46 @@ def test_timeout_comes_from_config(llm_server: ScriptedLLMServer) -> None:
                    env={**llm_server.env(), "VANCE_FALLBACK_TIMEOUT": "1"}).json()
     assert data["fallback"]["outcome"] == "TIMED_OUT"
     assert "cutoff of 1 s" in data["fallback"]["rationale"]
+
+
+def test_the_cutoff_holds_whatever_the_reply(llm_server: ScriptedLLMServer) -> None:
+    import os
+    import subprocess
+    import sys
+
+    llm_server.reply(NONE)
+    for _ in range(3):
+        llm_server.reply("<think>" * 14285)
+    env = {**os.environ, **llm_server.env()}
+    proc = subprocess.run([sys.executable, "-m", "vance_cli", "delegate", "--task", TASK,
+                           "--fallback-timeout", "3", "--json"], capture_output=True, text=True,
+                          env=env, timeout=10)  # proves it ends; bench/replies.py measures
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["fallback"]["outcome"] in ("FAILED", "TIMED_OUT")
+
+
+def test_ctrl_c_during_a_sync_fallback_says_cancelled(llm_server: ScriptedLLMServer) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    from helpers import wait_until
+
+    llm_server.reply(NONE)
+    llm_server.reply(recipe(), gate=threading.Event())  # Slartibartfast waits for its reply
+    cli = subprocess.Popen([sys.executable, "-m", "vance_cli", "delegate", "--task", TASK],
+                           env={**os.environ, **llm_server.env(timeout=60)},
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: len(llm_server.chat_requests) == 2)
+        cli.send_signal(signal.SIGINT)
+        _out, err = cli.communicate(timeout=20)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+    assert cli.returncode == 130
+    assert err.strip().splitlines()[-1] == "cancelled"
+    [slart] = processes()
+    assert (slart["status"], slart["closeReason"]) == ("CLOSED", "STOPPED")

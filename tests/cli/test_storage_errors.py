@@ -193,3 +193,44 @@ def test_a_refused_temporary_file_names_the_file_being_written(
     config = vance_home / "config.yaml"
     assert _one_line(result.stderr) == f"vance: error: cannot write {config}: Permission denied"
     assert "old" in config.read_text()
+
+
+def test_a_full_disk_under_the_state_database_names_the_file(
+        vance_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vance_cli.state.db import Database
+
+    assert run_cli(["process", "create", "--recipe", "coding", "--name", "a"]).exit_code == 0
+    real_open = Database.open
+
+    def full(path: Path) -> Database:  # SQLite's own SQLITE_FULL: no page may be added
+        db = real_open(path)
+        pages = db.conn.execute("PRAGMA page_count").fetchone()[0]
+        db.conn.execute(f"PRAGMA max_page_count = {pages}")
+        return db
+
+    monkeypatch.setattr(Database, "open", staticmethod(full))
+    names = [f"x{i}-" + "y" * 150 for i in range(40)]
+    results = [run_cli(["process", "create", "--recipe", "coding", "--name", n, "--json",
+                        "--steer", "s" * 4000]) for n in names]
+    failed = [r for r in results if r.exit_code != 0]
+    assert failed, "the database never filled up"
+    db = vance_home / "state" / "vance.db"
+    assert _one_line(failed[0].stderr) == \
+        f"vance: error: cannot write {db}: database or disk is full"
+    assert failed[0].json() == {"error": "storage_error", "message": f"cannot write {db}: "
+                                "database or disk is full", "path": str(db), "errno": "ENOSPC"}
+
+
+def test_leftover_temporary_files_are_removed_by_the_next_write(vance_home: Path) -> None:
+    import time
+
+    assert run_cli(["config", "set", "llm.model", "old"]).exit_code == 0
+    dead = vance_home / ".config.yaml.99999999.k3y5.tmp"  # a writer killed before its rename
+    unnamed = vance_home / ".config.yaml.abc123.tmp"      # an old one without a pid
+    live = vance_home / f".config.yaml.{os.getppid()}.w1p.tmp"  # a writer still at work
+    for leftover in (dead, unnamed, live):
+        leftover.write_text("llm:\n  api_key: sk-secret\n")
+    hour_ago = time.time() - 3600
+    os.utime(unnamed, (hour_ago, hour_ago))
+    assert run_cli(["config", "set", "llm.model", "new"]).exit_code == 0
+    assert sorted(p.name for p in vance_home.glob(".config.yaml.*")) == [live.name]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import build_file_tree, run_cli
 
-from vance_cli.wizards.followups import parse_link
+from vance_cli.wizards.followups import INSTRUCTIONS, parse_link
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "wizards"
 PROJECT_WIZARDS = ["essay-mit-recipe", "essay-recipe", "gremium", "vogon-strategie"]
@@ -196,7 +196,7 @@ def test_unknown_set_keys_warn_and_bad_values_files_fail(tmp_path: Path) -> None
     failed = run_cli(["wizard", "render", "essay-mit-recipe", "--values", str(bad)])
     assert failed.exit_code == 2 and "bad.json" in failed.stderr
     missing = run_cli(["wizard", "render", "essay-mit-recipe", "--values", str(tmp_path / "no")])
-    assert missing.exit_code == 2 and "cannot read values file" in missing.stderr
+    assert missing.exit_code == 2 and "no such file or folder" in missing.stderr
 
 
 def test_essay_recipe_ends_with_the_follow_up_link() -> None:
@@ -333,3 +333,18 @@ def test_run_starts_a_process_whose_goal_is_the_prompt() -> None:
     assert (result["decision"], result["recipe"]) == ("MATCH", "essay-pipeline")
     assert logged["decision"] == "MATCH" and logged["processId"] == result["process"]["id"]
     assert result["process"]["goal"] == logged["task"]
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_follow_up_links_do_not_change_the_routing(lang: str) -> None:
+    args = ["--lang", lang, "wizard", "run", "essay-recipe", "--set", "recipeName=plain",
+            "--no-input", "--json"]
+    prompt = run_cli(["--lang", lang, "wizard", "render", "essay-recipe", "--set",
+                      "recipeName=plain", "--json"]).json()["prompt"]
+    body = prompt[:prompt.index("\n\n" + INSTRUCTIONS[lang])]
+    alone = run_cli(["delegate", "--task", body, "--dry-run", "--json"]).json()
+    data = run_cli(args).json()
+    assert data["recipe"] == alone["recipe"]  # decided on the prompt without its links
+    assert data["process"]["goal"] == prompt  # the process gets the whole text
+    logged = run_cli(["log", "--json"]).json()[0]
+    assert logged["task"] == body

@@ -100,7 +100,7 @@ def test_errors_inside_commands_do_not_end_the_shell(tmp_path: Path) -> None:
     child.send("/wizrd" + Key.ENTER)
     child.expect("unknown command '/wizrd' — did you mean /wizard\\?")
     child.send("/process show nope" + Key.ENTER)
-    child.expect("no process with id 'nope'")
+    child.expect("no process with id or name 'nope'")
     child.send("/wizard no-such-wizard" + Key.ENTER)
     child.expect("unknown wizard 'no-such-wizard'")
     child.send("/help" + Key.ENTER)

@@ -168,7 +168,8 @@ def test_server_error_is_retried_then_fails(llm_server: ScriptedLLMServer) -> No
     with pytest.raises(LLMError) as info:
         complete(_config(llm_server, max_retries=2), MESSAGES)
     assert len(llm_server.chat_requests) == 3
-    assert str(info.value) == "HTTP 500: overloaded" and not info.value.timeout
+    assert str(info.value) == f"HTTP 500: overloaded (at {_host(llm_server)})"
+    assert not info.value.timeout
 
 
 def test_auth_error_never_shows_the_key(llm_server: ScriptedLLMServer) -> None:
@@ -239,7 +240,8 @@ def test_unexpected_client_failure_is_redacted(llm_server: ScriptedLLMServer,
     monkeypatch.setattr(openai.resources.chat.completions.Completions, "create", explode)
     with pytest.raises(LLMError) as info:
         complete(_config(llm_server), MESSAGES)
-    assert str(info.value) == "RuntimeError: header Authorization: Bearer [REDACTED]"
+    assert str(info.value) == ("RuntimeError: header Authorization: Bearer [REDACTED] "
+                               f"(at {_host(llm_server)})")
     assert info.value.__suppress_context__
 
 
@@ -259,3 +261,7 @@ def test_a_short_placeholder_key_never_changes_a_reply(llm_server: ScriptedLLMSe
         llm_server.reply(reply, model="llama3")
         answer = complete(_config(llm_server, api_key=key), MESSAGES)
         assert (answer.text, answer.model) == (reply, "llama3")
+
+
+def _host(server: ScriptedLLMServer) -> str:
+    return server.url.split("//", 1)[1].split("/", 1)[0]

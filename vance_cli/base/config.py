@@ -199,6 +199,7 @@ class KeySpec:
         fallback_env: environment variables read after the config file.
         flag: name of the command-line flag that sets it, if any.
         secret: never shown in full (``config show`` masks it).
+        url: a URL whose user info (``user:password@``) ``config show`` masks.
         path: a file path, made absolute when read (``absolute_path``) and
             stored absolute by ``vance config set``.
         help: one line for ``config show`` and docs/configuration.md.
@@ -210,6 +211,7 @@ class KeySpec:
     fallback_env: tuple[str, ...] = ()
     flag: str | None = None
     secret: bool = False
+    url: bool = False
     path: bool = False
     help: str = ""
 
@@ -229,7 +231,7 @@ KEYS: tuple[KeySpec, ...] = (
             help="language for wizard texts: de, en, …"),
     KeySpec("session", _to_id("session"), ("VANCE_SESSION",), flag="session",
             help="session id; process names are unique per session"),
-    KeySpec("llm.base_url", _to_url, ("VANCE_LLM_BASE_URL",), ("OPENAI_BASE_URL",),
+    KeySpec("llm.base_url", _to_url, ("VANCE_LLM_BASE_URL",), ("OPENAI_BASE_URL",), url=True,
             help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1"),
     KeySpec("llm.model", _to_str, ("VANCE_LLM_MODEL",), help="model name sent to the endpoint"),
     KeySpec("llm.api_key", _to_str, ("VANCE_LLM_API_KEY",), ("OPENAI_API_KEY",), secret=True,
@@ -386,6 +388,8 @@ class Settings:
             value = getattr(self, spec.attr)
             if spec.secret and value:
                 value = mask_secret(str(value))
+            elif spec.url and value:
+                value = mask_url(str(value))
             rows.append((spec.key, value, self.origin.get(spec.key, "default")))
         return rows
 
@@ -395,6 +399,20 @@ def mask_secret(value: str) -> str:
     if len(value) <= 8:
         return "****"
     return "****" + value[-4:]
+
+
+def mask_url(value: str) -> str:
+    """Return a URL with its user info masked: ``https://ann:****@host/v1``.
+
+    A user name alone (often a token) becomes ``****@``.
+    """
+    parts = urlsplit(value)
+    if "@" not in parts.netloc:
+        return value
+    userinfo, host = parts.netloc.rsplit("@", 1)
+    user, has_password, _ = userinfo.partition(":")
+    masked = f"{user}:****" if has_password else "****"
+    return parts._replace(netloc=f"{masked}@{host}").geturl()
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -464,7 +482,16 @@ def load_settings(
         origin[spec.key] = source
     unknown = sorted(set(file_values) - set(_BY_KEY))
     warnings = tuple(f"{paths.config_file}: unknown key '{k}' ignored" for k in unknown)
+    if env.get("OPENAI_API_BASE") and values["llm_api_key"] and not values["llm_base_url"]:
+        warnings += (OPENAI_API_BASE_WARNING,)
     return Settings(paths=paths, origin=origin, warnings=warnings, **values)
+
+
+OPENAI_API_BASE_WARNING = (
+    "OPENAI_API_BASE is set but not read (it is the old openai library's name): with "
+    "the API key set and no base URL, vance calls the public OpenAI API at "
+    "https://api.openai.com/v1 — set OPENAI_BASE_URL or VANCE_LLM_BASE_URL to your endpoint")
+"""Warning when ``OPENAI_API_BASE`` would be silently ignored in favour of OpenAI itself."""
 
 
 def absolute_path(value: str, base: Path) -> str:

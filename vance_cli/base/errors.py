@@ -15,6 +15,7 @@ Invariants:
 from __future__ import annotations
 
 import errno
+import os
 import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -82,6 +83,34 @@ class InvalidId(InputError):
     """
 
     code = "invalid_id"
+
+
+class PathNotFound(InputError):
+    """A file or folder given to vance (an argument, an option, ``catalog.file``) does not exist.
+
+    One rule for every command: exit 2, ``<what> <path>: no such file or folder``
+    (docs/exit-codes.md).
+
+    Args:
+        path: the path as given.
+        what: what it was meant to be, e.g. ``"catalog file"``; "" for a plain path.
+    """
+
+    code = "path_not_found"
+
+    def __init__(self, path: str, what: str = "") -> None:
+        prefix = f"{what} " if what else ""
+        super().__init__(f"{prefix}{path}: no such file or folder", path=path)
+
+
+def require_path(path: str | os.PathLike[str], what: str = "") -> None:
+    """Raise ``PathNotFound`` when nothing exists at ``path`` (a dangling link counts as nothing).
+
+    Raises:
+        PathNotFound: as its docstring says.
+    """
+    if not os.path.exists(path):
+        raise PathNotFound(os.fspath(path), what)
 
 
 class NotFoundError(InputError, LookupError):

@@ -1,9 +1,26 @@
-"""Atomic file writes: a reader sees the old content or the new, never half a file."""
+"""Atomic file writes, and bounded reads of files someone else put there.
+
+Reads (``read_limited``; docs/documents.md "Files vance reads"): only a
+regular file is opened — never a FIFO (it would block forever), a device
+(``/dev/zero`` never ends) or a socket; at most a given number of bytes is
+read; and a file inside a layer may not be a link that leads out of it.
+
+Writes: a reader sees the old content or the new, never half a file.
+
+A write goes to a temporary file ``.<name>.<pid>.<random>.tmp`` beside the
+destination, then is renamed over it. A writer killed in between leaves its
+temporary file behind (a copy of the config, API key included); the next
+write of the same file removes such leftovers: those of a process that is
+gone, and any older than ``STALE_SECONDS`` (``sweep_leftovers``).
+"""
 
 from __future__ import annotations
 
+import glob
 import os
+import stat
 import tempfile
+import time
 from pathlib import Path
 
 from vance_cli.base.errors import STORAGE_ERRNOS, StorageError
@@ -34,9 +51,56 @@ def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
         raise
 
 
+STALE_SECONDS = 600
+"""Age after which a temporary file is a leftover even if its process id is alive again
+(process ids are reused); a write takes milliseconds."""
+
+
+def temp_prefix(path: Path) -> str:
+    """Return the name prefix of this process's temporary files for ``path``."""
+    return f".{path.name}.{os.getpid()}."
+
+
+def sweep_leftovers(path: Path) -> list[Path]:
+    """Remove temporary files of ``path`` that killed writers left behind; never raises.
+
+    A file ``.<name>.<pid>.<random>.tmp`` is a leftover when process ``pid``
+    is gone or the file is older than ``STALE_SECONDS`` (an older name
+    without a pid counts by age alone).
+
+    Returns:
+        The files removed.
+    """
+    removed = []
+    now = time.time()
+    for name in glob.glob(glob.escape(f".{path.name}.") + "*.tmp", root_dir=path.parent,
+                          include_hidden=True):
+        leftover = path.parent / name
+        pid = name[len(path.name) + 2:].split(".", 1)[0]
+        try:
+            old = now - leftover.stat().st_mtime > STALE_SECONDS
+            if old or (pid.isdigit() and not _alive(int(pid))):
+                leftover.unlink()
+                removed.append(leftover)
+        except OSError:  # gone meanwhile, or not ours to remove: the write goes on
+            continue
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
 def _write_replace(path: Path, text: str, mode: int | None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    sweep_leftovers(path)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
@@ -56,3 +120,53 @@ def _write_replace(path: Path, text: str, mode: int | None) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+class FileRefused(ValueError):
+    """A file vance will not read: not a regular file, too large, or a link out of its layer.
+
+    Attributes:
+        reason: one line, without the path (the caller names the file).
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def read_limited(path: Path, limit: int, root: Path | None = None) -> bytes:
+    """Read a regular file of at most ``limit`` bytes (see the module rules).
+
+    Args:
+        path: the file; a symbolic link is followed.
+        limit: most bytes read; a larger file is refused, not cut.
+        root: the layer folder ``path`` belongs to; a link that resolves
+            outside it is refused.
+
+    Raises:
+        FileRefused: not a regular file, larger than ``limit``, or outside ``root``.
+        OSError: it cannot be read (missing, permission denied …).
+    """
+    if root is not None:
+        target = path.resolve()
+        if not target.is_relative_to(root.resolve()):
+            raise FileRefused(f"a link to {target}, outside its layer: not read")
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise FileRefused(f"not a regular file ({_kind(mode)}): not read")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # never blocks on a FIFO
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since the stat above
+            raise FileRefused("not a regular file: not read")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise FileRefused(f"larger than {limit:,} bytes: not read")
+    return data

@@ -5,7 +5,9 @@ around it, or leave a trailing comma. ``find_object`` tries a fixed number
 of candidate spans — the whole reply without its reasoning, each fenced
 block, the span from the first ``{`` to the last ``}`` — each decoded once,
 so a hostile reply costs time proportional to its length; only when none
-decodes, the last complete candidate is repaired with ``json-repair``.
+decodes, the last complete candidate is read with the relaxed grammar of
+``reply_scan`` (single quotes, trailing commas, unquoted keys). Reasoning
+blocks go as ``reply_scan.strip_thinking`` drops them (one pass, linear).
 Used by engines whose turns ask for structured answers (arthur's actions);
 the selector has its own rules (``selector.parse``).
 """
@@ -17,23 +19,17 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from vance_cli.base import reply_scan
+
 MAX_REPLY_CHARS = 200_000
 """Longest reply looked at, in characters (replies are capped by tokens anyway)."""
 
-_THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
 _FENCE = re.compile(r"```[a-zA-Z]*[ \t]*\n(.*?)```", re.S)
 
 
 def without_thinking(text: str) -> str:
     """Return the reply without ``<think>…</think>`` blocks (an unclosed one hides the rest)."""
-    text = _THINK.sub(" ", text)
-    lowered = text.lower()
-    closing = lowered.rfind("</think>")
-    if closing != -1:
-        text = text[closing + len("</think>"):]
-        lowered = text.lower()
-    opening = lowered.find("<think>")
-    return text[:opening] if opening != -1 else text
+    return reply_scan.strip_thinking(text)
 
 
 def _candidates(text: str) -> Iterator[str]:
@@ -60,16 +56,13 @@ def find_object(reply: str) -> dict[str, Any] | None:
         last = candidate
         try:
             value = json.loads(candidate)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested too deeply is no object either
             continue
         if isinstance(value, dict):
             return value
     if last is None or not last.endswith("}"):
         return None
-    import json_repair  # heavy: json-repair, only for a reply that needs it
-
-    try:
-        repaired = json_repair.loads(last)
-    except Exception:  # the repair library raises what it likes: no object then
+    repaired = next(reply_scan.find_objects(last, relaxed=True), None)
+    if repaired is None or repaired.start != 0 or last[repaired.end:].strip():
         return None
-    return repaired if isinstance(repaired, dict) and repaired else None
+    return dict(repaired.value) or None

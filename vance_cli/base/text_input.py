@@ -98,3 +98,12 @@ def decode_utf8(data: bytes, what: str, **details: Any) -> str:
         offset = exc.start + (len(data) - len(exc.object))  # the BOM, when it was cut off
         raise InputError(f"{what} is not valid UTF-8 (byte 0x{bad:02x} at offset {offset})",
                          **details) from None
+
+
+def scrub_surrogates(text: str) -> str:
+    r"""Return ``text`` with each lone surrogate replaced by U+FFFD (the replacement character).
+
+    For text that arrives already decoded — a server's JSON may escape
+    ``"\\udcff"`` — and that no encoder would accept later (SQLite, stdout).
+    """
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text

@@ -115,7 +115,7 @@ def parse(text: str, source: str | None = None) -> RawYaml:
     """
     text = text.removeprefix("\ufeff")
     try:
-        return yaml.load(text, Loader=VanceLoader)
+        data = yaml.load(text, Loader=VanceLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = " ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
@@ -127,6 +127,40 @@ def parse(text: str, source: str | None = None) -> RawYaml:
         ) from None
     except yaml.YAMLError as exc:
         raise DocumentError(f"YAML error: {exc}", path=source) from None
+    if "*" in text and expanded_size(data) > MAX_EXPANDED_VALUES:
+        raise DocumentError(f"YAML error: aliases (*name) expand to more than "
+                            f"{MAX_EXPANDED_VALUES:,} values", path=source)
+    return data
+
+
+MAX_EXPANDED_VALUES = 100_000
+"""Most values a document may hold once its aliases are expanded. YAML aliases share
+one value, so ten lines can stand for a billion ("billion laughs"): anything that walks
+the data later (a process's params as JSON) would expand them."""
+
+
+def expanded_size(data: Any) -> int:
+    """Return how many values ``data`` holds with every shared value counted each time.
+
+    Linear in the distinct values (each is sized once, then its size is reused).
+    """
+    sizes: dict[int, int] = {}
+    opened: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(data, False)]
+    while stack:
+        item, done = stack.pop()
+        children = (list(item.keys()) + list(item.values()) if isinstance(item, dict)
+                    else item if isinstance(item, list) else ())
+        if done:
+            sizes[id(item)] = 1 + sum(sizes.get(id(c), 1) for c in children)
+        elif id(item) in opened and id(item) not in sizes:
+            return MAX_EXPANDED_VALUES + 1  # a value that holds itself never ends
+        elif id(item) not in sizes and children:
+            opened.add(id(item))
+            stack.append((item, True))
+            stack.extend((c, False) for c in children
+                         if isinstance(c, dict | list) and id(c) not in sizes)
+    return sizes.get(id(data), 1)
 
 
 def compose_key_lines(text: str) -> dict[tuple[str, ...], int]:

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from vance_cli.base import files
 from vance_cli.base.errors import DocumentError
 from vance_cli.base.yaml_types import RawYaml
 
@@ -54,14 +55,25 @@ def key_lines(text: str) -> dict[tuple[str, ...], int]:
     return yaml_dialect.compose_key_lines(text)
 
 
-def load_file(path: Path) -> RawYaml:
-    """Read and parse a UTF-8 YAML file.
+MAX_DOCUMENT_BYTES = 1_000_000
+"""Largest document file read (recipes, wizards, the config file), in bytes."""
+
+
+def load_file(path: Path, root: Path | None = None) -> RawYaml:
+    """Read and parse a UTF-8 YAML file (a regular file of at most ``MAX_DOCUMENT_BYTES``).
+
+    Args:
+        path: the file.
+        root: its layer folder; a link leading out of it is refused (``files.read_limited``).
 
     Raises:
-        DocumentError: unreadable file, invalid UTF-8, or invalid YAML (with position).
+        DocumentError: unreadable or refused file, invalid UTF-8, or invalid YAML
+            (with position).
     """
     try:
-        data = path.read_bytes()
+        data = files.read_limited(path, MAX_DOCUMENT_BYTES, root)
+    except files.FileRefused as exc:
+        raise DocumentError(exc.reason, path=str(path)) from None
     except OSError as exc:
         raise DocumentError(f"cannot read file: {exc.strerror}", path=str(path)) from None
     try:

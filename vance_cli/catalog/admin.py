@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.clock import utc_now
-from vance_cli.base.errors import CatalogError, DocumentError, InputError
+from vance_cli.base.errors import CatalogError, DocumentError, InputError, require_path
 from vance_cli.base.files import atomic_write_text
 from vance_cli.catalog.model import (
     BUNDLED_SOURCE,
@@ -234,9 +234,13 @@ def validate_catalog_file(ws: Workspace, file: str | Path,
     Returns:
         A CatalogCheck (``ok`` says whether ``reload`` would accept it).
 
+    Raises:
+        PathNotFound: no file at ``file`` (exit 2, as every missing path).
+
     Rule: docs/catalog.md.
     """
     path = Path(file).expanduser().absolute()
+    require_path(path, "catalog file")
     try:
         text = read_catalog_text(path)
     except CatalogError as exc:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vance_cli.base import yamlio
+from vance_cli.base import files, yamlio
 from vance_cli.base.errors import CatalogError, DocumentError, UnknownEngine
 from vance_cli.base.paths import Paths, bundled_dir
 
@@ -152,6 +152,15 @@ def catalog_error(problems: Sequence[CatalogProblem]) -> CatalogError:
     )
 
 
+MAX_CATALOG_BYTES = 1_000_000
+"""Largest catalog file read, in bytes; a larger one is refused before it is read."""
+
+MAX_ENGINE_TEXT_CHARS = 100_000
+"""Most characters all engines' texts (purpose, when_to_use, not_for) may hold together:
+every selector and Slartibartfast prompt shows them all, and a prompt holds at most
+400,000 characters next to the recipes and the task."""
+
+
 def parse_catalog(text: str, source: str) -> Catalog:
     """Parse and validate catalog text.
 
@@ -179,6 +188,11 @@ def parse_catalog(text: str, source: str) -> Catalog:
         lines = yamlio.key_lines(text)
         raise catalog_error([CatalogProblem(source, message, _line_of(lines, path))
                              for path, message in invalid.problems]) from None
+    size = sum(len(value) for fields in engines.values() for value in fields.values())
+    if size > MAX_ENGINE_TEXT_CHARS:
+        raise catalog_error([CatalogProblem(
+            source, f"the engines' texts hold {size:,} characters; at most "
+            f"{MAX_ENGINE_TEXT_CHARS:,} fit: every selector prompt shows them all")])
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return Catalog(engines={name: Engine(name=name, **fields) for name, fields in engines.items()},
                    source=source, sha256=digest)
@@ -208,7 +222,9 @@ def read_catalog_text(path: Path) -> str:
         CatalogError: the file cannot be read or is not UTF-8.
     """
     try:
-        return path.read_bytes().decode("utf-8-sig")
+        return files.read_limited(path, MAX_CATALOG_BYTES).decode("utf-8-sig")
+    except files.FileRefused as exc:
+        raise catalog_error([CatalogProblem(str(path), exc.reason)]) from None
     except OSError as exc:
         reason = f"cannot read: {exc.strerror or exc}"
         raise catalog_error([CatalogProblem(str(path), reason)]) from None

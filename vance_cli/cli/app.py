@@ -12,6 +12,7 @@ import typer
 from typer.core import TyperGroup
 
 from vance_cli import __version__
+from vance_cli.base.errors import Cancelled
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +77,17 @@ class LazyGroup(TyperGroup):
                 return click.Command(cmd_name, help=entry.summary)
             self.commands[cmd_name] = load_command(cmd_name)
         return self.commands[cmd_name]
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; Ctrl-C becomes ``Cancelled`` (the boundary says "cancelled", 130).
+
+        Typer's ``main`` would turn a KeyboardInterrupt into a silent exit 130,
+        so a Ctrl-C during a long wait (the selector, Slartibartfast) said nothing.
+        """
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Cancelled() from None
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """Format the root help from ``COMMANDS`` (no command module is imported)."""

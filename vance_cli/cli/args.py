@@ -7,6 +7,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -59,6 +61,32 @@ def read_stdin_bytes(option: str, hint: str) -> bytes:
         output.info(hint)
     return stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode(
         "utf-8", "surrogateescape")
+
+
+def piped_stdin(what: str) -> str | None:
+    """Return stdin's text when it is a pipe or a file (``cat f | vance …``), else None.
+
+    A terminal, a closed stdin or anything else (a socket, ``/dev/null``) gives
+    None without reading, so an interactive ``vance delegate "…"`` never waits.
+
+    Args:
+        what: names the input in an encoding error, e.g. ``"material beside the task"``.
+
+    Raises:
+        InputError: the piped text is not UTF-8.
+    """
+    stream = sys.stdin
+    if stream is None or stream.closed or stream.isatty():
+        return None
+    try:
+        mode = os.fstat(stream.fileno()).st_mode
+    except (OSError, ValueError):  # no file descriptor (an in-process test's stdin)
+        mode = None
+    if mode is not None and not (stat.S_ISFIFO(mode) or stat.S_ISREG(mode)):
+        return None
+    data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode(
+        "utf-8", "surrogateescape")
+    return decode_utf8(data, f"stdin ({what})", field="stdin")
 
 
 def read_stdin(option: str, hint: str) -> str:

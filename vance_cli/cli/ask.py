@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from vance_cli.base.errors import Cancelled, InputError
 from vance_cli.cli.output import terminal_stream
 from vance_cli.wizards.form import Question, RepeatQuestion
 from vance_cli.wizards.model import FieldType
@@ -45,8 +46,21 @@ TEXTS: Mapping[str, Mapping[str, str]] = {
         "edit_title": "The prompt — edit it, then press Esc Enter to {action} (Ctrl-C cancels):",
         "send": "send it to the selector",
         "print": "print it",
+        "send_short": "send to the selector",
+        "print_short": "print",
         "toolbar": " Esc Enter: {action} · Ctrl-C: cancel ",
+        "select_hint": "(Use arrow keys)",
+        "checkbox_hint": "(Use arrow keys to move, <space> to select, <a> to toggle, "
+                         "<i> to invert)",
         "editor_failed": "the editor failed ({error}); type the text here instead",
+        "editor_unsaved": "the editor closed without saving",
+        "yes": "Yes",
+        "no": "No",
+        "yes_keys": "yY",
+        "remove": "Remove {count} closed process{es}?",
+        "no_terminal": "refusing to remove {count} closed process{es} without confirmation: "
+                       "stdin is not a terminal; pass --yes",
+        "editor_gave_up": "no valid text from the editor after {tries} tries; type it here instead",
     },
     "de": {
         "another": "Noch einen Eintrag zu „{label}“ hinzufügen? (bisher {count})",
@@ -57,11 +71,29 @@ TEXTS: Mapping[str, Mapping[str, str]] = {
                       "(Strg-C bricht ab):",
         "send": "an den Selector zu senden",
         "print": "auszugeben",
+        "send_short": "an den Selector senden",
+        "print_short": "ausgeben",
         "toolbar": " Esc Enter: {action} · Strg-C: abbrechen ",
+        "select_hint": "(Pfeiltasten verwenden)",
+        "checkbox_hint": "(Pfeiltasten bewegen, <Leertaste> wählt, <a> alle, "
+                         "<i> umkehren)",
         "editor_failed": "der Editor ist fehlgeschlagen ({error}); Text bitte hier eingeben",
+        "editor_unsaved": "der Editor wurde ohne Speichern geschlossen",
+        "yes": "Ja",
+        "no": "Nein",
+        "yes_keys": "jJyY",
+        "remove": "{count} geschlossene{n} Prozess{e} entfernen?",
+        "no_terminal": "{count} geschlossene{n} Prozess{e} werden ohne Bestätigung nicht "
+                       "entfernt: stdin ist kein Terminal; --yes angeben",
+        "editor_gave_up": "nach {tries} Versuchen kein gültiger Text aus dem Editor; "
+                          "Text bitte hier eingeben",
     },
 }
 """The few words the terminal prompts add, German for ``de``, else English."""
+
+EDITOR_TRIES = 3
+"""Times the editor opens for one textarea before the text is typed in the terminal: an
+editor that exits at once without saving would otherwise be relaunched in a tight loop."""
 
 
 def _texts(lang: str) -> Mapping[str, str]:
@@ -190,7 +222,8 @@ class TerminalAsker:
         session: PromptSession[str] = PromptSession(
             multiline=True, input=self.input, output=self.output,
             key_bindings=_cancel_bindings(),
-            bottom_toolbar=self.texts["toolbar"].format(action=action))
+            bottom_toolbar=self.texts["toolbar"].format(
+                action=self.texts["print_short" if printing else "send_short"]))
         return session.prompt("", default=text)
 
     # --- helpers ------------------------------------------------------------
@@ -222,12 +255,7 @@ class TerminalAsker:
             validate=lambda answer: question.check(answer) or True, **self._io())))
 
     def _confirm(self, label: str, default: bool) -> bool:
-        import questionary
-
-        # auto_enter=False: y/n only choose, Enter submits, so a habitual "n⏎" never also
-        # answers the next question with its default.
-        return bool(self._run(questionary.confirm(label, default=default, auto_enter=False,
-                                                  **self._io())))
+        return ask_yes_no(label, default, self.lang, self.input, self.output)
 
     def _select(self, question: Question) -> str:
         import questionary
@@ -239,7 +267,8 @@ class TerminalAsker:
         values = [c.value for c in choices]
         default = question.default if question.default in values else None
         return str(self._run(questionary.select(
-            question.label, choices=choices, default=default, **self._io())))
+            question.label, choices=choices, default=default,
+            instruction=self.texts["select_hint"], **self._io())))
 
     def _checkbox(self, question: Question) -> list[str]:
         import questionary
@@ -248,25 +277,31 @@ class TerminalAsker:
         choices = [questionary.Choice(title=label, value=value, checked=value in chosen)
                    for value, label in question.choices]
         answer = self._run(questionary.checkbox(
-            question.label, choices=choices,
+            question.label, choices=choices, instruction=self.texts["checkbox_hint"],
             validate=lambda picked: question.check(list(picked)) or True, **self._io()))
         return [str(v) for v in answer]
 
     def _textarea(self, question: Question) -> str:
         command = editor_command(self.environ)
         text = "" if question.default is None else str(question.default)
-        while command is not None:
+        for attempt in range(1, EDITOR_TRIES + 1 if command else 0):
+            assert command is not None
             self._say(self.texts["editor"].format(label=question.label, editor=command), "bold")
             try:
                 edited = edit_in_editor(text, command)
             except OSError as exc:
                 self._say(self.texts["editor_failed"].format(error=exc), "class:error")
                 break
+            if edited is None:
+                self._say(self.texts["editor_unsaved"], "class:error")
             text = text if edited is None else edited.rstrip("\n")
             error = question.check(text)
             if error is None:
                 return text
             self._say(f"{question.path}: {error}", "class:error")
+            if attempt == EDITOR_TRIES:
+                self._say(self.texts["editor_gave_up"].format(tries=EDITOR_TRIES),
+                          "class:error")
         return self._multiline(question, text)
 
     def _multiline(self, question: Question, default: str) -> str:
@@ -288,3 +323,95 @@ def _cancel_bindings() -> Any:
         event.app.exit(exception=EOFError, style="class:aborting")
 
     return bindings
+
+
+def ask_yes_no(message: str, default: bool, lang: str, input: Input | None = None,
+               output: Output | None = None) -> bool:
+    """Ask a yes/no question on the terminal, in the session's language; return the answer.
+
+    ``(Y/n)`` or ``(y/N)`` in English, ``(J/n)`` or ``(j/N)`` in German, where
+    ``j`` answers yes (``y`` too); ``n`` no. A key only chooses and Enter
+    submits (Enter alone takes the default), so a habitual "n⏎" never also
+    answers the next question. The answer is shown as a word of the language.
+
+    Args:
+        message: the question.
+        default: the answer Enter alone gives.
+        lang: session language (``de…`` German, else English).
+        input: prompt-toolkit input (tests pass a pipe); None: the terminal.
+        output: prompt-toolkit output; None: ``terminal_stream()``.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C. EOFError: Ctrl-D.
+    """
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.formatted_text import FormattedText
+    from prompt_toolkit.key_binding import KeyBindings, merge_key_bindings
+    from prompt_toolkit.keys import Keys
+    from prompt_toolkit.output import create_output
+
+    texts = _texts(lang)
+    yes_key = texts["yes_keys"][0]
+    hint = f"({yes_key.upper()}/n) " if default else f"({yes_key}/N) "
+    state: dict[str, bool | None] = {"answer": None, "done": False}
+
+    def tokens() -> FormattedText:
+        parts = [("class:qmark", "?"), ("class:question", f" {message} ")]
+        if not state["done"]:
+            parts.append(("class:instruction", hint))
+        if state["answer"] is not None:
+            parts.append(("class:answer", texts["yes"] if state["answer"] else texts["no"]))
+        return FormattedText(parts)
+
+    bindings = KeyBindings()
+
+    def choose(answer: bool | None) -> None:
+        state["answer"] = answer
+
+    for key in texts["yes_keys"]:
+        bindings.add(key)(lambda _event: choose(True))
+    for key in "nN":
+        bindings.add(key)(lambda _event: choose(False))
+    bindings.add(Keys.ControlH)(lambda _event: choose(None))
+
+    @bindings.add(Keys.ControlM, eager=True)
+    def _submit(event: Any) -> None:
+        if state["answer"] is None:
+            state["answer"] = default
+        state["done"] = True
+        event.app.exit(result=state["answer"])
+
+    @bindings.add(Keys.ControlC, eager=True)
+    def _interrupt(event: Any) -> None:
+        event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
+
+    @bindings.add(Keys.Any)
+    def _other(_event: Any) -> None:
+        """Other keys insert nothing."""
+
+    from questionary.styles import merge_styles_default
+
+    session: PromptSession[bool] = PromptSession(
+        tokens, key_bindings=merge_key_bindings([bindings, _cancel_bindings()]),
+        style=merge_styles_default([None]), input=input,
+        output=output or create_output(stdout=terminal_stream()))
+    return bool(session.app.run())
+
+
+def confirm_removal(count: int, lang: str) -> None:
+    """Ask before removing ``count`` closed processes, as ``gh`` asks before deleting.
+
+    On a terminal: a yes/no question, default no. Without one (stdin is not
+    a terminal): refused, since nobody can answer; ``--yes`` skips the question.
+
+    Raises:
+        InputError: stdin is not a terminal (exit 2, names ``--yes``).
+        Cancelled: the answer was no (exit 130; nothing removed).
+    """
+    words = {"count": count, "es": "" if count == 1 else "es", "n": "n" if count == 1 else "",
+             "e": "" if count == 1 else "e"}
+    texts = _texts(lang)
+    if not sys.stdin.isatty():
+        raise InputError(texts["no_terminal"].format(**words), field="yes")
+    if not ask_yes_no(texts["remove"].format(**words), False, lang):
+        raise Cancelled("nothing removed")

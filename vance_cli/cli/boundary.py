@@ -49,7 +49,7 @@ from vance_cli.base.signals import (
     restore_sigterm,
 )
 from vance_cli.base.text_input import check_utf8, first_invalid
-from vance_cli.cli import output
+from vance_cli.cli import output, words
 from vance_cli.cli.app import app
 
 
@@ -63,6 +63,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     output.show_core_warnings()
     previous = install_sigterm()  # SIGTERM ends any command cleanly, with exit 143
     command = typer.main.get_command(app)
+    words.set_language("en")  # until the settings say otherwise (context.settings)
     try:
         check_argv(args)
         result = command.main(args=args, prog_name="vance", standalone_mode=False)
@@ -71,6 +72,7 @@ def run(argv: Sequence[str] | None = None) -> int:
                       command_path=lambda: _command_path(command, args))
     finally:
         restore_sigterm(previous)
+        words.set_language("en")
     return result if isinstance(result, int) else 0
 
 
@@ -99,7 +101,7 @@ def report(exc: BaseException, *, as_json: bool, debug: bool, where: str = "",
     if known is not None:
         return _report(known, as_json, where)
     if isinstance(exc, click.exceptions.Abort | KeyboardInterrupt | EOFError):
-        output.info("cancelled")
+        output.info(words.word("cancelled"))
         return EXIT_INTERRUPTED
     if isinstance(exc, click.exceptions.ClickException | click.exceptions.Exit):
         return _click_error(exc, as_json, where, command_path)
@@ -159,7 +161,7 @@ def _quiet_broken_pipe() -> int:
 def _report(exc: VanceError, as_json: bool, where: str) -> int:
     """Print a VanceError as one stderr line (and its JSON with --json); return its exit code."""
     if exc.exit_code == EXIT_INTERRUPTED:
-        output.info("cancelled")
+        output.info(words.word("cancelled"))
     else:
         if as_json:
             output.emit_json(exc.to_json())
@@ -193,13 +195,13 @@ def _command_path(root: click.Command, args: Sequence[str]) -> str:
     Walks the command tree: options are skipped (with their value, when the
     option takes one), a word that names a sub-command descends.
     """
-    command, path, words = root, ["vance"], iter(args)
-    for word in words:
+    command, path, given = root, ["vance"], iter(args)
+    for word in given:
         if word.startswith("-"):
             param = next((p for p in command.params if word in p.opts), None)
             if param is not None and not getattr(param, "is_flag", False) \
                     and not getattr(param, "count", False):
-                next(words, None)
+                next(given, None)
             continue
         sub = subcommand(command, word)
         if sub is None:

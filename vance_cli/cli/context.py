@@ -8,7 +8,7 @@ import typer
 
 from vance_cli.base.config import load_settings
 from vance_cli.base.paths import Paths
-from vance_cli.cli import output
+from vance_cli.cli import output, words
 from vance_cli.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -28,6 +28,7 @@ def settings(ctx: typer.Context) -> Settings:
     resolved = load_settings(flags=opts.flags if opts else {}, home=opts.home if opts else None)
     for message in resolved.warnings:
         output.warn(message)
+    words.set_language(resolved.lang)
     root.meta["vance.settings"] = resolved
     return resolved
 

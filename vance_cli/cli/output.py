@@ -31,6 +31,8 @@ from contextlib import contextmanager
 from functools import cache, wraps
 from typing import TYPE_CHECKING, Any, ParamSpec, TextIO
 
+from vance_cli.cli.words import header
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -42,7 +44,13 @@ _CONTROL_ALL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _LINE_BREAKS = re.compile(r"[ \t]*(?:\r\n|\r|\n)\s*")
 MIN_ONE_LINE = 10
 """Narrowest width of a one-line column, in cells: the identifier columns come first."""
+MIN_CUT = 4
+"""Narrowest a shrinking column gets when the row still does not fit (three cells and
+an ellipsis), so the columns that must stay whole do."""
 _P = ParamSpec("_P")
+ONE_LINE_READ = 2_000
+"""Characters of a one-line cell read on a terminal: no terminal shows more on one line,
+and measuring a megabyte cell takes seconds (a 4 MB task in ``vance log`` took 6 s)."""
 ONE_LINE_BREAK = " \u23ce "
 """What a line break shows as in a cell cut to one line (`` ⏎ ``)."""
 
@@ -123,8 +131,16 @@ def _to_stdout(write: Callable[_P, None]) -> Callable[_P, None]:
 
 @_to_stdout
 def emit_json(data: Any) -> None:
-    """Write ``data`` as one JSON document (2-space indent, UTF-8, newline) to stdout."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    """Write ``data`` as one JSON document (UTF-8, newline) to stdout.
+
+    Indented (2 spaces) on a terminal, for people; on one line when piped,
+    so each document is one line (``jq``, JSON Lines, ``wc -l``).
+    """
+    if sys.stdout.isatty():
+        text = json.dumps(data, ensure_ascii=False, indent=2)
+    else:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
 
@@ -297,7 +313,7 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any
     _blank_repeats(columns, cells, group)
     grid = Table(title=title, caption=caption, header_style="bold", expand=False)
     # natural widths in terminal cells (a CJK letter takes two)
-    width = {c: max([cell_len(c)] + [cell_len(r[i]) for r in cells])
+    width = {c: max([cell_len(header(c))] + [cell_len(r[i]) for r in cells])
              for i, c in enumerate(columns)}
     fixed = sum(width[c] + 3 for c in columns if c not in one_line)
     spare = max(MIN_ONE_LINE, (console().width - fixed - 4) // max(1, len(one_line)))
@@ -305,12 +321,13 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any
                for c in columns if c not in text}
     limits = _give_way(natural, shrink, console().width - 3 * len(columns) - 1)
     for column in columns:
+        shown = header(column)
         if column in one_line:
-            grid.add_column(column, overflow="ellipsis", no_wrap=True, max_width=spare)
+            grid.add_column(shown, overflow="ellipsis", no_wrap=True, max_width=spare)
         elif column in text:
-            grid.add_column(column, overflow="fold")
+            grid.add_column(shown, overflow="fold")
         else:
-            grid.add_column(column, overflow="ellipsis", no_wrap=True,
+            grid.add_column(shown, overflow="ellipsis", no_wrap=True,
                             max_width=limits.get(column))
     for row in cells:
         grid.add_row(*(escape(cell) for cell in row))
@@ -337,22 +354,28 @@ def _give_way(widths: dict[str, int], shrink: Sequence[str], budget: int) -> dic
 
     Returns:
         ``{column: max_width}`` for the columns that had to narrow; each keeps
-        at least ``MIN_ONE_LINE`` cells (or its natural width when smaller).
+        at least ``MIN_ONE_LINE`` cells (or its natural width when smaller)
+        while that is enough, else at least ``MIN_CUT`` cells: the columns
+        not in ``shrink`` (the id one acts on) stay whole.
     """
     excess = sum(widths.values()) - budget
     limits: dict[str, int] = {}
-    for column in shrink:
-        if excess <= 0:
-            break
-        cut = min(excess, widths.get(column, 0) - MIN_ONE_LINE)
-        if cut > 0:
-            limits[column] = widths[column] - cut
-            excess -= cut
+    for floor in (MIN_ONE_LINE, MIN_CUT):
+        for column in shrink:
+            if excess <= 0:
+                return limits
+            now = limits.get(column, widths.get(column, 0))
+            cut = min(excess, now - floor)
+            if cut > 0:
+                limits[column] = now - cut
+                excess -= cut
     return limits
 
 
 def _one_line(cell: str) -> str:
-    return _LINE_BREAKS.sub(ONE_LINE_BREAK, cell.strip()).replace("\t", " ")
+    text = cell.strip()
+    cut = text[:ONE_LINE_READ] + ("…" if len(text) > ONE_LINE_READ else "")
+    return _LINE_BREAKS.sub(ONE_LINE_BREAK, cut).replace("\t", " ")
 
 
 def _blank_repeats(columns: Sequence[str], cells: list[list[str]], group: Sequence[str]) -> None:

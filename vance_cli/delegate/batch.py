@@ -156,6 +156,7 @@ class BatchSummary:
         none: items whose decision is NONE.
         failed: items that failed.
         template: the decision on the template's shape; None when it was not asked.
+        llm_failed: NONE items whose selector LLM call failed (``llm_error``, ``timeout``).
         not_asked: why the template was not asked (``batch_input.NO_ITEMS``,
             ``SAYS_NOTHING``, ``NEEDS_AN_ITEM``); "" when it was.
     """
@@ -167,14 +168,15 @@ class BatchSummary:
     failed: int
     template: Decision | None
     not_asked: str = ""
+    llm_failed: int = 0
 
     def exit_code(self, require_match: bool = False) -> int:
         """Return the batch's exit code.
 
-        1 when any item failed; else 3 when ``require_match`` and any item
-        ended NONE; else 0.
+        1 when any item failed or its selector's LLM call failed; else 3 when
+        ``require_match`` and any item ended NONE; else 0.
         """
-        if self.failed:
+        if self.failed or self.llm_failed:
             return EXIT_RUNTIME
         if require_match and self.none:
             return EXIT_NO_MATCH
@@ -193,8 +195,10 @@ class BatchSummary:
         else:
             reason = self.template.reason.value if self.template.reason else "none"
             how = f"template: NONE ({reason}), then one per item"
+        none = f"{self.none} none" + (f" ({self.llm_failed} of them LLM failures)"
+                                      if self.llm_failed else "")
         return (f"batch: {counted(self.items, 'item')}; {calls} ({how}); {self.matched} matched, "
-                f"{self.none} none, {self.failed} failed")
+                f"{none}, {self.failed} failed")
 
 
 class BatchRun:
@@ -225,9 +229,12 @@ class BatchRun:
         """Counts over the items processed so far."""
         failed = sum(r.failed for r in self._done)
         matched = sum(r.matched for r in self._done if not r.failed)
+        llm_failed = sum(1 for r in self._done if r.result is not None
+                         and r.result.decision.reason is not None
+                         and r.result.decision.reason.llm_failed)
         return BatchSummary(len(self._done), self._calls, matched,
                             len(self._done) - failed - matched, failed, self.decision,
-                            self.not_asked)
+                            self.not_asked, llm_failed)
 
     def results(self, fallback: FallbackRunner | None = None) -> Iterator[ItemResult]:
         """Run the items in order, yielding each result as soon as it is known.
@@ -350,7 +357,7 @@ def start_batch(ws: Workspace, request: BatchRequest, *,
         check_process_name(f"{request.name_prefix}-{len(request.items)}")
     caller = load_process(ws, request.caller) if request.caller else None
     recipes = load_recipes(ws) if recipes is None else recipes
-    warnings = tuple(f"recipe '{p.name}' left out: {p.reason}" for p in recipes.problems)
+    warnings = recipes.left_out(ws.catalog().names)
     shape, not_asked = templates.task.shape_or_why()
     if not request.items:
         shape, not_asked = None, NO_ITEMS

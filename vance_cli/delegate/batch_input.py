@@ -11,10 +11,11 @@ Rules (docs/exit-codes.md, ``vance delegate --task-template T --items FILE|-``):
   line starts with ``{``, plain lines otherwise; ``--items-format`` forces
   one. In JSON lines a line that is not a JSON object is a bad item — it is
   reported in its place and the batch goes on.
-- The template is Jinja2 in a sandbox, as the selector prompt, and is
-  checked whole when the batch starts: a syntax error, or a tag that would
-  read another file (``include``, ``import``, ``extends``), stops the batch
-  before any item runs (exit 2). Messages name the template's option
+- The template is Jinja2 in vance's one sandbox (``base.sandbox``, with its
+  limits on steps, time and sizes), and is checked whole when the batch
+  starts: a syntax error, a tag that would read another file (``include``,
+  ``import``, ``extends``) or a reach for internals (``__class__``) stops
+  the batch before any item runs (exit 2). Messages name the template's option
   (``--task-template``, ``--title``, ``--steer``) and an item as
   ``item N (line L)``. Variables:
   ``item`` (the trimmed line, or the object), ``index`` (the item's number)
@@ -28,6 +29,7 @@ Rules (docs/exit-codes.md, ``vance delegate --task-template T --items FILE|-``):
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -39,7 +41,7 @@ from vance_cli.base.errors import InputError, TaskTemplateError
 from vance_cli.base.text_input import decode_utf8, is_blank
 
 if TYPE_CHECKING:
-    from jinja2 import Template
+    from jinja2 import Template, Undefined
 
 PLACEHOLDER = "…"
 """What every variable renders as in the template's shape. An ellipsis reads
@@ -47,7 +49,7 @@ to an LLM as "some text goes here" ("Translate … into French") and carries no
 word, so it adds nothing to the lexical ranking and fires no trigger keyword."""
 
 MAX_TASK_CHARS = 1_000_000
-"""Longest rendered task, in characters (as the wizards' render cap)."""
+"""Longest rendered task, in characters (the sandbox's output cap, ``MAX_OUTPUT_CHARS``)."""
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _WORD = re.compile(r"\w")
@@ -167,18 +169,18 @@ class TaskTemplate:
     """
 
     def __init__(self, source: str, label: str = TASK_LABEL) -> None:
-        from jinja2 import TemplateSyntaxError
+        from vance_cli.base import sandbox  # heavy: jinja2
 
         self.source = source
         self.label = label
+        strict = sandbox.environment(_strict_class(), lstrip_blocks=True)
         try:
-            strict = _environment(_strict_class())
-            _check_tags(strict.parse(source), label)
-            self._strict = strict.from_string(source)
-            self._shape = _environment(_placeholder_class()).from_string(source)
-        except TemplateSyntaxError as exc:
-            raise TaskTemplateError(f"{label} does not compile: {exc.message} "
-                                    f"(line {exc.lineno})", line=exc.lineno) from None
+            tree = sandbox.parse_template(source, strict)
+            self._strict = sandbox.compile_tree(tree, strict)
+            self._shape = sandbox.compile_tree(
+                tree, sandbox.environment(_placeholder_class(), lstrip_blocks=True))
+        except sandbox.TemplateRejected as exc:
+            raise _rejected(exc, label) from None
 
     def render(self, item: Item) -> str:
         """Return the task for ``item``, trimmed.
@@ -221,44 +223,35 @@ class TaskTemplate:
 
 
 def _render(template: Template, context: Mapping[str, Any]) -> str:
-    parts: list[str] = []
-    size = 0
-    for chunk in template.generate(context):
-        size += len(chunk)
-        if size > MAX_TASK_CHARS:
-            raise ValueError(f"the task renders longer than {MAX_TASK_CHARS} characters")
-        parts.append(chunk)
-    return "".join(parts).strip()
+    from vance_cli.base import sandbox  # heavy: jinja2
+
+    return sandbox.render_text(template, context).strip()
 
 
-def _check_tags(tree: Any, label: str) -> None:
-    """Reject tags that read other files (the sandbox has no loader: each item would fail)."""
-    from vance_cli.base.sandbox import FORBIDDEN_TAGS  # heavy: jinja2
-
-    for node_type, tag in FORBIDDEN_TAGS.items():
-        for node in tree.find_all(node_type):
-            raise TaskTemplateError(
-                f"{label} uses {{% {tag} %}} (line {node.lineno}): a template cannot read"
-                " other files; include, import and extends are not allowed", line=node.lineno)
+def _rejected(exc: Any, label: str) -> TaskTemplateError:
+    """The TaskTemplateError of a template the sandbox refused at load (a TemplateRejected)."""
+    where = f" (line {exc.line})" if exc.line else ""
+    if exc.tag:
+        return TaskTemplateError(
+            f"{label} uses {{% {exc.tag} %}}{where}: a template cannot read other files;"
+            " include, import and extends are not allowed", line=exc.line)
+    verb = "does not compile" if exc.syntax else "is not allowed"
+    return TaskTemplateError(f"{label} {verb}: {exc.reason}{where}", line=exc.line)
 
 
 def _describe(exc: BaseException, context: Mapping[str, Any]) -> str:
     from jinja2 import UndefinedError
 
     text = " ".join(str(exc).split())
+    if isinstance(exc, OverflowError):
+        return f"the task renders longer than {MAX_TASK_CHARS} characters"
     if isinstance(exc, UndefinedError):
         return f"{text} (this item has: {', '.join(sorted(context))})"
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _environment(undefined: type[Any]) -> Any:
-    from jinja2.sandbox import SandboxedEnvironment
-
-    return SandboxedEnvironment(autoescape=False, undefined=undefined, trim_blocks=True,
-                                lstrip_blocks=True, keep_trailing_newline=False)
-
-
-def _strict_class() -> type[Any]:
+@functools.cache
+def _strict_class() -> type[Undefined]:
     """Return an Undefined that fails when output or used, but is false in a test.
 
     So ``{% if item.urgent %}`` works for items without that key, while
@@ -275,7 +268,8 @@ def _strict_class() -> type[Any]:
     return Strict
 
 
-def _placeholder_class() -> type[Any]:
+@functools.cache
+def _placeholder_class() -> type[Undefined]:
     """Return an Undefined that renders as ``PLACEHOLDER`` through any chain of lookups."""
     from jinja2 import ChainableUndefined
 

@@ -15,7 +15,10 @@ Flow of ``delegate()``:
    rationale says why (``NoneReason.no_fallback_note``); the decision log
    keeps the selector's own rationale.
 5. Every selector call is written to the decision log, with the process it
-   started — also when starting the process failed.
+   started — also when starting the process failed. A MATCH's process and
+   its row are one transaction (a kill between them cannot leave a process
+   without its row); before a fallback, which may run for minutes, the row
+   is written first and linked to the process the fallback started.
 """
 
 from __future__ import annotations
@@ -142,22 +145,35 @@ def delegate(ws: Workspace, request: DelegateRequest, *, progress: Progress | No
     caller = load_process(ws, request.caller) if request.caller else None
     model = caller_model(ws, caller) if caller else None
     recipes = load_recipes(ws)
-    warnings = tuple(f"recipe '{p.name}' left out: {p.reason}" for p in recipes.problems)
-    decision = select(ws, request.task, model=model, recipes=recipes, progress=progress)
+    warnings = recipes.left_out(ws.catalog().names)
+    decision = select(ws, request.selector_task, model=model, recipes=recipes,
+                      progress=progress)
     process: Process | None = None
     outcome: FallbackOutcome | None = None
-    try:
-        if decision.recipe is not None and not request.dry_run:
-            process = _spawn(ws, request, decision.recipe, caller.id if caller else None)
-        elif decision.reason is not None and decision.reason.fallback_eligible and fallback \
-                and not request.dry_run:
-            outcome = fallback(ws, request, decision)
-    finally:
-        started = process or (outcome.process if outcome else None)
-        log_id = decision_log.record(
-            ws.db, ws.settings.tenant, ws.settings.session, request.task, decision,
-            keep_task=request.log_task and ws.settings.log_tasks,
-            process_id=started.id if started else None, dry_run=request.dry_run)
+
+    def log(process_id: str | None = None) -> int:
+        return decision_log.record(
+            ws.db, ws.settings.tenant, ws.settings.session, request.selector_task, decision,
+            keep_task=request.log_task and ws.settings.log_tasks, process_id=process_id,
+            dry_run=request.dry_run)
+
+    if decision.recipe is not None and not request.dry_run:
+        recipe, parent = decision.recipe, caller.id if caller else None
+        try:
+            with ws.db.transaction():  # the process and its row, or neither
+                process = _spawn(ws, request, recipe, parent)
+                log_id = log(process.id)
+        except BaseException:
+            log()  # the decision is logged also when the start failed
+            raise
+    elif decision.reason is not None and decision.reason.fallback_eligible and fallback \
+            and not request.dry_run:
+        log_id = log()  # first: the fallback may run for minutes
+        outcome = fallback(ws, request, decision)
+        if outcome.process is not None:
+            decision_log.link_process(ws.db, log_id, outcome.process.id)
+    else:
+        log_id = log()
     note = decision.reason.no_fallback_note if decision.reason and fallback else None
     shown = replace(decision, rationale=f"{decision.rationale} — {note}") if note else decision
     return DelegateResult(shown, process, outcome, request.dry_run, log_id, warnings)
@@ -183,7 +199,8 @@ def _spawn(ws: Workspace, request: DelegateRequest, recipe: Recipe,
 
     attempts = 1 if request.name else NAME_ATTEMPTS
     for attempt in range(attempts):
-        spec = ProcessSpec(recipe=recipe.name, name=request.name or default_name(request.task),
+        spec = ProcessSpec(recipe=recipe.name,
+                           name=request.name or default_name(request.selector_task),
                            title=request.title, goal=request.task, steer=request.steer,
                            params=request.params, parent=parent)
         try:

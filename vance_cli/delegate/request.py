@@ -41,6 +41,10 @@ class DelegateRequest:
         caller: id (or unique prefix) of the calling process.
         dry_run: decide only; start nothing.
         log_task: False keeps the task private in the decision log (``--no-log``).
+        decide_on: the part of the task the selector decides on (and the decision
+            log and the default name read); None → the whole task. The process
+            always gets the whole task as its goal: a wizard prompt without its
+            follow-up links (docs/wizards.md "Follow-ups").
     """
 
     task: str
@@ -51,6 +55,39 @@ class DelegateRequest:
     caller: str | None = None
     dry_run: bool = False
     log_task: bool = True
+    decide_on: str | None = None
+
+    @property
+    def selector_task(self) -> str:
+        """The text the selector decides on: ``decide_on``, else the whole task."""
+        return self.task if self.decide_on is None else self.decide_on
+
+
+MATERIAL_SEPARATOR = "\n\n"
+"""Between the instruction and the material piped beside it, in the process's goal."""
+
+
+def with_material(instruction: str, material: str | None) -> tuple[str, str | None]:
+    """Join an instruction and the material given beside it (``cat f | vance delegate "…"``).
+
+    The selector decides on the instruction alone; the process gets both,
+    the instruction first (docs/delegate.md "Material").
+
+    Args:
+        instruction: the task as typed (trimmed here).
+        material: text piped on stdin, or None.
+
+    Returns:
+        ``(task, decide_on)`` for ``DelegateRequest``: ``decide_on`` is None
+        when there is no material, or no instruction (then the material is
+        the task, as with ``--task -``).
+    """
+    instruction, body = instruction.strip(), (material or "").strip()
+    if not body:
+        return instruction, None
+    if not instruction:
+        return body, None
+    return f"{instruction}{MATERIAL_SEPARATOR}{body}", instruction
 
 
 _GERMAN_LETTERS = str.maketrans({"ß": "ss", "ä": "ae", "ö": "oe", "ü": "ue"})

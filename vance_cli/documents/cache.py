@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from vance_cli import __version__
+from vance_cli.base import files
 from vance_cli.base.yaml_types import YamlFloat, YamlInt
 
 FORMAT = 4
@@ -107,9 +108,10 @@ class DocumentCache:
             return
         self._entries = {k: v for k, v in self._entries.items() if os.path.exists(k)}
         data = {"format": FORMAT, "version": __version__, "entries": self._entries}
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        tmp = self.path.with_name(f"{files.temp_prefix(self.path)}{secrets.token_hex(4)}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            files.sweep_leftovers(self.path)
             tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
             os.replace(tmp, self.path)
             self._dirty = False

@@ -11,6 +11,12 @@ Rules (docs/documents.md):
   deduplicated by name, first layer wins, each entry with its layer.
 - Layer origins are reported as ``PROJECT``, ``USER``, ``VANCE`` (tenant) and
   ``RESOURCE`` (bundled).
+- A document is read only as a regular file of bounded size inside its layer
+  (``read_text``; ``files.read_limited``): a FIFO, a device or a link out of
+  the layer is refused with a reason, and the loaders report it as the
+  document's problem (a warning naming the file). A folder of a layer that
+  cannot be read is listed as a problem too (``DocumentRef.problem``), never
+  silently left out.
 """
 
 from __future__ import annotations
@@ -21,7 +27,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
+from vance_cli.base import files, yamlio
+from vance_cli.base.errors import DocumentError
 from vance_cli.base.names import SEGMENT, check_name
 
 
@@ -57,11 +66,53 @@ class DocumentRef:
         name: document name (relative path, no extension).
         layer: the layer it came from.
         path: the file on disk.
+        root: the layer's folder (a link may not lead out of it), or None.
+        problem: why the entry cannot be read at all (a folder of the layer
+            that cannot be listed), else None.
     """
 
     name: str
     layer: Layer
     path: Path
+    root: Path | None = None
+    problem: str | None = None
+
+
+
+MAX_DOCUMENT_BYTES = yamlio.MAX_DOCUMENT_BYTES
+"""Largest document file read, in bytes (recipes, wizards, prompts)."""
+
+
+def read_text(ref: DocumentRef, limit: int = MAX_DOCUMENT_BYTES) -> str:
+    """Read a document as UTF-8 text (a BOM tolerated), refused as the module rules say.
+
+    Raises:
+        DocumentError: the entry has a problem, the file is refused or
+            unreadable, or it is not UTF-8; the message names the file.
+    """
+    if ref.problem is not None:
+        raise DocumentError(ref.problem, path=str(ref.path))
+    try:
+        data = files.read_limited(ref.path, limit, ref.root)
+    except files.FileRefused as exc:
+        raise DocumentError(exc.reason, path=str(ref.path)) from None
+    except OSError as exc:
+        raise DocumentError(f"cannot read file: {exc.strerror}", path=str(ref.path)) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DocumentError(f"not UTF-8 (byte {exc.start})", path=str(ref.path)) from None
+
+
+def load_yaml(ref: DocumentRef) -> Any:
+    """Read and parse a YAML document (``yamlio.load_file``, inside its layer).
+
+    Raises:
+        DocumentError: as ``read_text``, or invalid YAML (with position).
+    """
+    if ref.problem is not None:
+        raise DocumentError(ref.problem, path=str(ref.path))
+    return yamlio.load_file(ref.path, ref.root)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,28 +130,44 @@ class DirectoryLayer:
     def find(self, kind: Kind, name: str) -> Path | None:
         """Return the file of ``name`` in this layer, or None (name must be checked already)."""
         path = self.root / kind.value / (name + EXTENSIONS[kind])
-        return path if path.is_file() else None
+        # not is_file(): a FIFO or a device of that name is found, and refused when read
+        return path if os.path.exists(path) and not os.path.isdir(path) else None
 
-    def iter_documents(self, kind: Kind) -> Iterator[tuple[str, Path]]:
+    def iter_documents(self, kind: Kind,
+                       unreadable: list[tuple[str, Path, str]] | None = None,
+                       ) -> Iterator[tuple[str, Path]]:
         """Yield ``(name, path)`` for every file of ``kind`` below this layer, sorted by name.
 
         Files whose names are not valid document names are skipped (they could
         never be looked up); hidden files and folders (``.`` prefix) too. A
         folder whose name is not a valid segment is not entered: nothing
         below it has a valid name.
+
+        Args:
+            kind: recipes, wizards or prompts.
+            unreadable: receives ``(label, folder, reason)`` for each folder that
+                cannot be read (a missing kind folder is no problem).
         """
         base = self.root / kind.value
         ext = EXTENSIONS[kind]
         cut = len(ext)
         found: list[tuple[str, Path]] = []
+
+        def refused(error: OSError) -> None:
+            folder = Path(error.filename or base)
+            if unreadable is not None and os.path.lexists(folder):
+                label = os.path.relpath(folder, self.root).replace(os.sep, "/") + "/"
+                unreadable.append((label, folder, "cannot read this folder: "
+                                   f"{error.strerror or error}; its documents are left out"))
+
         # One Path per folder and one regex match per file segment: this is the
         # inner loop of every listing (5,000 recipes list in a few milliseconds).
-        for folder, dirs, files in os.walk(base):
+        for folder, dirs, names in os.walk(base, onerror=refused):
             dirs[:] = [d for d in dirs if not d.startswith(".") and SEGMENT.fullmatch(d)]
             rel = os.path.relpath(folder, base)
             prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
             where = Path(folder)
-            for filename in files:
+            for filename in names:
                 if filename.startswith(".") or not filename.endswith(ext):
                     continue
                 stem = filename[:-cut]
@@ -139,7 +206,7 @@ class Cascade:
         for layer in self.layers:
             path = layer.find(self.kind, name)
             if path is not None:
-                return DocumentRef(name, layer.layer, path)
+                return DocumentRef(name, layer.layer, path, layer.root)
         return None
 
     def list(self) -> builtins.list[DocumentRef]:
@@ -150,9 +217,13 @@ class Cascade:
         """
         seen: dict[str, DocumentRef] = {}
         for layer in self.layers:
-            for name, path in layer.iter_documents(self.kind):
+            unreadable: list[tuple[str, Path, str]] = []
+            for name, path in layer.iter_documents(self.kind, unreadable):
                 if name not in seen:
-                    seen[name] = DocumentRef(name, layer.layer, path)
+                    seen[name] = DocumentRef(name, layer.layer, path, layer.root)
+            for label, folder, reason in unreadable:
+                seen.setdefault(label, DocumentRef(label, layer.layer, folder, layer.root,
+                                                   reason))
         return [seen[n] for n in sorted(seen)]
 
     def names(self) -> builtins.list[str]:

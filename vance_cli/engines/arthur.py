@@ -111,7 +111,7 @@ def read_actions(text: str, limit: int) -> tuple[list[Action], list[str]]:
 
 
 def _recipes_text(turn: Turn) -> str:
-    inventory = load_recipes(turn.ws).inventory()[:MAX_LISTED_RECIPES]
+    inventory = load_recipes(turn.ws).inventory(turn.ws.catalog().names)[:MAX_LISTED_RECIPES]
     lines = [f"- {r.name}: {r.description}" for r in inventory]
     return "Workers can run these recipes (the selector picks one for each task):\n" + \
         "\n".join(lines)

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from vance_cli.base.errors import DocumentError
-from vance_cli.base.sandbox import compile_template, render
-from vance_cli.documents.cascade import Kind
+from vance_cli.base.errors import DocumentError, RenderError
+from vance_cli.base.sandbox import TemplateRejected, compile_template, render
+from vance_cli.documents.cascade import Kind, read_text
 from vance_cli.processes.runtime import Message, Turn
 
 CHARS_PER_TOKEN = 4
@@ -35,10 +35,7 @@ def engine_prompt(turn: Turn, engine: str) -> str:
     ref = turn.ws.cascade(Kind.PROMPTS).find(name)
     if ref is None:
         raise DocumentError(f"prompt '{name}' not found in any layer", path=f"prompts/{name}.md")
-    try:
-        return ref.path.read_bytes().decode("utf-8-sig").strip()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DocumentError(f"cannot read the prompt: {exc}", path=str(ref.path)) from None
+    return read_text(ref).strip()
 
 
 def recipe_prompt(turn: Turn) -> str:
@@ -67,8 +64,10 @@ def fill(source: str, variables: Mapping[str, Any], where: str) -> str:
     """
     try:
         return render(compile_template(source), variables).strip()
-    except ValueError as exc:  # TemplateRejected, RenderError
+    except TemplateRejected as exc:
         raise DocumentError(f"{where}: {exc}") from None
+    except RenderError as exc:  # a limit of the sandbox, or any other render failure
+        raise DocumentError(f"{where}: {exc.message}") from None
 
 
 def system_prompt(turn: Turn, engine: str, *extra: str) -> str:

@@ -229,7 +229,11 @@ def transition(ws: Workspace, process_id: str, new: Status,
 
 
 def load_process(ws: Workspace, ident: str) -> Process:
-    """Return a process by full id or unique id prefix (≥ 4 characters) in this tenant, as stored.
+    """Return a process of this tenant, as stored, by what a person gives.
+
+    Looked up, first hit wins: the full id; the name in the current session
+    (names are unique per session); a unique id prefix of at least
+    ``MIN_PREFIX`` characters (docs/processes.md "Names").
 
     A read only: a RUNNING process whose worker died stays RUNNING until
     ``lifecycle.reap_stale`` runs (the commands call it before they read).
@@ -239,6 +243,8 @@ def load_process(ws: Workspace, ident: str) -> Process:
     """
     tenant = ws.settings.tenant
     row = store.get_process(ws.db, tenant, ident)
+    if row is None:
+        row = store.find_by_name(ws.db, tenant, ws.settings.session, ident)
     if row is None and len(ident) >= MIN_PREFIX:
         rows = store.find_by_prefix(ws.db, tenant, ident)
         if len(rows) > 1:
@@ -247,7 +253,8 @@ def load_process(ws: Workspace, ident: str) -> Process:
     if row is None:
         short = (f" (an id prefix needs at least {MIN_PREFIX} characters)"
                  if len(ident) < MIN_PREFIX else "")
-        raise ProcessNotFound(ident, message=f"no process with id '{ident}'{short}")
+        raise ProcessNotFound(ident, message=f"no process with id or name '{ident}' "
+                                            f"(names: session '{ws.settings.session}'){short}")
     return Process.from_row(row)
 
 

@@ -49,8 +49,9 @@ Invariants:
 - **Bounded**: only a task's first ``ANALYSED_CHARS`` characters are read
   (``analysed``), so a 5 MB task costs what a page costs; the trigger fast
   path, the ranking and the 50-entry cap all read that prefix, and a huge
-  task gets the outcome its prefix gets. The task itself is not cut: it is
-  stored, logged and sent to the LLM whole.
+  task gets the outcome its prefix gets. The LLM is shown the same prefix,
+  with a note that the task goes on (``selector.prompt.prompt_task``); the
+  task itself is stored, logged and given to the process whole.
 - **Phrases** are runs of 2 or more words, stop words included; a run may
   also leave out pronouns and determiners (``SKIPPABLE``: "walk *me*
   through", "bounce *some* ideas") but never holds a negated word.

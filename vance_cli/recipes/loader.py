@@ -8,21 +8,22 @@ Rules (docs/documents.md "Recipes"; docs/delegate.md, step 2):
 - One broken file never hides the others: it is reported as a problem and
   left out.
 - The inventory the selector sees is every recipe minus names starting with
-  ``_`` (so ``_slart/…`` is out) and minus ``internal: true``.
+  ``_`` (so ``_slart/…`` is out) and minus ``internal: true`` — and, given
+  the active catalog's engines, minus recipes whose engine it lacks (they
+  could never start: a warning names each, ``left_out``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vance_cli.base import yamlio
 from vance_cli.base.errors import DocumentError, UnknownRecipe
 from vance_cli.base.names import close_matches
-from vance_cli.documents.cascade import DocumentRef, Kind, Layer
+from vance_cli.documents.cascade import DocumentRef, Kind, Layer, load_yaml
 from vance_cli.ranking import terms as recipe_terms
 
 if TYPE_CHECKING:
@@ -134,9 +135,27 @@ class RecipeSet:
     recipes: Mapping[str, Recipe]
     problems: tuple[DocumentProblem, ...] = ()
 
-    def inventory(self) -> list[Recipe]:
-        """Return the selector's inventory: visible recipes in stable (name) order."""
-        return [r for r in self.recipes.values() if not r.hidden]
+    def inventory(self, engines: Collection[str] | None = None) -> list[Recipe]:
+        """Return the selector's inventory: visible recipes in stable (name) order.
+
+        Args:
+            engines: the active catalog's engine names; a recipe whose engine is
+                not among them is left out. None: no engine check.
+        """
+        return [r for r in self.recipes.values()
+                if not r.hidden and (engines is None or r.engine in engines)]
+
+    def left_out(self, engines: Collection[str]) -> tuple[str, ...]:
+        """Return one warning line per recipe the inventory leaves out: broken or engine-less.
+
+        Args:
+            engines: the active catalog's engine names.
+        """
+        lines = [f"recipe '{p.name}' left out: {p.reason}" for p in self.problems]
+        lines += [f"recipe '{r.name}' left out: its engine '{r.engine}' is not in the active "
+                  "engine catalog ('vance catalog show')"
+                  for r in self.recipes.values() if not r.hidden and r.engine not in engines]
+        return tuple(lines)
 
     def get(self, name: str) -> Recipe:
         """Return recipe ``name``.
@@ -188,6 +207,8 @@ def load_recipe_file(ref: DocumentRef, cache: DocumentCache | None = None) -> Re
     Raises:
         DocumentError: unreadable, invalid YAML (with position) or invalid recipe.
     """
+    if ref.problem is not None:  # a folder of the layer that cannot be read
+        raise DocumentError(ref.problem, path=str(ref.path))
     signature = cache.signature(ref.path) if cache else None
     cached = cache.get(ref.path, CACHE_KIND, signature) if cache else None
     if isinstance(cached, dict):
@@ -200,7 +221,7 @@ def load_recipe_file(ref: DocumentRef, cache: DocumentCache | None = None) -> Re
         return recipe
 
     try:
-        recipe = parse_recipe(yamlio.load_file(ref.path), ref.name, ref.layer, ref.path)
+        recipe = parse_recipe(load_yaml(ref), ref.name, ref.layer, ref.path)
     except DocumentError as exc:
         if cache:
             cache.put(ref.path, CACHE_KIND, signature, {"problem": {

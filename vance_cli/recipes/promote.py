@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vance_cli.base import yamlio
+from vance_cli.base import files, yamlio
 from vance_cli.base.clock import utc_now
 from vance_cli.base.errors import DocumentError, InputError
 from vance_cli.base.files import atomic_write_text
@@ -92,8 +92,8 @@ def promote(ws: Workspace, source: str, name: str, *, force: bool = False) -> Pr
     if original.path is None:
         raise DocumentError(f"recipe '{source}' has no file to copy")
     try:
-        text = original.path.read_bytes().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = files.read_limited(original.path, yamlio.MAX_DOCUMENT_BYTES).decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError, files.FileRefused) as exc:
         raise DocumentError(f"cannot read recipe '{source}': {exc}",
                             path=str(original.path)) from None
     parse_recipe(yamlio.loads(text, source=str(original.path)), new_name)

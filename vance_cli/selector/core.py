@@ -113,7 +113,7 @@ def _select(ws: Workspace, task: str, model: str | None, recipes: RecipeSet | No
 
     if is_blank(task):
         return none(NoneReason.EMPTY_TASK, "empty task description", Mode.PRECHECK)
-    inventory = (load_recipes(ws) if recipes is None else recipes).inventory()
+    inventory = (load_recipes(ws) if recipes is None else recipes).inventory(ws.catalog().names)
     if not inventory:
         return none(NoneReason.NO_RECIPES,
                     "no recipes available: the inventory is empty (every recipe is hidden, "

@@ -62,6 +62,15 @@ class NoneReason(StrEnum):
     """The selector could not run: broken prompt template or catalog, or a bug."""
 
     @property
+    def llm_failed(self) -> bool:
+        """True when the LLM call itself failed (``llm_error``, ``timeout``).
+
+        The command then exits 1, so a script tells "server down" from
+        "nothing fits" (docs/exit-codes.md).
+        """
+        return self in (NoneReason.LLM_ERROR, NoneReason.TIMEOUT)
+
+    @property
     def fallback_eligible(self) -> bool:
         """True when the NONE means "nothing fits", so Slartibartfast may design a recipe.
 

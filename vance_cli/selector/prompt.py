@@ -3,9 +3,10 @@
 Rules (docs/delegate.md step 4):
 - The template is a document looked up through the prompts cascade
   (project → tenant → bundled), so a tenant can override it.
-- It is rendered by Jinja2 in a sandbox (imported here, lazily: the offline
-  path never loads Jinja2). Variables: ``engines``, ``recipes`` (at most 50),
-  ``total_recipes``, ``task`` and ``marker``.
+- It is rendered by Jinja2 in vance's one sandbox (``base.sandbox``, with its
+  load policy and its limits on steps, time and sizes; imported lazily: the
+  offline path never loads Jinja2). Variables: ``engines``, ``recipes`` (at
+  most 50), ``total_recipes``, ``task`` and ``marker``.
 - The task is untrusted: it is passed as a template *variable*, never
   formatted into template source (no ``str.format``, no second rendering),
   so braces or Jinja syntax in it are plain text. The template puts it
@@ -25,11 +26,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import DocumentError
-from vance_cli.documents.cascade import Kind
+from vance_cli.documents.cascade import Kind, read_text
+from vance_cli.ranking.lexicon import ANALYSED_CHARS
 
 if TYPE_CHECKING:
     from jinja2 import Environment
 
+    from vance_cli.base.sandbox import GuardedEnvironment
     from vance_cli.catalog.model import Catalog
     from vance_cli.recipes.loader import Recipe
     from vance_cli.workspace import Workspace
@@ -45,6 +48,22 @@ TASK_VARIABLE = "task"
 
 MAX_PROMPT_CHARS = 400_000
 """Longest rendered prompt, in characters: a runaway template is an error, not a huge request."""
+
+PROMPT_TASK_CHARS = ANALYSED_CHARS
+"""Characters of a task the LLM is shown (as the lexical analysis reads them): a longer
+task is cut there with a note, so any task fits the prompt; the process gets it whole."""
+
+
+def prompt_task(task: str) -> str:
+    """Return the task as a prompt shows it: whole, or its first ``PROMPT_TASK_CHARS`` and a note.
+
+    Rule: docs/delegate.md "Limits" (the selector sees a marked cut).
+    """
+    if len(task) <= PROMPT_TASK_CHARS:
+        return task
+    rest = len(task) - PROMPT_TASK_CHARS
+    return (f"{task[:PROMPT_TASK_CHARS]}\n[… cut here: {rest:,} more characters of the task are "
+            "not shown; the process gets the whole task]")
 
 
 def reply_schema(names: Sequence[str]) -> dict[str, Any]:
@@ -86,10 +105,7 @@ def template_source(ws: Workspace) -> tuple[str, str]:
     if ref is None:
         raise DocumentError(f"prompt '{PROMPT_NAME}' not found in any layer",
                             path=f"prompts/{PROMPT_NAME}.md")
-    try:
-        return ref.path.read_bytes().decode("utf-8-sig"), str(ref.path)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DocumentError(f"cannot read the selector prompt: {exc}", path=str(ref.path)) from None
+    return read_text(ref), str(ref.path)
 
 
 def check_task_used(env: Environment, parts: Sequence[str], path: str, what: str) -> None:
@@ -156,16 +172,13 @@ def render_messages(source: str, path: str, task: str, recipes: Sequence[Recipe]
         DocumentError: the template does not compile, never uses ``task``,
             fails to render, or renders more than ``MAX_PROMPT_CHARS``.
     """
-    from jinja2 import TemplateError
-    from jinja2.sandbox import SandboxedEnvironment
-
-    env = SandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, autoescape=False)
+    env = prompt_environment()
     context = {
         "engines": [e.to_json() for e in catalog.engines.values()],
         "recipes": [{"name": r.name, "engine": r.engine, "title": r.title,
                      "description": r.description} for r in recipes],
         "total_recipes": total_recipes,
-        "task": task,
+        "task": prompt_task(task),
         "marker": new_marker(task),
     }
     messages: list[dict[str, str]] = []
@@ -177,13 +190,48 @@ def render_messages(source: str, path: str, task: str, recipes: Sequence[Recipe]
     for role, part, offset in zip(("system", "user"), (system, user), offsets, strict=True):
         if not part.strip():
             continue
-        try:
-            text = env.from_string(part).render(context).strip()
-        except TemplateError as exc:
-            line = getattr(exc, "lineno", None)
-            raise DocumentError(f"selector prompt template: {exc}", path=path,
-                                line=line + offset if line else None) from None
+        text = render_part(env, part, context, path, "selector prompt", offset)
         if len(text) > MAX_PROMPT_CHARS:
             raise DocumentError("selector prompt renders too long", path=path)
         messages.append({"role": role, "content": text})
     return messages
+
+
+def prompt_environment() -> GuardedEnvironment:
+    """Return the sandbox prompt templates render in (undefined renders empty, lstrip_blocks)."""
+    from jinja2 import Undefined
+
+    from vance_cli.base import sandbox  # heavy: jinja2
+
+    return sandbox.environment(Undefined, lstrip_blocks=True)
+
+
+def render_part(env: GuardedEnvironment, part: str, context: dict[str, Any], path: str,
+                what: str, offset: int = 0) -> str:
+    """Compile and render one part of a prompt template in the sandbox, trimmed.
+
+    Args:
+        env: from ``prompt_environment``.
+        part: the part's template source.
+        context: the variables.
+        path: the template file, for messages.
+        what: the prompt's name for people, e.g. ``"selector prompt"``.
+        offset: lines of the file before this part (for the line in messages).
+
+    Raises:
+        DocumentError: the part breaks the sandbox's load policy, does not
+            compile, or fails to render (a limit, an error), one line.
+    """
+    from vance_cli.base import sandbox  # heavy: jinja2
+
+    try:
+        template = sandbox.compile_template(part, env)
+    except sandbox.TemplateRejected as exc:
+        raise DocumentError(f"{what} template: {exc.reason}", path=path,
+                            line=exc.line + offset if exc.line else None) from None
+    try:
+        return sandbox.render_text(template, context).strip()
+    except Exception as exc:  # every render failure is this document's error
+        line = getattr(exc, "lineno", None)
+        raise DocumentError(f"{what} template: {sandbox.describe(exc)}", path=path,
+                            line=line + offset if line else None) from None

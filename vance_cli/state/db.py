@@ -10,6 +10,9 @@ Invariants:
 - ``transaction()`` nests: an inner call is a SAVEPOINT, as sqlite-utils'
   ``Database.atomic``.
 - The schema is created and migrated on open (``migrations.py``).
+- SQLite refusing a write for want of room or permission (``SQLITE_FULL``,
+  ``SQLITE_READONLY``) is a ``StorageError`` naming the database file, as a
+  refused file write is (docs/exit-codes.md).
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ from typing import Any
 
 from vance_cli.base.errors import STORAGE_ERRNOS, StateError, StorageError
 from vance_cli.state.migrations import migrate
+
+REFUSED_WRITES = {sqlite3.SQLITE_FULL: "ENOSPC", sqlite3.SQLITE_READONLY: None}
+"""SQLite result codes (primary) that mean the environment refuses the write, with the
+errno name a StorageError reports."""
 
 BUSY_TIMEOUT_MS = 30_000
 """How long a writer waits for the lock, in milliseconds (8 parallel CLIs need < 1 s each)."""
@@ -75,6 +82,9 @@ class Database:
             db = cls(conn, path)
             migrate(db)
         except sqlite3.DatabaseError as exc:
+            refused = refused_write(exc, path)
+            if refused is not None:
+                raise refused from None
             raise StateError(f"cannot open state database {path}: {exc}", path=str(path)) from None
         return db
 
@@ -100,13 +110,25 @@ class Database:
         self._depth += 1
         try:
             yield self.conn
-        except BaseException:
+        except BaseException as exc:
             self._depth -= 1
-            for statement in rollback.split("; "):
-                self.conn.execute(statement)
+            if self.conn.in_transaction:  # SQLite may have rolled back itself (disk full)
+                for statement in rollback.split("; "):
+                    self.conn.execute(statement)
+            refused = refused_write(exc, self.path)
+            if refused is not None:
+                raise refused from None
             raise
         self._depth -= 1
-        self.conn.execute(commit)
+        try:
+            self.conn.execute(commit)
+        except sqlite3.DatabaseError as exc:
+            refused = refused_write(exc, self.path)
+            if refused is None:
+                raise
+            if self._depth == 0 and self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise refused from None
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
         """Run a read query and return all rows."""
@@ -120,6 +142,16 @@ class Database:
     def close(self) -> None:
         """Close the connection."""
         self.conn.close()
+
+
+def refused_write(exc: BaseException, path: Path) -> StorageError | None:
+    """Return the StorageError for SQLite refusing a write (disk full, read-only), else None."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if not isinstance(exc, sqlite3.DatabaseError) or code is None or \
+            code & 0xFF not in REFUSED_WRITES:
+        return None
+    return StorageError(f"cannot write {path}: {exc}", path=str(path),
+                        errno=REFUSED_WRITES[code & 0xFF])
 
 
 def _set_wal(conn: sqlite3.Connection) -> None:

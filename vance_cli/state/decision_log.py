@@ -123,6 +123,12 @@ def record(db: Database, tenant: str, session: str, task: str, decision: Decisio
     return int(cur.lastrowid or 0)
 
 
+def link_process(db: Database, log_id: int, process_id: str) -> None:
+    """Record that the decision of row ``log_id`` started ``process_id`` (after a fallback)."""
+    with db.transaction() as conn:
+        conn.execute("UPDATE decisions SET process_id = ? WHERE id = ?", (process_id, log_id))
+
+
 def recent(db: Database, tenant: str, limit: int = 20) -> list[LogEntry]:
     """Return the tenant's newest ``limit`` entries, newest first."""
     rows = db.query(f"SELECT {_COLUMNS} FROM decisions WHERE tenant = ? ORDER BY id DESC LIMIT ?",

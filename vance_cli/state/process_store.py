@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vance_cli.base.clock import utc_now
@@ -188,6 +188,40 @@ def list_processes(db: Database, tenant: str, session: str | None = None,
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
     return db.query(sql, params)
+
+
+_CHUNK = 500
+"""Ids per statement when removing processes (SQLite limits the bound parameters)."""
+
+
+def delete_closed(db: Database, process_ids: Sequence[str]) -> list[str]:
+    """Remove CLOSED processes with everything recorded about them; call inside a transaction.
+
+    Their transitions, turns, messages, LLM calls and the events addressed to
+    them go too; their children stay, without a parent. Events they sent to
+    other processes stay with their recipients, and decision-log rows keep
+    the id they started (a log is history).
+
+    Returns:
+        The ids removed (a process no longer CLOSED is kept).
+    """
+    removed: list[str] = []
+    for start in range(0, len(process_ids), _CHUNK):
+        ids = list(process_ids[start:start + _CHUNK])
+        marks = ", ".join("?" for _ in ids)
+        closed = [r["id"] for r in db.query(
+            f"SELECT id FROM processes WHERE status = 'CLOSED' AND id IN ({marks})", ids)]
+        if not closed:
+            continue
+        marks = ", ".join("?" for _ in closed)
+        for table in ("process_transitions", "turns", "messages", "llm_calls"):
+            db.conn.execute(f"DELETE FROM {table} WHERE process_id IN ({marks})", closed)
+        db.conn.execute(f"DELETE FROM events WHERE recipient_process_id IN ({marks})", closed)
+        db.conn.execute(f"UPDATE processes SET parent_process_id = NULL"
+                        f" WHERE parent_process_id IN ({marks})", closed)
+        db.conn.execute(f"DELETE FROM processes WHERE id IN ({marks})", closed)
+        removed += closed
+    return removed
 
 
 def is_unique_violation(exc: sqlite3.IntegrityError) -> bool:

@@ -24,7 +24,14 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from vance_cli.base.errors import InvalidDocumentName, InvalidWizardLink, RenderError
 from vance_cli.base.names import check_name
-from vance_cli.base.sandbox import compile_condition, compile_template, render, truthy_text
+from vance_cli.base.sandbox import (
+    compile_condition,
+    compile_template,
+    condition_source,
+    parse_template,
+    render,
+    truthy_text,
+)
 
 if TYPE_CHECKING:
     from jinja2 import Template
@@ -96,6 +103,21 @@ class WizardLink:
 def _maybe_template(text: str) -> Any:
 
     return compile_template(text) if "{" in text else text
+
+
+def check_followup(spec: FollowUp) -> None:
+    """Check a follow-up's templates against the load policy without compiling them.
+
+    Raises:
+        TemplateRejected: a template does not parse or breaks the sandbox policy.
+    """
+    texts = [text for _lang, text in (spec.label.root if spec.label is not None else ())]
+    texts += [value for _key, value in spec.prefill]
+    for text in texts:
+        if "{" in text:
+            parse_template(text)
+    if spec.condition:
+        parse_template(condition_source(spec.condition))
 
 
 def compile_followup(spec: FollowUp) -> CompiledFollowUp:
@@ -187,6 +209,36 @@ def append_followups(prompt: str, links: Sequence[FollowUpLink], lang: str) -> s
     instruction = INSTRUCTIONS["de" if lang.lower().startswith("de") else "en"]
     bullets = "\n".join(f"- [{_markdown_label(link.label)}]({link.uri})" for link in links)
     return f"{prompt.rstrip()}\n\n{instruction}\n{bullets}"
+
+
+_LINK_BULLET = re.compile(r"- \[.*\]\(vance:/{1,2}wizards/[^\s)]*\)")
+"""A follow-up bullet as ``append_followups`` writes it."""
+
+
+def split_followups(text: str) -> tuple[str, str]:
+    """Split a prompt into the task and its follow-up block (instruction line and links).
+
+    The block is recognised as ``append_followups`` writes it: an instruction
+    line of any language, then only link bullets, at the end of the text (an
+    edited prompt still splits while the block is intact).
+
+    Returns:
+        ``(task, block)``; ``(text, "")`` when the text ends in no follow-up block.
+
+    Rule: docs/wizards.md "Follow-ups" (the selector decides without the block).
+    """
+    lines = text.rstrip().split("\n")
+    instructions = {line.strip() for line in INSTRUCTIONS.values()}
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index].strip()
+        if line in instructions:
+            rest = lines[index + 1:]
+            if rest and all(_LINK_BULLET.fullmatch(r.strip()) for r in rest):
+                return "\n".join(lines[:index]).rstrip(), "\n".join(lines[index:])
+            break
+        if not _LINK_BULLET.fullmatch(line):
+            break
+    return text, ""
 
 
 def parse_link(uri: str) -> WizardLink:

@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from vance_cli.base import schema, yamlio
-from vance_cli.base.errors import DocumentError, UnknownWizard, WizardBroken
+from vance_cli.base.errors import DocumentError, PathNotFound, UnknownWizard, WizardBroken
 from vance_cli.base.names import check_name, close_matches
-from vance_cli.base.sandbox import TemplateRejected, compile_template
+from vance_cli.base.sandbox import TemplateRejected, compile_template, parse_template
 from vance_cli.documents.cache import pack_yaml, unpack_yaml
-from vance_cli.documents.cascade import Cascade, Layer
-from vance_cli.wizards.followups import compile_followup
+from vance_cli.documents.cascade import Cascade, Layer, load_yaml
+from vance_cli.wizards.followups import check_followup, compile_followup
 from vance_cli.wizards.model import FieldType, Wizard, WizardField
 from vance_cli.wizards.validate import check_field, is_missing
 
@@ -191,7 +191,21 @@ def _compile(spec: Wizard) -> tuple[Template, tuple[CompiledFollowUp, ...]]:
     return template, tuple(followups)
 
 
-def parse_wizard(data: Any, name: str, layer: Layer | None, path: Path) -> LoadedWizard:
+def _check(spec: Wizard) -> None:
+    """Check every template against the load policy without compiling (a listing's need)."""
+    try:
+        parse_template(spec.prompt_template)
+    except TemplateRejected as exc:
+        raise ValueError(f"promptTemplate {exc}") from None
+    for index, followup in enumerate(spec.suggested_follow_ups):
+        try:
+            check_followup(followup)
+        except TemplateRejected as exc:
+            raise ValueError(f"suggestedFollowUps[{index}]: template {exc}") from None
+
+
+def parse_wizard(data: Any, name: str, layer: Layer | None, path: Path,
+                 compile: bool = True) -> LoadedWizard:
     """Check raw wizard data and compile its templates.
 
     Args:
@@ -199,6 +213,9 @@ def parse_wizard(data: Any, name: str, layer: Layer | None, path: Path) -> Loade
         name: its document name.
         layer: origin layer.
         path: its file, for messages.
+        compile: compile the templates now; False only checks them (parse and
+            load policy, which covers what the compiler refuses) and leaves
+            compiling to first use: a listing renders nothing.
 
     Returns:
         The loaded wizard.
@@ -216,14 +233,17 @@ def parse_wizard(data: Any, name: str, layer: Layer | None, path: Path) -> Loade
         raise DocumentError(schema.reason(exc, Wizard), path=str(path)) from None
     try:
         _check_defaults(spec.fields, "fields")
-        template, followups = _compile(spec)
+        compiled = _Compiled(_compile(spec)) if compile else _Compiled()
+        if not compile:
+            _check(spec)
     except ValueError as exc:
         raise DocumentError(str(exc), path=str(path)) from None
-    return LoadedWizard(name, layer, path, spec, _Compiled((template, followups)))
+    return LoadedWizard(name, layer, path, spec, compiled)
 
 
 def load_outcome(name: str, layer: Layer | None, path: Path,
-                 cache: DocumentCache | None = None) -> LoadOutcome:
+                 cache: DocumentCache | None = None, compile: bool = True,
+                 root: Path | None = None, problem: str | None = None) -> LoadOutcome:
     """Load one wizard file and return its outcome (never raises for a broken file).
 
     Args:
@@ -232,7 +252,12 @@ def load_outcome(name: str, layer: Layer | None, path: Path,
         path: its file.
         cache: parsed-document cache: a hit skips YAML, defaults and template
             compilation (a broken file's reason is remembered too).
+        compile: compile the templates now (``parse_wizard``); a listing only checks them.
+        root: the layer's folder: a link leading out of it is refused.
+        problem: why the entry cannot be read at all (an unreadable folder).
     """
+    if problem is not None:
+        return LoadOutcome(name, layer, path, reason=problem)
     signature = cache.signature(path) if cache else None
     if cache is not None:
         hit = _from_cache(cache.get(path, CACHE_KIND, signature), name, layer, path)
@@ -240,8 +265,9 @@ def load_outcome(name: str, layer: Layer | None, path: Path,
             return hit
     data: Any = None
     try:
-        data = yamlio.load_file(path)
-        outcome = LoadOutcome(name, layer, path, wizard=parse_wizard(data, name, layer, path))
+        data = yamlio.load_file(path, root)
+        outcome = LoadOutcome(name, layer, path,
+                              wizard=parse_wizard(data, name, layer, path, compile))
     except DocumentError as exc:
         reason = exc.reason
         if exc.line is not None:
@@ -278,7 +304,9 @@ def load_cascade(cascade: Cascade, cache: DocumentCache | None = None) -> Wizard
 
     Rule: docs/wizards.md "Loading"; docs/documents.md "The cascade".
     """
-    report = WizardLoadReport(tuple(load_outcome(ref.name, ref.layer, ref.path, cache)
+    report = WizardLoadReport(tuple(load_outcome(ref.name, ref.layer, ref.path, cache,
+                                                 compile=False, root=ref.root,
+                                                 problem=ref.problem)
                                     for ref in cascade.list()))
     if cache is not None:
         cache.save()
@@ -299,7 +327,7 @@ def find_wizard(cascade: Cascade, name: str) -> LoadedWizard:
         names = cascade.names()
         raise UnknownWizard(name, close_matches(name, names), names)
     try:
-        return parse_wizard(yamlio.load_file(ref.path), ref.name, ref.layer, ref.path)
+        return parse_wizard(load_yaml(ref), ref.name, ref.layer, ref.path)
     except DocumentError as exc:
         raise WizardBroken(f"wizard '{name}' is broken: {exc.reason}", path=str(ref.path),
                            line=exc.line, column=exc.column, name=name) from None
@@ -307,8 +335,13 @@ def find_wizard(cascade: Cascade, name: str) -> LoadedWizard:
 
 def lint_cascade(cascade: Cascade) -> WizardLoadReport:
     """Load every wizard file of every layer, shadowed ones included, in layer order."""
-    outcomes = [load_outcome(name, layer.layer, path)
-                for layer in cascade.layers for name, path in layer.iter_documents(cascade.kind)]
+    outcomes: list[LoadOutcome] = []
+    for layer in cascade.layers:
+        unreadable: list[tuple[str, Path, str]] = []
+        outcomes += [load_outcome(name, layer.layer, path, root=layer.root)
+                     for name, path in layer.iter_documents(cascade.kind, unreadable)]
+        outcomes += [LoadOutcome(label, layer.layer, folder, reason=reason)
+                     for label, folder, reason in unreadable]
     return WizardLoadReport(tuple(outcomes))
 
 
@@ -319,7 +352,7 @@ def lint_paths(paths: Iterable[Path]) -> WizardLoadReport:
     file given by path belongs to no layer).
 
     Raises:
-        DocumentError: a path that does not exist.
+        PathNotFound: a path that does not exist (exit 2).
     """
     outcomes: list[LoadOutcome] = []
     for path in paths:
@@ -328,6 +361,6 @@ def lint_paths(paths: Iterable[Path]) -> WizardLoadReport:
         elif path.is_file():
             files = [path]
         else:
-            raise DocumentError("no such file or folder", path=str(path))
+            raise PathNotFound(str(path))
         outcomes += [load_outcome(f.stem, None, f) for f in files]
     return WizardLoadReport(tuple(outcomes))

@@ -101,3 +101,22 @@ def test_reader_uses_the_libyaml_parser_when_present() -> None:
     assert issubclass(yaml_dialect.VanceLoader, yaml.CSafeLoader)
     assert yaml_dialect.VanceLoader.__mro__.index(yaml.CSafeLoader) == 1
     assert yaml.cyaml.CParser in yaml_dialect.VanceLoader.__mro__
+
+
+def _laughs(levels: int) -> str:
+    text = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+    for i in range(1, levels):
+        text += f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n"
+    return text
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("text", [_laughs(9), "a: &a [1, *a]\n"])
+def test_aliases_that_expand_without_end_are_refused(text: str) -> None:
+    with pytest.raises(DocumentError, match="aliases"):
+        yamlio.loads(text)
+
+
+def test_ordinary_aliases_still_load() -> None:
+    assert yamlio.loads(_laughs(3))["a2"][0][0] == ["x"] * 10
+    assert yamlio.loads("a: &a [1, 2]\nb: *a\n") == {"a": [1, 2], "b": [1, 2]}

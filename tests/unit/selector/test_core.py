@@ -241,14 +241,23 @@ def test_a_huge_task_is_selected_as_its_analysed_prefix() -> None:
     assert fired is not None and fired[0].name == "essay-pipeline"
 
 
-def test_the_llm_still_gets_the_whole_huge_task(online: ScriptedLLMServer) -> None:
+def test_the_llm_sees_a_huge_task_cut_with_a_note(online: ScriptedLLMServer) -> None:
     from vance_cli.ranking.lexicon import ANALYSED_CHARS
 
     huge = "Render this paragraph in French. " * (ANALYSED_CHARS // 10) + "TAIL-MARKER-42"
     online.reply('{"decision": "NONE", "rationale": "n"}')
     select(_ws(), huge)
     sent = json.dumps(online.chat_requests[0].json["messages"])
-    assert "TAIL-MARKER-42" in sent
+    assert "TAIL-MARKER-42" not in sent  # the lexical analysis reads the same prefix
+    assert f"cut here: {len(huge) - ANALYSED_CHARS:,} more characters of the task" in sent
+
+
+def test_any_task_length_fits_the_prompt(online: ScriptedLLMServer) -> None:
+    huge = "Render this paragraph in French. " * 20_000  # 660,000 characters
+    online.reply('{"decision": "MATCH", "recipe": "translate", "rationale": "French"}')
+    decision = select(_ws(), huge)
+    assert (decision.decision, decision.reason) == ("MATCH", None)  # no selector_error
+    assert sum(len(m["content"]) for m in online.chat_requests[0].json["messages"]) < 400_000
 
 
 def test_offline_when_no_llm_is_configured() -> None:

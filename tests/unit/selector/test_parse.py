@@ -7,7 +7,6 @@ import pytest
 from vance_cli.selector.decision import NoneReason, SelectorFailure
 from vance_cli.selector.parse import (
     Reply,
-    balanced_span,
     check_name,
     clean_name,
     parse_reply,
@@ -149,7 +148,87 @@ def test_strip_thinking() -> None:
     assert strip_thinking("y<think>z") == "y"
 
 
-def test_balanced_span_ignores_braces_in_strings() -> None:
-    text = 'pre {"a": "}{", "b": {"c": 1}} post'
-    assert balanced_span(text, 4) == '{"a": "}{", "b": {"c": 1}}'
-    assert balanced_span('{"a": 1', 0) is None
+def test_a_cut_off_object_is_never_repaired() -> None:
+    with pytest.raises(SelectorFailure) as info:
+        parse_reply("{'decision': 'MATCH', 'recipe': 'coding'", "stop")
+    assert info.value.reason is NoneReason.JSON_ERROR
+
+
+# Hostile replies: each ends quickly (linear time; bench/replies.py prints the figures)
+# with the reason a broken reply gets, never another exception.
+HOSTILE = [
+    ("{" * 200 + "}" * 200, NoneReason.INVALID_DECISION),
+    ("{" * 500 + "a" * 9000 + "}" * 500, NoneReason.JSON_ERROR),
+    ("<think>" * 14285, NoneReason.NO_JSON),
+    ("</think>" * 14285, NoneReason.NO_JSON),
+    ('{"decision": "NONE", "x": ' + "[" * 10_000 + "]" * 10_000 + "}", NoneReason.JSON_ERROR),
+    ("{'a':" * 30_000, NoneReason.JSON_ERROR),
+    ('{"x":"' * 30_000, NoneReason.JSON_ERROR),
+    ('{"a":[' + "1," * 90_000, NoneReason.JSON_ERROR),
+    ("{}" * 90_000, NoneReason.INVALID_DECISION),
+]
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(("reply", "reason"), HOSTILE, ids=range(len(HOSTILE)))
+def test_hostile_replies_end_as_a_none_reason(reply: str, reason: NoneReason) -> None:
+    with pytest.raises(SelectorFailure) as info:
+        parse_reply(reply, "stop")
+    assert info.value.reason is reason
+
+
+def test_deep_nesting_is_a_json_error_not_a_recursion_error() -> None:
+    with pytest.raises(SelectorFailure) as info:
+        parse_reply('{"decision": "MATCH", "recipe": ' + "[" * 10_000 + "]" * 10_000 + "}",
+                    "stop")
+    assert info.value.reason is NoneReason.JSON_ERROR
+    assert "nested too deeply" in info.value.rationale
+
+
+@pytest.mark.parametrize("reply", [
+    '{"decision": "NONE", "recipe": null, "rationale": "I never use <think> tags"}',
+    '{"decision": "NONE", "recipe": null, "rationale": "no </think> here"}',
+    '<think>hm</think>{"decision": "NONE", "rationale": "a <thinking> b </think> c"}',
+])
+def test_think_tags_inside_the_answer_are_text(reply: str) -> None:
+    assert parse_reply(reply, "stop").decision == "NONE"
+    assert "think" in parse_reply(reply, "stop").rationale
+
+
+def test_a_draft_inside_a_think_block_is_not_an_answer() -> None:
+    reply = ('<think>maybe {"decision": "MATCH", "recipe": "x", "rationale": "</think>"}'
+             "</think>" + OK)
+    assert parse_reply(reply, "stop") == Reply("MATCH", "coding", "Code.")
+
+
+@pytest.mark.parametrize("reply", [
+    '{"decision": "MATCH", "recipe": "coding", "recipe": "python"}',
+    '{"decision": "MATCH", "recipe": "coding", "Recipe": "python"}',
+    '{"decision": "MATCH", "decision": "NONE", "recipe": "coding"}',
+    "{'decision': 'MATCH', 'recipe': 'coding', 'recipe': 'python'}",
+])
+def test_a_key_given_twice_differently_is_ambiguous(reply: str) -> None:
+    with pytest.raises(SelectorFailure) as info:
+        parse_reply(reply, "stop")
+    assert info.value.reason is NoneReason.AMBIGUOUS
+    assert info.value.rationale.startswith("LLM reply holds several answers that disagree")
+
+
+def test_a_key_given_twice_alike_is_one_answer() -> None:
+    assert parse_reply('{"decision": "MATCH", "recipe": "coding", "recipe": "coding"}',
+                       "stop") == Reply("MATCH", "coding", "")
+
+
+@pytest.mark.parametrize("reply", ["NONE", " none\n", "`NONE`", '"NONE"', "**NONE**", "NONE.",
+                                   "<think>no idea</think>NONE"])
+def test_a_bare_none_is_the_models_answer(reply: str) -> None:
+    assert parse_reply(reply, "stop") == Reply("NONE", None, "")
+
+
+def test_an_answer_wrapped_in_another_object_is_found() -> None:
+    assert parse_reply('{"answer": ' + OK + "}", "stop") == Reply("MATCH", "coding", "Code.")
+
+
+def test_a_deeply_nested_rationale_is_text() -> None:
+    reply = ('{"decision": "NONE", "rationale": ' + "[" * 900 + '"deep"' + "]" * 900 + "}")
+    assert parse_reply(reply, "stop").rationale == "deep"

@@ -129,3 +129,19 @@ def test_reply_schema_limits_names() -> None:
     assert schema["required"] == ["decision", "recipe", "rationale"]
     assert schema["properties"]["recipe"]["anyOf"][0]["enum"] == ["a", "b"]
     assert schema["additionalProperties"] is False
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(("source", "message"), [
+    ("{{ task }} {{ 'x'|center(10**9) }}", r"center\(\) would exceed the limit"),
+    ("{{ task }} {{ lipsum(10**6) }}", r"lipsum\(\) would exceed the limit"),
+    ("{{ task }}{% for a in range(10000) %}{% for b in range(10000) %}"
+     "{% for c in range(10000) %}{% endfor %}{% endfor %}{% endfor %}", "the template"),
+    ("{{ task }} {{ task.__class__ }}", "access to '__class__' is not allowed"),
+])
+def test_an_override_runs_in_the_one_sandbox(project_dir: Path, source: str,
+                                             message: str) -> None:
+    build_file_tree(project_dir, {"prompts/recipe-selector.md": source})
+    with pytest.raises(DocumentError, match=message) as caught:
+        _render("x")
+    assert "\n" not in caught.value.message

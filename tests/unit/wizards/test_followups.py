@@ -14,6 +14,7 @@ from vance_cli.wizards.followups import (
     compile_followup,
     parse_link,
     resolve_followups,
+    split_followups,
 )
 from vance_cli.wizards.model import FollowUp
 
@@ -99,3 +100,24 @@ def test_instruction_line_in_german_or_english(lang: str) -> None:
     assert text == (f"Prompt body\n\n{expected}\n"
                     "- [Go \\[now\\]](vance:/wizards/next?kind=wizard)")
     assert append_followups("Body", [], lang) == "Body"
+
+
+@pytest.mark.parametrize("lang", ["de", "en"])
+def test_the_follow_up_block_splits_off_again(lang: str) -> None:
+    links = resolve_followups([_compiled(label="Go (now) [x]"), _compiled(label="b")], {},
+                              lang, "w")
+    text = append_followups("Prompt body\n- a bullet of the task", links, lang)
+    task, block = split_followups(text)
+    assert task == "Prompt body\n- a bullet of the task"
+    assert block.startswith(INSTRUCTIONS[lang]) and block.count("vance:/wizards/") == 2
+    edited = text.replace("Prompt body", "Edited body") + "\n"
+    assert split_followups(edited)[0] == "Edited body\n- a bullet of the task"
+
+
+@pytest.mark.parametrize("text", [
+    "Just a task",
+    f"A task that quotes\n{INSTRUCTIONS['en']}\nand goes on",
+    f"{INSTRUCTIONS['en']}\n- [x](https://example.org)",
+])
+def test_a_text_without_a_follow_up_block_stays_whole(text: str) -> None:
+    assert split_followups(text) == (text, "")

@@ -107,3 +107,30 @@ def test_unknown_top_level_key_suggests_only_top_level_keys(tmp_path: Path, key:
     assert f"{key}: unknown key" in reason
     for field_key in ("max", "min", "item", "rows", "label", "name", "type"):
         assert f"'{field_key}'" not in reason, reason
+
+
+def test_a_listing_parses_each_template_once_and_compiles_none(
+        project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vance_cli.base.sandbox import GuardedEnvironment
+
+    build_file_tree(project_dir, {"wizards/good.yaml": GOOD})
+    calls = {"parse": 0, "compile": 0}
+    real_parse, real_compile = GuardedEnvironment.parse, GuardedEnvironment.compile
+
+    def parse(self: GuardedEnvironment, *args: object, **kwargs: object) -> object:
+        calls["parse"] += 1
+        return real_parse(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    def compile_(self: GuardedEnvironment, *args: object, **kwargs: object) -> object:
+        calls["compile"] += 1
+        return real_compile(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(GuardedEnvironment, "parse", parse)
+    monkeypatch.setattr(GuardedEnvironment, "compile", compile_)
+    report = load_cascade(_ws().cascade(Kind.WIZARDS))
+    templates = sum(1 + sum(1 + len(f.prefill) + len(f.label.root if f.label else ())
+                            for f in w.spec.suggested_follow_ups) for w in report.wizards)
+    assert calls["compile"] == 0
+    assert 0 < calls["parse"] <= templates
+    wizard = next(w for w in report.wizards if w.name == "gremium")
+    assert wizard.template is not None and calls["compile"] >= 1  # compiled on first use

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from vance_cli.base.errors import InputError
+from vance_cli.base.errors import InputError, require_path
 from vance_cli.cli import context, output
 from vance_cli.cli.args import read_stdin_bytes
 from vance_cli.delegate.batch import BatchRequest, start_batch
@@ -39,6 +39,7 @@ def read_items(source: str, fmt: ItemsFormat) -> list[Item]:
         data = read_stdin_bytes(
             "--items", "Reading items from stdin, one per line; end them with Ctrl-D.")
     else:
+        require_path(source, "items file")
         try:
             data = Path(source).read_bytes()
         except OSError as exc:

@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from vance_cli.base.errors import EXIT_NO_MATCH
+from vance_cli.base.errors import EXIT_NO_MATCH, EXIT_RUNTIME
 from vance_cli.cli import context, output
-from vance_cli.cli.args import parse_assignments, read_stdin
+from vance_cli.cli.args import parse_assignments, piped_stdin, read_stdin
 from vance_cli.cli.commands import batch
 from vance_cli.cli.commands.fallback import check_flags, fallback_pairs, make_runner
 from vance_cli.cli.run import exit_code, run_started, work_pairs
 from vance_cli.delegate.batch_input import ItemsFormat
 from vance_cli.delegate.flow import delegate
-from vance_cli.delegate.request import DelegateRequest
+from vance_cli.delegate.request import DelegateRequest, with_material
 
 if TYPE_CHECKING:
     from vance_cli.delegate.flow import DelegateResult
@@ -82,7 +82,10 @@ class Delegated:
 
     @property
     def exit_code(self) -> int:
-        """1 when a foreground turn failed, else 0."""
+        """1 when the selector's LLM call failed or a foreground turn failed, else 0."""
+        reason = self.result.decision.reason
+        if reason is not None and reason.llm_failed:
+            return EXIT_RUNTIME
         return exit_code(self.started.report if self.started else None)
 
 
@@ -120,6 +123,25 @@ def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False,
     return Delegated(result, started)
 
 
+def _task_and_material(task: str | None, instruction: str | None) -> tuple[str, str | None]:
+    """Return the task and what the selector decides on (``decide_on``), from the two forms.
+
+    ``--task TEXT|-`` is the whole task; the argument TASK is an instruction
+    that text piped beside it completes (docs/delegate.md "Material").
+
+    Raises:
+        typer.BadParameter: neither form was given.
+    """
+    if task is None and instruction is None:
+        raise typer.BadParameter("missing: give the task (as TASK or --task TEXT; or "
+                                 "--task-template T --items FILE for a batch)",
+                                 param_hint="--task")
+    if task is not None or instruction == "-":
+        return read_task(task if task is not None else "-"), None
+    assert instruction is not None
+    return with_material(instruction, piped_stdin("material beside the task"))
+
+
 app = typer.Typer(add_completion=False)
 """The ``vance delegate`` command (loaded on demand by ``cli.app``)."""
 
@@ -127,6 +149,10 @@ app = typer.Typer(add_completion=False)
 @app.command("delegate")
 def command(
     ctx: typer.Context,
+    instruction: Annotated[str | None, typer.Argument(
+        metavar="[TASK]", show_default=False,
+        help="The task in plain words ('-': read it from stdin). Text piped on stdin beside "
+             "it is material: the selector decides on TASK, the process gets both.")] = None,
     task: Annotated[str | None, typer.Option(
         "--task", "-t", help="The task in plain words, or '-' to read it from stdin.")] = None,
     name: Annotated[str | None, typer.Option(
@@ -172,25 +198,26 @@ def command(
 ) -> None:
     """Pick the recipe for a task (or NONE) and start a process for it; or one per item."""
     check_flags(no_fallback, async_fallback, fallback_timeout)
+    if instruction is not None and task is not None:
+        raise typer.BadParameter("give the task once: as the argument TASK or with --task",
+                                 param_hint="--task")
     if task_template is not None or items is not None:
 
         raise typer.Exit(batch.command(
-            ctx, task=task, template=task_template, items=items, items_format=items_format,
+            ctx, task=task if instruction is None else instruction, template=task_template,
+            items=items, items_format=items_format,
             name=name, title=title, steer=steer, params=parse_assignments(param, "--param"),
             caller=caller, dry_run=dry_run, require_match=require_match, no_log=no_log,
             fallback=make_runner(not no_fallback, async_fallback, fallback_timeout)))
-    if task is None:
-        raise typer.BadParameter("missing: give the task (or --task-template T --items FILE "
-                                 "for a batch)", param_hint="--task")
-
+    text, decide_on = _task_and_material(task, instruction)
     request = DelegateRequest(
-        task=read_task(task), name=name, title=title, steer=steer,
+        task=text, name=name, title=title, steer=steer,
         params=parse_assignments(param, "--param"), caller=caller, dry_run=dry_run,
-        log_task=not no_log,
+        log_task=not no_log, decide_on=decide_on,
     )
     done = run_delegate(context.workspace(ctx), request, as_json, fallback=not no_fallback,
                         background=async_fallback, fallback_timeout=fallback_timeout, wait=wait)
+    if done.exit_code:  # the LLM failed: not "nothing fits", even with --require-match
+        raise typer.Exit(done.exit_code)
     if require_match and not done.result.decision.matched:
         raise typer.Exit(EXIT_NO_MATCH)
-    if done.exit_code:
-        raise typer.Exit(done.exit_code)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -27,7 +28,8 @@ def command(
     if as_json:
         output.emit_json([e.to_json() for e in entries])
         return
-    with_model = any(e.model for e in entries)
+    # piped rows keep one column count (cut -f works); a terminal drops an empty model column
+    with_model = any(e.model for e in entries) or not sys.stdout.isatty()
     columns = ("id", "time (UTC)", "mode", "decision", "recipe/reason",
                *(("model",) if with_model else ()), "ms", "task")
     rows = ((e.id, e.created_at, e.mode, e.decision,

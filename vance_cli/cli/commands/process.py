@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from vance_cli.base.errors import InputError
 from vance_cli.base.wording import counted
 from vance_cli.cli import context, output
 from vance_cli.cli.args import parse_assignments
+from vance_cli.cli.ask import confirm_removal
 from vance_cli.cli.commands import process_turns
 from vance_cli.cli.commands.process_view import (
     IdArg,
@@ -25,12 +27,14 @@ from vance_cli.cli.commands.process_view import (
 )
 from vance_cli.processes.events import ack_events, follow_events, pending_events, resolve_query
 from vance_cli.processes.lifecycle import reap_and_load, reap_stale, stop_process
-from vance_cli.processes.model import ProcessSpec
+from vance_cli.processes.model import ProcessSpec, Status
 from vance_cli.processes.records import create_process, list_processes
+from vance_cli.processes.removal import plan_prune, plan_rm, remove
 from vance_cli.processes.views import llm_totals, show_json
 
 if TYPE_CHECKING:
-    pass
+    from vance_cli.processes.model import Process
+    from vance_cli.workspace import Workspace
 
 app = typer.Typer(help="Create, list, inspect, wait for and stop processes; read their events.",
                   no_args_is_help=True, add_completion=False)
@@ -63,12 +67,17 @@ def list_(
         "--all-sessions", "-a", help="Every session of the tenant.")] = False,
     limit: Annotated[int | None, typer.Option("-n", "--limit", help="At most N, newest first.")
                      ] = None,
+    status: Annotated[list[str] | None, typer.Option(
+        "--status", "-s", metavar="STATUS",
+        help="Only these statuses (repeatable or comma-separated): INIT, RUNNING, IDLE, "
+             "BLOCKED, PAUSED, SUSPENDED, CLOSED, or 'open' for all but CLOSED.")] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """List processes of this session, newest first."""
     ws = context.workspace(ctx)
     reap_stale(ws)
-    processes = list_processes(ws, all_sessions=all_sessions, limit=limit)
+    processes = list_processes(ws, all_sessions=all_sessions, limit=limit,
+                               statuses=parse_statuses(status or ()))
     if as_json:
         output.emit_json([p.to_json() for p in processes])
         return
@@ -79,7 +88,69 @@ def list_(
                    p.status.value + (f"/{p.close_reason}" if p.close_reason else ""),
                    p.created_at) for p in processes),
                  caption=counted(len(processes), "process", "processes"),
-                 shrink=("name", "session", "recipe"), times=("created (UTC)",))
+                 shrink=("name", "session", "recipe", "engine", "created (UTC)", "status"),
+                 times=("created (UTC)",))
+
+
+def parse_statuses(values: list[str] | tuple[str, ...]) -> tuple[Status, ...]:
+    """Return the statuses ``--status`` names (``open``: all but CLOSED).
+
+    Raises:
+        InputError: a value that is no status, naming the ones there are.
+    """
+    chosen: list[Status] = []
+    for value in (v.strip() for raw in values for v in raw.split(",") if v.strip()):
+        if value.lower() == "open":
+            chosen += [s for s in Status if s is not Status.CLOSED]
+        elif value.upper() in Status.__members__:
+            chosen.append(Status[value.upper()])
+        else:
+            raise InputError(f"--status: unknown status '{value}' (one of "
+                             f"{', '.join(s.value for s in Status)}, or open)", field="status")
+    return tuple(dict.fromkeys(chosen))
+
+
+YesFlag = Annotated[bool, typer.Option(
+    "--yes", "-y", help="Do not ask for confirmation (needed without a terminal).")]
+"""The ``--yes`` flag of the commands that remove processes."""
+
+
+@app.command("rm")
+def rm(
+    ctx: typer.Context,
+    idents: Annotated[list[str], typer.Argument(
+        metavar="ID...", help="Process ids, names (this session) or unique id prefixes.")],
+    yes: YesFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Remove closed processes with their transcripts and events (stop an open one first)."""
+    ws = context.workspace(ctx)
+    doomed = plan_rm(ws, idents)
+    _remove(ws, doomed, yes, as_json, ws.settings.lang)
+
+
+@app.command("prune")
+def prune(
+    ctx: typer.Context,
+    all_sessions: Annotated[bool, typer.Option(
+        "--all-sessions", "-a", help="Every session of the tenant.")] = False,
+    yes: YesFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Remove every closed process of this session (of the tenant with --all-sessions)."""
+    ws = context.workspace(ctx)
+    _remove(ws, plan_prune(ws, all_sessions), yes, as_json, ws.settings.lang)
+
+
+def _remove(ws: Workspace, doomed: list[Process], yes: bool, as_json: bool, lang: str) -> None:
+    """Confirm (unless --yes), remove, and report what was removed."""
+    if doomed and not yes:
+        confirm_removal(len(doomed), lang)
+    removed = remove(ws, doomed) if doomed else []
+    if as_json:
+        output.emit_json({"removed": removed, "count": len(removed)})
+    else:
+        output.info(f"removed {counted(len(removed), 'process', 'processes')}")
 
 
 @app.command("show")

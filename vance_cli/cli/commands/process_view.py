@@ -48,8 +48,10 @@ def print_process(process: Process, totals: dict[str, float] | None = None) -> N
         pairs.append(("close reason", data["closeReason"]))
     if data["parentProcessId"]:
         pairs.append(("parent", data["parentProcessId"]))
-    pairs += [("session", data["session"]), ("title", data["title"]),
-              ("created", data["createdAt"])]
+    pairs += [("session", data["session"]), ("title", data["title"])]
+    if data["goal"]:
+        pairs.append(("goal", _cut(data["goal"])))
+    pairs.append(("created", data["createdAt"]))
     if data["params"]:
         shown = json.dumps(data["params"], ensure_ascii=False)
         if len(shown) > PARAMS_CHARS:
@@ -70,6 +72,16 @@ def print_process(process: Process, totals: dict[str, float] | None = None) -> N
     output.fields(pairs)
 
 
+
+
+GOAL_SHOWN = 1_000
+"""Characters of a goal ``process show`` prints for people (``--json`` has it whole)."""
+
+
+def _cut(text: str) -> str:
+    if len(text) <= GOAL_SHOWN:
+        return text
+    return f"{text[:GOAL_SHOWN]}… ({len(text):,} characters; --json shows it whole)"
 
 
 def print_event(event: Event) -> None:

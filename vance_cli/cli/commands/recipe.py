@@ -28,10 +28,12 @@ def list_(
     as_json: JsonFlag = False,
 ) -> None:
     """List the recipes the selector chooses from (with --all, every recipe)."""
-    found = load_recipes(context.workspace(ctx))
-    for problem in found.problems:
-        output.warn(f"recipe '{problem.name}' left out: {problem.reason}")
-    recipes = list(found.recipes.values()) if show_all else found.inventory()
+    ws = context.workspace(ctx)
+    found = load_recipes(ws)
+    engines = ws.catalog().names
+    for line in found.left_out(engines):
+        output.warn(line)
+    recipes = list(found.recipes.values()) if show_all else found.inventory(engines)
     if as_json:
         output.emit_json([r.summary_json() for r in recipes])
         return

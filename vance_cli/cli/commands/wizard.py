@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from vance_cli.base.errors import Cancelled, DocumentError, InputError
+from vance_cli.base.errors import Cancelled, DocumentError, InputError, require_path
 from vance_cli.base.text_input import decode_utf8
 from vance_cli.base.wording import counted
 from vance_cli.cli import context, output
@@ -19,7 +19,7 @@ from vance_cli.cli.ask import TerminalAsker
 from vance_cli.cli.commands.delegate import run_delegate
 from vance_cli.delegate.request import DelegateRequest
 from vance_cli.documents.cascade import Kind
-from vance_cli.wizards.followups import parse_link
+from vance_cli.wizards.followups import parse_link, split_followups
 from vance_cli.wizards.form import (
     fill_form,
     link_prefill,
@@ -132,6 +132,7 @@ def read_values_option(values: str | None) -> dict[str, Any]:
             "--values", "Reading values (JSON or YAML) from stdin; end them with Ctrl-D."),
             "<stdin>")
 
+    require_path(values, "values file")
     try:
         data = Path(values).read_bytes()
     except OSError as exc:
@@ -250,7 +251,12 @@ def _edited(asker: Any, text: str, print_only: bool) -> str:
 
 def _submit(ws: Workspace, text: str, flow: _Flow) -> None:
     """Send the prompt to the delegate selector: the code path and output of ``vance delegate``."""
-    run_delegate(ws, DelegateRequest(task=text, dry_run=flow.dry_run), flow.as_json)
+    decide_on, block = split_followups(text)  # the links are for the assistant, not the selector
+    request = DelegateRequest(task=text, dry_run=flow.dry_run,
+                              decide_on=decide_on if block else None)
+    done = run_delegate(ws, request, flow.as_json)
+    if done.exit_code:  # the selector's LLM call or the first turn failed
+        raise typer.Exit(done.exit_code)
 
 
 @app.command("lint")

@@ -47,11 +47,11 @@ class SlashCommand:
 COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("wizard", "/wizard [NAME] [--set KEY=VALUE]... [--values FILE] [--dry-run]",
                  "fill a wizard; its prompt lands in the input line, Enter sends it"),
-    SlashCommand("delegate", "/delegate [--dry-run] TASK",
+    SlashCommand("delegate", "/delegate [--dry-run] [--no-fallback] [--async-fallback] TASK",
                  "send TASK to the selector as a new task"),
     SlashCommand("new", "/new", "end the conversation: the next plain text is a new task"),
     SlashCommand("process", "/process list | show ID | result ID | messages ID | steer ID TEXT"
-                 " | wait ID | stop ID | events …",
+                 " | wait ID | stop ID | rm ID | prune | events …",
                  "processes of this session, as 'vance process'", group="process"),
     SlashCommand("catalog", "/catalog show | reload [--file FILE] | validate FILE",
                  "the engine catalog, as 'vance catalog'", group="catalog"),
@@ -64,8 +64,34 @@ COMMANDS: tuple[SlashCommand, ...] = (
 )
 """Every slash command, in the order ``/help`` lists them."""
 
+SUMMARIES_DE: dict[str, str] = {
+    "wizard": "einen Wizard ausfüllen; sein Prompt landet in der Eingabezeile, Enter sendet ihn",
+    "delegate": "TASK als neue Aufgabe an den Selector senden",
+    "new": "das Gespräch beenden: der nächste Text ist eine neue Aufgabe",
+    "process": "Prozesse dieser Sitzung, wie 'vance process'",
+    "catalog": "der Engine-Katalog, wie 'vance catalog'",
+    "recipe": "das Rezept-Inventar, wie 'vance recipe'",
+    "log": "das Entscheidungsprotokoll des Selectors, wie 'vance log'",
+    "help": "die Slash-Befehle auflisten, oder die Hilfe eines Befehls",
+    "quit": "die Shell verlassen (ebenso /exit und Strg-D)",
+}
+"""The summaries ``/help`` shows in a German session (``summary`` is the English one)."""
+
 DRY_RUN = "--dry-run"
 """The flag ``/wizard`` and ``/delegate`` take: decide only, start no process."""
+
+NO_FALLBACK = "--no-fallback"
+"""``/delegate``: on NONE, no Slartibartfast fallback (as ``vance delegate --no-fallback``)."""
+
+ASYNC_FALLBACK = "--async-fallback"
+"""``/delegate``: the fallback runs in the background (as ``vance delegate --async-fallback``)."""
+
+DELEGATE_FLAGS: tuple[tuple[str, str], ...] = (
+    (DRY_RUN, "decide only; start no process"),
+    (NO_FALLBACK, "on NONE, no Slartibartfast fallback"),
+    (ASYNC_FALLBACK, "run the fallback in the background"),
+)
+"""The flags ``/delegate`` takes before its task, with a few words each."""
 
 SET_OPTIONS = ("--set", "-s")
 """``/wizard`` prefill options, as ``vance wizard run --set``."""
@@ -206,15 +232,50 @@ def parse_wizard_args(words: Sequence[str]) -> WizardArgs:
     return WizardArgs(name, tuple(sets), dry_run, values)
 
 
-def parse_delegate_args(text: str) -> tuple[str, bool]:
-    """Split ``/delegate [--dry-run] TASK`` into (task, dry_run); the task stays verbatim.
+@dataclass(frozen=True, slots=True)
+class DelegateArgs:
+    """``/delegate``'s flags and task.
+
+    Attributes:
+        task: the task, verbatim.
+        dry_run: ``--dry-run``.
+        fallback: False with ``--no-fallback``.
+        background: ``--async-fallback``.
+    """
+
+    task: str
+    dry_run: bool = False
+    fallback: bool = True
+    background: bool = False
+
+
+def parse_delegate_args(text: str) -> DelegateArgs:
+    """Split ``/delegate [FLAG]... TASK`` into its flags and the task, which stays verbatim.
+
+    Flags are the words at the start that begin with ``--``, up to the first
+    other word (or ``--``, which ends them); an unknown one is an error, never
+    task text.
 
     Raises:
-        InputError: no task.
+        InputError: an unknown flag, ``--no-fallback`` with ``--async-fallback``, or no task.
     """
-    dry_run = False
-    if text == DRY_RUN or text.startswith(DRY_RUN + " ") or text.startswith(DRY_RUN + "\n"):
-        dry_run, text = True, text[len(DRY_RUN):].strip()
-    if not text:
-        raise InputError(f"usage: /delegate [{DRY_RUN}] TASK")
-    return text, dry_run
+    flags: set[str] = set()
+    rest = text.strip()
+    while rest.startswith("--"):
+        word = rest.split(maxsplit=1)[0]
+        after = rest[len(word):].strip()
+        if word == "--":
+            rest = after
+            break
+        if word not in dict(DELEGATE_FLAGS):
+            known = ", ".join(flag for flag, _ in DELEGATE_FLAGS)
+            raise InputError(f"/delegate: unknown option {word} (known: {known}; put -- "
+                             "before a task that starts with --)")
+        flags.add(word)
+        rest = after
+    if {NO_FALLBACK, ASYNC_FALLBACK} <= flags:
+        raise InputError(f"/delegate: {NO_FALLBACK} and {ASYNC_FALLBACK} exclude each other")
+    if not rest:
+        raise InputError(f"usage: {COMMANDS[1].usage}")
+    return DelegateArgs(rest, DRY_RUN in flags, NO_FALLBACK not in flags,
+                        ASYNC_FALLBACK in flags)

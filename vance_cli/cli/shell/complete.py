@@ -7,7 +7,7 @@ Completion (docs/shell.md), only for lines that start with ``/``:
   the wizard's field names (``topic=``);
 - ``/process ``, ``/catalog ``, ``/recipe ``: the subcommands of the
   ``vance`` group, then their options (``--timeout``); process ids of this
-  session after ``show``, ``wait``, ``stop`` and ``--for``; file paths after
+  session after ``show``, ``wait``, ``stop``, ``rm`` and ``--for``; file paths after
   ``--file`` and ``/catalog validate``;
 - ``/help ``: the command names.
 
@@ -29,7 +29,13 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings
 
-from vance_cli.cli.shell.commands import COMMANDS, DRY_RUN, SET_OPTIONS, find_command
+from vance_cli.cli.shell.commands import (
+    COMMANDS,
+    DELEGATE_FLAGS,
+    DRY_RUN,
+    SET_OPTIONS,
+    find_command,
+)
 from vance_cli.cli.shell.dispatch import Shell
 from vance_cli.documents.cascade import Kind
 from vance_cli.processes.records import list_processes
@@ -42,7 +48,7 @@ if TYPE_CHECKING:
 Choice = tuple[str, str]
 """A completion and its one-line description."""
 
-PROCESS_ID_COMMANDS = frozenset({"show", "wait", "stop"})
+PROCESS_ID_COMMANDS = frozenset({"show", "wait", "stop", "rm"})
 """``/process`` subcommands whose first argument is a process id."""
 
 ID_OPTIONS = frozenset({"--for"})
@@ -166,8 +172,8 @@ class ShellCompleter(Completer):
         elif command.name == "wizard":
             yield from self._wizard(args, word, complete_event)
         elif command.name == "delegate":
-            if not args and word.startswith("-"):
-                yield from _matching(word, [(DRY_RUN, "decide only; start no process")])
+            if all(a.startswith("--") for a in args) and word.startswith("-"):
+                yield from _matching(word, [f for f in DELEGATE_FLAGS if f[0] not in args])
         elif command.group is not None:
             yield from self._group(command.group, args, word, complete_event)
 

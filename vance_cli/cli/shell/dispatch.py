@@ -36,9 +36,10 @@ import typer
 from vance_cli.base.errors import (
     EXIT_OK,
     InputError,
+    VanceError,
 )
 from vance_cli.base.names import close_matches
-from vance_cli.cli import context, output
+from vance_cli.cli import context, output, words
 from vance_cli.cli.args import parse_assignments
 from vance_cli.cli.ask import TerminalAsker
 from vance_cli.cli.boundary import debug_from_env, report, subcommand
@@ -47,6 +48,7 @@ from vance_cli.cli.commands.wizard import read_values_option
 from vance_cli.cli.run import exit_code, run_started, work_pairs
 from vance_cli.cli.shell.commands import (
     COMMANDS,
+    SUMMARIES_DE,
     ParsedLine,
     SlashCommand,
     WizardArgs,
@@ -61,6 +63,7 @@ from vance_cli.delegate.request import DelegateRequest
 from vance_cli.documents.cascade import Kind
 from vance_cli.processes.model import Process, Status
 from vance_cli.processes.runtime import submit
+from vance_cli.wizards.followups import split_followups
 from vance_cli.wizards.form import fill_form, merge_prefill, require_complete
 from vance_cli.wizards.loader import find_wizard
 from vance_cli.wizards.prompt import RenderContext, build_prompt
@@ -188,9 +191,14 @@ class Shell:
             return self._passthrough(command, split_arguments(parsed.text))
         return self.handlers[command.name](parsed.text)
 
-    def _send(self, task: str, dry_run: bool) -> LineResult:
+    def _send(self, task: str, dry_run: bool, fallback: bool = True,
+              background: bool = False) -> LineResult:
         self.listen(None)
-        done = run_delegate(self.ws, DelegateRequest(task=task, dry_run=dry_run), wait=True)
+        decide_on, block = split_followups(task)  # a /wizard prompt's links stay out
+        request = DelegateRequest(task=task, dry_run=dry_run,
+                                  decide_on=decide_on if block else None)
+        done = run_delegate(self.ws, request, wait=True, fallback=fallback,
+                            background=background)
         if done.started is not None and done.started.how == "foreground":
             self.listen(done.started.process)
         return LineResult(done.exit_code)
@@ -215,8 +223,9 @@ class Shell:
         return LineResult()
 
     def _delegate(self, text: str) -> LineResult:
-        task, dry_run = parse_delegate_args(text)
-        return self._send(task, dry_run or self.dry_run)  # always a new task
+        args = parse_delegate_args(text)
+        return self._send(args.task, args.dry_run or self.dry_run, args.fallback,
+                          args.background)  # always a new task
 
     def group(self, name: str) -> Any:
         """Return the Click command behind ``vance NAME`` (a group or a single command)."""
@@ -289,19 +298,26 @@ class Shell:
         return build_prompt(wizard, answers, RenderContext.of(ws)).text
 
     def _help(self, text: str) -> LineResult:
-        words = split_arguments(text)
-        if words:
-            name = words[0].lstrip("/")
+        try:  # the session language (context.settings sets it); a broken config: English
+            context.settings(self.ctx)
+        except VanceError:
+            pass
+        args = split_arguments(text)
+        if args:
+            name = args[0].lstrip("/")
             command = find_command(name)
             if command is None:
                 raise unknown_command(name)
             if command.group is not None:
-                return self._passthrough(command, [*words[1:], "--help"])
-            output.fields([("usage", command.usage), ("does", command.summary)])
+                return self._passthrough(command, [*args[1:], "--help"])
+            german = words.german()
+            output.fields([("Aufruf" if german else "usage", command.usage),
+                           ("tut" if german else "does", _summary(command))])
             return LineResult()
         output.table(None, ("command", "what it does"),
-                     ((c.usage, c.summary) for c in COMMANDS),
-                     caption="Anything else is a task for the selector, as 'vance delegate'.",
+                     ((c.usage, _summary(c)) for c in COMMANDS),
+                     caption=words.word("Anything else is a task for the selector, as "
+                                        "'vance delegate'."),
                      text=("command", "what it does"))
         return LineResult()
 
@@ -330,6 +346,11 @@ class Shell:
     @property
     def _debug(self) -> bool:
         return self.debug or debug_from_env()
+
+
+def _summary(command: SlashCommand) -> str:
+    """A command's summary in the session language."""
+    return SUMMARIES_DE.get(command.name, command.summary) if words.german() else command.summary
 
 
 def _unknown_subcommand(command: str, word: str, subcommands: Iterable[str]) -> InputError:

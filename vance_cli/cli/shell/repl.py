@@ -147,11 +147,12 @@ def run_interactive(shell: Shell, term_input: Input | None = None,
         _show_events(watch)
         sources.refresh()
         history.private_next = pending is not None
+        # Set on the session, not passed: prompt() keeps the last toolbar when given None.
+        session.bottom_toolbar = texts["toolbar"] if pending else None
         try:
             label = "" if pending else shell.prompt_label
             line = session.prompt(f"[{label}] {PROMPT}" if label else PROMPT,
-                                  default=pending[0] if pending else "",
-                                  bottom_toolbar=texts["toolbar"] if pending else None)
+                                  default=pending[0] if pending else "")
         except KeyboardInterrupt:  # Ctrl-C: the line (or a wizard's prompt) is dropped
             pending = None
             continue

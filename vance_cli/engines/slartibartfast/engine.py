@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 
 from vance_cli.base import files, yamlio
 from vance_cli.base.errors import LLMError, LLMNotConfigured, VanceError
+from vance_cli.base.reply_scan import strip_thinking
 from vance_cli.documents.cascade import Kind
 from vance_cli.engines.slartibartfast import audit as audit_mod
 from vance_cli.engines.slartibartfast.audit import Audit, layer_path, run_folder
@@ -52,7 +53,6 @@ from vance_cli.processes.model import CloseReason, Process, Status
 from vance_cli.processes.records import load_process
 from vance_cli.processes.worker import running
 from vance_cli.recipes.loader import load_recipes
-from vance_cli.selector.parse import strip_thinking
 
 if TYPE_CHECKING:
     from vance_cli.engines.slartibartfast.prompt import SlartPrompt

@@ -5,7 +5,7 @@ fence (```` ```yaml ````, ```` ```yml ````, ```` ```json ````, or none named),
 put prose before and after it, think aloud in ``<think>…</think>`` first, or
 answer in JSON. Rules, first that finds something wins:
 
-1. Reasoning blocks are dropped (``selector.parse.strip_thinking``).
+1. Reasoning blocks are dropped (``base.reply_scan.strip_thinking``).
 2. Fenced code blocks (a reply cut off inside its last fence counts too):
    the **last** block that parses to a recipe-like mapping wins, since a
    model that drafts and then corrects itself puts the final version last.
@@ -21,7 +21,9 @@ does not parse, the parse error (with line and column inside the
 extracted text) is returned, so a repair request can quote it.
 
 YAML is read with ``vance_cli.base.yamlio`` (safe, no YAML 1.1 surprises,
-duplicate keys are errors); JSON with ``json``.
+duplicate keys are errors); JSON with ``base.reply_scan``. Every step is
+bounded by the reply's length, so the fallback cutoff holds whatever a
+model sends (docs/decisions/0009-linear-reply-parsing.md).
 """
 
 from __future__ import annotations
@@ -32,24 +34,32 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from vance_cli.base import yamlio
+from vance_cli.base import reply_scan, yamlio
 from vance_cli.base.errors import DocumentError
-from vance_cli.selector.parse import strip_thinking
 
 MAX_REPLY_CHARS = 200_000
 """Longest reply examined, in characters (replies are capped by tokens anyway)."""
 
 MAX_PROSE_LINES = 400
-"""Most lines tried when cutting trailing prose off an unfenced document (keeps it linear-ish)."""
+"""Most lines of an unfenced document read before trailing prose is cut off."""
+
+MAX_PROSE_TRIES = 8
+"""Most parses when cutting trailing prose off an unfenced document: each try ends at
+the line the previous one failed on, so a handful finds the document in prose."""
 
 RECIPE_MARKERS = frozenset({"name", "engine", "description"})
 """Keys of which a mapping needs at least two to count as a recipe."""
 
+# Possessive quantifiers (*+, {3,}+): a long line of backticks without a newline fails
+# at once instead of trying every split of it (that was quadratic).
 _FENCE = re.compile(
-    r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[A-Za-z0-9_+.-]*)[^\n]*\n"
-    r"(?P<body>.*?)(?:^[ \t]*(?P=fence)[ \t]*$|\Z)",
+    r"^[ \t]*+(?P<fence>`{3,}+|~{3,}+)[ \t]*+(?P<lang>[A-Za-z0-9_+.-]*+)[^\n]*+\n"
+    r"(?P<body>.*?)(?:^[ \t]*+(?P=fence)[ \t]*+$|\Z)",
     re.MULTILINE | re.DOTALL)
-_KEY_LINE = re.compile(r"""^["']?(name|title|engine|description)["']?[ \t]*:""")
+_MEANT = re.compile(r"""^[ \t]*+["']?(engine|description)["']?[ \t]*+:""", re.MULTILINE)
+"""A line that starts a recipe key (spaces and tabs only: a class with newlines would span
+lines and make the search quadratic)."""
+_KEY_LINE = re.compile(r"""^["']?(name|title|engine|description)["']?[ \t]*:""", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +106,13 @@ def _parse(text: str, fmt: str) -> Any:
     try:
         return yamlio.loads(text)
     except DocumentError as exc:
-        where = f" (line {exc.line}, column {exc.column})" if exc.line is not None else ""
-        raise ValueError(f"{exc.reason}{where}") from None
+        raise ValueError(_where(exc)) from None
+
+
+def _where(exc: DocumentError) -> str:
+    """A YAML error as one line with its position."""
+    return exc.reason + (f" (line {exc.line}, column {exc.column})" if exc.line is not None
+                         else "")
 
 
 def _format_of(lang: str, text: str) -> str:
@@ -109,7 +124,7 @@ def _format_of(lang: str, text: str) -> str:
 
 def _looks_like_recipe(text: str) -> bool:
     """True for text that seems meant as a recipe (so its parse error is worth reporting)."""
-    return bool(re.search(r"""^\s*["']?(engine|description)["']?\s*:""", text, re.MULTILINE))
+    return bool(_MEANT.search(text))
 
 
 def _fenced(body: str) -> Iterator[tuple[str, str]]:
@@ -135,43 +150,40 @@ def _from_fences(body: str) -> Extracted | None:
 
 
 def _from_key_lines(body: str) -> Extracted | None:
-    lines = body.splitlines()
-    start = next((i for i, line in enumerate(lines) if _KEY_LINE.match(line)), None)
-    if start is None:
+    first = _KEY_LINE.search(body)
+    if first is None:
         return None
-    stop = min(len(lines), start + MAX_PROSE_LINES)
+    lines = body[first.start():].split("\n", MAX_PROSE_LINES)[:MAX_PROSE_LINES]
+    start, end = 0, len(lines)
     first_error: str | None = None
-    for end in range(stop, start, -1):
+    for _ in range(MAX_PROSE_TRIES):
         text = "\n".join(lines[start:end])
         try:
-            data = _recipe_like(_parse(text, "yaml"))
-        except ValueError as exc:
-            first_error = first_error or str(exc)
+            data = _recipe_like(yamlio.loads(text))
+        except DocumentError as exc:
+            first_error = first_error or _where(exc)
+            # cut at the line the error is on (a shorter document cannot fail later)
+            bad = exc.line if exc.line is not None and exc.line > 1 else end - start
+            end = start + min(bad, end - start) - 1
+            if end <= start:
+                break
             continue
         if data is not None:
             return Extracted(text.strip(), "yaml", data, None)
-    text = "\n".join(lines[start:stop]).strip()
+        break  # a shorter prefix of this mapping has fewer keys still
+    text = "\n".join(lines[start:start + MAX_PROSE_LINES]).strip()
     if first_error and _looks_like_recipe(text):
         return Extracted(text, "yaml", None, first_error)
     return None
 
 
 def _from_json_objects(body: str) -> Extracted | None:
-    decoder = json.JSONDecoder()
     found: Extracted | None = None
-    pos = body.find("{")
-    while pos != -1:
-        try:
-            obj, end = decoder.raw_decode(body, pos)
-        except ValueError:
-            pos = body.find("{", pos + 1)
-            continue
-        data = _recipe_like(obj)
-        if data is not None:
-            found = Extracted(body[pos:end], "json", data, None)
-            pos = body.find("{", end)
-        else:
-            pos = body.find("{", pos + 1)
+    for item in reply_scan.find_objects(body):
+        for obj in reply_scan.walk(item.value, lambda o: _recipe_like(o) is None):
+            data = _recipe_like(obj)
+            if data is not None:
+                found = Extracted(body[item.start:item.end], "json", data, None)
     return found
 
 
@@ -185,7 +197,7 @@ def extract_recipe(reply: str) -> Extracted:
         An Extracted: ``data`` set when a recipe-like mapping was read, else
         ``error`` says why (with the extracted text when there was some).
     """
-    body = strip_thinking(reply[:MAX_REPLY_CHARS])
+    body = reply_scan.strip_thinking(reply[:MAX_REPLY_CHARS])
     fenced = _from_fences(body)
     if fenced is not None and fenced.data is not None:
         return fenced

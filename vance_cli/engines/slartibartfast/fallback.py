@@ -145,8 +145,8 @@ def _spawn_generated(ws: Workspace, request: DelegateRequest, generated: Fallbac
                      target: str, parent: str | None) -> FallbackResult:
     """Start the generated recipe through process_create, unchanged (docs/processes.md)."""
     assert generated.recipe_name is not None
-    names = [target] if request.name else [target, default_name(request.task),
-                                           default_name(request.task)]
+    names = [target] if request.name else [target, default_name(request.selector_task),
+                                           default_name(request.selector_task)]
     error: VanceError | None = None
     for name in names:
         spec = ProcessSpec(recipe=generated.recipe_name, name=name, title=request.title,

@@ -3,7 +3,8 @@
 Rules (docs/delegate.md; the selector prompt's rules apply the same way):
 - The template is a document found through the prompts cascade (project →
   tenant → bundled), so a tenant can override it; the bundled one is English.
-- It is rendered by Jinja2 in a sandbox (imported lazily). The task is
+- It is rendered by Jinja2 in vance's one sandbox (``base.sandbox``, with
+  its limits; imported lazily). The task is
   untrusted: it is only ever a template *variable* between two marker lines
   carrying a random token, never formatted into template source.
 - The template has three parts, split on the template source before
@@ -27,12 +28,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import DocumentError
-from vance_cli.documents.cascade import Kind
+from vance_cli.documents.cascade import Kind, read_text
 from vance_cli.selector.prompt import (
     MAX_PROMPT_CHARS,
     USER_SPLIT,
     check_task_used,
     new_marker,
+    prompt_environment,
+    prompt_task,
+    render_part,
     split_source,
 )
 
@@ -106,15 +110,8 @@ class SlartPrompt:
                                                       "attempt": attempt})}
 
     def _render(self, part: str, extra: Mapping[str, Any]) -> str:
-        from jinja2 import TemplateError
-        from jinja2.sandbox import SandboxedEnvironment
-
-        env = SandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, autoescape=False)
-        try:
-            text = env.from_string(part).render({**self.context, **extra}).strip()
-        except TemplateError as exc:
-            raise DocumentError(f"Slartibartfast prompt template: {exc}", path=self.path,
-                                line=getattr(exc, "lineno", None)) from None
+        text = render_part(prompt_environment(), part, {**self.context, **extra}, self.path,
+                           "Slartibartfast prompt")
         if len(text) > MAX_PROMPT_CHARS:
             raise DocumentError("Slartibartfast prompt renders too long", path=self.path)
         if not text:
@@ -137,23 +134,17 @@ def load_prompt(ws: Workspace, task: str, engines: Sequence[Engine],
         DocumentError: no layer has the template, it is unreadable, a part is
             missing, or neither the system nor the user part uses ``task``.
     """
-    from jinja2.sandbox import SandboxedEnvironment
-
     ref = ws.cascade(Kind.PROMPTS).find(PROMPT_NAME)
     if ref is None:
         raise DocumentError(f"prompt '{PROMPT_NAME}' not found in any layer",
                             path=f"prompts/{PROMPT_NAME}.md")
-    try:
-        source = ref.path.read_bytes().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DocumentError(f"cannot read the Slartibartfast prompt: {exc}",
-                            path=str(ref.path)) from None
+    source = read_text(ref)
     before, repair = split_repair(source)
     system, user = split_source(before)
     if not user.strip():
         raise DocumentError(f"Slartibartfast prompt has no user part after '{USER_SPLIT}'",
                             path=str(ref.path))
-    check_task_used(SandboxedEnvironment(), (system, user), str(ref.path), "Slartibartfast prompt")
+    check_task_used(prompt_environment(), (system, user), str(ref.path), "Slartibartfast prompt")
     from vance_cli.recipes import params  # heavy: pydantic, only when a prompt is built
 
     shown = list(recipes)[:MAX_LISTED]
@@ -161,7 +152,7 @@ def load_prompt(ws: Workspace, task: str, engines: Sequence[Engine],
         "engines": [{**e.to_json(), "params": params.outline(e.name)} for e in engines],
         "recipes": [{"name": r.name, "engine": r.engine, "title": r.title} for r in shown],
         "total_recipes": len(recipes),
-        "task": task,
+        "task": prompt_task(task),
         "marker": new_marker(task),
         "max_attempts": max_attempts,
     }

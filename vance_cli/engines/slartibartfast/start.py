@@ -100,8 +100,8 @@ def _create_slart(ws: Workspace, request: DelegateRequest, target: str,
 
     names = slart_names(target)
     for name in names:
-        spec = ProcessSpec(recipe=SLART_RECIPE, name=name, goal=request.task, params=params,
-                           parent=parent)
+        spec = ProcessSpec(recipe=SLART_RECIPE, name=name, goal=request.selector_task,
+                           params=params, parent=parent)
         try:
             return create_process(ws, spec)
         except DuplicateProcessName:
@@ -127,7 +127,7 @@ def start_slart(ws: Workspace, request: DelegateRequest, parent: str | None,
             engine is missing …); the run folder is removed again.
         OSError: the run folder or the audit cannot be written.
     """
-    target = request.name or default_name(request.task)
+    target = request.name or default_name(request.selector_task)
     run_id, folder = new_run_folder(ws)
     deadline = time.time() + timeout
     params: dict[str, Any] = {"runId": run_id, "auditFile": str(folder / AUDIT_FILE),
@@ -141,7 +141,8 @@ def start_slart(ws: Workspace, request: DelegateRequest, parent: str | None,
     try:
         audit = Audit.create(folder / AUDIT_FILE, runId=run_id, slartProcessId=process.id,
                              processName=process.name, parentProcessId=parent, mode=mode,
-                             task=request.task, timeoutSeconds=timeout, deadline=_iso(deadline),
+                             task=request.selector_task, timeoutSeconds=timeout,
+                             deadline=_iso(deadline),
                              maxAttempts=ws.settings.fallback_max_repairs + 1)
     except OSError as exc:  # the process must not stay IDLE with nobody to run it
 

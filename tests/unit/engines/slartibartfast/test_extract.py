@@ -86,3 +86,35 @@ def test_yaml_error_carries_a_position() -> None:
 def test_a_mapping_without_recipe_keys_is_not_a_recipe() -> None:
     found = extract_recipe("```yaml\nsteps: [a, b]\n```")
     assert found.data is None and found.error == NOTHING
+
+
+# Hostile replies end quickly (linear time), so the fallback cutoff holds whatever a
+# model sends; bench/replies.py prints the figures.
+HOSTILE = [
+    "<think>" * 28_000,
+    "```" + "x" * 200_000,
+    "`" * 200_000,
+    "\n" * 200_000,
+    "{" * 500 + "a" * 9000 + "}" * 500,
+    '{"a":' * 30_000 + "1" + "}" * 30_000,
+    "engine: x\n" + "".join(f"k{i}: {'v' * 400}\n" for i in range(450)),
+    'engine: x\nname: y\ndescription: "abc\n' + "prose line\n" * 10_000,
+]
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("reply", HOSTILE, ids=range(len(HOSTILE)))
+def test_hostile_replies_end_without_a_recipe(reply: str) -> None:
+    found = extract_recipe(reply)
+    assert found.data is None and found.error
+
+
+def test_a_recipe_mentioning_think_tags_in_json_is_read() -> None:
+    reply = '{"name": "x", "engine": "ford", "description": "explains <think> tags"}'
+    assert extract_recipe(reply).data == {"name": "x", "engine": "ford",
+                                          "description": "explains <think> tags"}
+
+
+def test_prose_after_an_unfenced_document_is_cut_at_the_failing_line() -> None:
+    reply = "name: x\nengine: ford\ndescription: d\nThat is all: I hope it helps, really: yes\n"
+    assert extract_recipe(reply).data == {"name": "x", "engine": "ford", "description": "d"}

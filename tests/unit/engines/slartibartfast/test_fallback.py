@@ -63,13 +63,14 @@ def test_skipped_fallback_is_explained_but_the_log_keeps_the_selector_rationale(
     ws = Workspace(load_settings())
     llm_server.fail(500, "down")
     result = delegate(ws, DelegateRequest(task="Turn off the lights"), fallback=runner)
+    failed = "LLM call failed: HTTP 500: down (at " + llm_server.url.split("//")[1].split("/")[0]
     assert result.to_json()["rationale"] == (
-        "LLM call failed: HTTP 500: down — no Slartibartfast fallback: the LLM call failed, "
+        f"{failed}) — no Slartibartfast fallback: the LLM call failed, "
         "and Slartibartfast would call the same endpoint")
-    assert recent(ws.db, "default")[0].rationale == "LLM call failed: HTTP 500: down"
+    assert recent(ws.db, "default")[0].rationale == f"{failed})"
     llm_server.fail(500, "down")
     plain = delegate(ws, DelegateRequest(task="Turn off the lights"))
-    assert plain.to_json()["rationale"] == "LLM call failed: HTTP 500: down"
+    assert plain.to_json()["rationale"] == f"{failed})"
     assert calls == []
 
 

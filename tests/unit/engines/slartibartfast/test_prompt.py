@@ -95,3 +95,11 @@ def test_template_syntax_error_names_the_file(project_dir: Path) -> None:
                                   "{% for %}\n<!-- user -->\nx\n<!-- repair -->\ny\n"})
     with pytest.raises(DocumentError, match=r"slartibartfast\.md"):
         _prompt().first_messages()
+
+
+@pytest.mark.timeout(10)
+def test_an_override_runs_in_the_one_sandbox(project_dir: Path) -> None:
+    build_file_tree(project_dir, {"prompts/slartibartfast.md":
+                                  "{{ task }} {{ 'a' * 10**9 }}\n<!-- repair -->\ny\n"})
+    with pytest.raises(DocumentError, match="repetition would exceed the limit"):
+        _prompt().first_messages()

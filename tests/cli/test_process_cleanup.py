@@ -1,0 +1,124 @@
+"""Finding processes by name, their goal, status filters, and removing closed ones."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import run_cli
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from terminal import Key
+
+from vance_cli.base.errors import Cancelled, InputError
+from vance_cli.cli import ask
+
+
+def _create(name: str, *extra: str) -> dict[str, Any]:
+    result = run_cli(["process", "create", "--recipe", "coding", "--name", name, "--json",
+                      *extra])
+    assert result.exit_code == 0, result.stderr
+    return dict(result.json())
+
+
+def _ids(*args: str) -> list[str]:
+    return [p["id"] for p in run_cli(["process", "list", "--json", *args]).json()]
+
+
+def test_show_finds_a_process_by_its_name_and_shows_its_goal() -> None:
+    made = _create("report-fix", "--goal", "Fix the report\nand its totals")
+    shown = run_cli(["process", "show", "report-fix", "--json"]).json()
+    assert shown["id"] == made["id"]
+    human = run_cli(["process", "show", "report-fix"]).stdout
+    assert "goal: Fix the report" in human
+    missing = run_cli(["process", "show", "report-fx"])
+    assert missing.exit_code == 2
+    assert "no process with id or name 'report-fx' (names: session 'default')" in missing.stderr
+
+
+def test_a_long_goal_is_cut_for_people_only() -> None:
+    _create("big", "--goal", "x" * 5000)
+    human = run_cli(["process", "show", "big"]).stdout
+    assert "(5,000 characters; --json shows it whole)" in human
+    assert len(run_cli(["process", "show", "big", "--json"]).json()["goal"]) == 5000
+
+
+def test_list_filters_by_status() -> None:
+    first, second = _create("one")["id"], _create("two")["id"]
+    assert run_cli(["process", "stop", "one"]).exit_code == 0
+    assert _ids("--status", "closed") == [first]
+    assert _ids("--status", "open") == [second]
+    assert sorted(_ids("-s", "IDLE,closed")) == sorted([first, second])
+    bad = run_cli(["process", "list", "--status", "done"])
+    assert bad.exit_code == 2 and "unknown status 'done'" in bad.stderr
+
+
+def test_rm_removes_a_closed_process_and_its_records(vance_home: Path) -> None:
+    parent = _create("parent")["id"]
+    child = _create("child", "--parent", parent)["id"]
+    assert run_cli(["process", "stop", "parent"]).exit_code == 0
+    removed = run_cli(["process", "rm", "parent", "--yes", "--json"])
+    assert removed.exit_code == 0, removed.stderr
+    assert removed.json() == {"removed": [parent], "count": 1}
+    assert _ids() == [child]
+    assert run_cli(["process", "show", child, "--json"]).json()["parentProcessId"] is None
+    conn = sqlite3.connect(vance_home / "state" / "vance.db")
+    for table, column in (("process_transitions", "process_id"),
+                          ("events", "recipient_process_id")):
+        count = conn.execute(f"SELECT count(*) FROM {table} WHERE {column} = ?", (parent,))
+        assert count.fetchone()[0] == 0
+
+
+def test_rm_refuses_an_open_process_and_an_unconfirmed_removal() -> None:
+    _create("busy")
+    open_one = run_cli(["process", "rm", "busy", "--yes"])
+    assert open_one.exit_code == 2
+    assert "is IDLE: stop it first with 'vance process stop" in open_one.stderr
+    assert run_cli(["process", "stop", "busy"]).exit_code == 0
+    unconfirmed = run_cli(["process", "rm", "busy"])  # no terminal, no --yes
+    assert unconfirmed.exit_code == 2
+    assert "without confirmation: stdin is not a terminal; pass --yes" in unconfirmed.stderr
+    assert _ids() != []
+
+
+def test_prune_removes_every_closed_process_of_the_session() -> None:
+    keep = _create("keep")["id"]
+    for name in ("a", "b"):
+        _create(name)
+        assert run_cli(["process", "stop", name]).exit_code == 0
+    other = run_cli(["--session", "s2", "process", "create", "--recipe", "coding", "--name",
+                     "c", "--json"]).json()["id"]
+    assert run_cli(["--session", "s2", "process", "stop", "c"]).exit_code == 0
+    pruned = run_cli(["process", "prune", "--yes", "--json"]).json()
+    assert pruned["count"] == 2
+    assert _ids() == [keep] and other in _ids("--all-sessions")
+    assert run_cli(["process", "prune", "--all-sessions", "--yes"]).exit_code == 0
+    assert _ids("--all-sessions") == [keep]
+    nothing = run_cli(["process", "prune"])  # nothing to remove: nothing to confirm
+    assert nothing.exit_code == 0 and "removed 0 processes" in nothing.stderr
+
+
+@pytest.mark.parametrize(("lang", "keys", "answer"), [
+    ("en", "y" + Key.ENTER, True), ("en", Key.ENTER, False), ("en", "n" + Key.ENTER, False),
+    ("de", "j" + Key.ENTER, True), ("de", "J" + Key.ENTER, True), ("de", "y" + Key.ENTER, True),
+    ("de", "n" + Key.ENTER, False), ("de", Key.ENTER, False),
+])
+def test_the_yes_no_question_speaks_the_language(lang: str, keys: str, answer: bool) -> None:
+    with create_pipe_input() as pipe:
+        pipe.send_text(keys)
+        assert ask.ask_yes_no("Remove?", False, lang, pipe, DummyOutput()) is answer
+
+
+def test_confirm_removal_asks_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    questions: list[str] = []
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr(ask, "ask_yes_no",
+                        lambda text, default, lang: questions.append(text) or False)
+    with pytest.raises(Cancelled):
+        ask.confirm_removal(3, "de")
+    assert questions == ["3 geschlossene Prozesse entfernen?"]
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    with pytest.raises(InputError, match="pass --yes"):
+        ask.confirm_removal(1, "en")
