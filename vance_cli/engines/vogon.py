@@ -39,8 +39,7 @@ from typing import Any
 
 from vance_cli.base import replies
 from vance_cli.base.errors import BudgetExceeded, DocumentError, VanceError
-from vance_cli.base.yamlio import load_file
-from vance_cli.documents.cascade import Kind
+from vance_cli.documents.cascade import Kind, load_yaml
 from vance_cli.engines import chat, children
 from vance_cli.engines.registry import Engine
 from vance_cli.processes.runtime import Message, Turn, TurnOutcome
@@ -96,7 +95,7 @@ def load_plan(turn: Turn, params: engine_params.VogonParams) -> dict[str, Any]:
         known = ", ".join(r.name for r in turn.ws.cascade(Kind.STRATEGIES).list()) or "none"
         raise DocumentError(f"strategy '{params.strategy}' not found in any layer"
                             f" (strategies: {known})", path=f"strategies/{params.strategy}.yaml")
-    data = load_file(ref.path)
+    data = load_yaml(ref)
     try:
         document = engine_params.StrategyDocument.model_validate(data)
     except ValueError as exc:
