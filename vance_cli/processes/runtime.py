@@ -323,7 +323,8 @@ class Turn:
             messages: the chat messages.
             purpose: what the call is for (``reply``, ``plan``, ``head:pro`` …), recorded.
             stream: send the reply's text to ``sink`` as it arrives.
-            schema: JSON schema of the expected object (structured output).
+            schema: JSON schema of the expected object (structured output); None asks
+                for free text (no ``response_format``, whatever ``llm.json_mode`` says).
             temperature: sampling temperature; None sends none.
             max_tokens: cap on the reply, in tokens.
             model: a model for this call, else the process's.
@@ -347,7 +348,8 @@ class Turn:
                                  f" {self.budget.tokens} tokens (process.max_tokens)",
                                  "tokens", self.budget.tokens)
         config = self.llm_config(model)
-        config = replace(config, timeout=max(0.05, min(config.timeout, self.seconds_left)))
+        config = replace(config, timeout=max(0.05, min(config.timeout, self.seconds_left)),
+                         json_mode=config.json_mode if schema is not None else "none")
         self._calls += 1
         self.partial = ""
 
