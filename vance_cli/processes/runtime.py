@@ -34,7 +34,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -42,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from vance_cli.base.errors import (
     BudgetExceeded,
     CannotRun,
+    InvalidTransition,
     LLMError,
     NoEngineCode,
     VanceError,
@@ -536,6 +538,24 @@ def _claimable(ws: Workspace, process: Process, adopt: bool, retry: bool) -> Pro
     return process
 
 
+@contextmanager
+def _claim(ws: Workspace, process_id: str, adopt: bool) -> Iterator[Run]:
+    """``worker.running`` for a turn: a claim another turn or a stop won first is CannotRun.
+
+    The status was checked before (``_claimable``); the claim itself is the
+    compare-and-set that settles a race between two turns.
+    """
+    with ExitStack() as stack:
+        try:
+            run = stack.enter_context(running(ws, process_id, handle_sigterm=False,
+                                              adopt=adopt))
+        except InvalidTransition:
+            now = load_process(ws, process_id)
+            raise CannotRun(f"process {now.id} is {now.status.value}: another turn or a stop"
+                            " came first", process=now.id) from None
+        yield run
+
+
 EngineStep = Callable[[Turn], TurnOutcome]
 WholeRun = Callable[["Workspace", Process, TurnSink, bool], Process]
 
@@ -546,7 +566,7 @@ def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink
     _take_events(ws, process)
     interrupted = False
     report: TurnReport
-    with running(ws, process.id, handle_sigterm=False, adopt=adopt) as run:
+    with _claim(ws, process.id, adopt) as run:
         db = ws.db
         with db.transaction():
             number = store.next_turn(db, process.id)
