@@ -259,3 +259,79 @@ def test_a_short_placeholder_key_never_changes_a_reply(llm_server: ScriptedLLMSe
         llm_server.reply(reply, model="llama3")
         answer = complete(_config(llm_server, api_key=key), MESSAGES)
         assert (answer.text, answer.model) == (reply, "llama3")
+
+
+# --- streaming ----------------------------------------------------------------------------
+
+
+def test_a_streamed_reply_comes_in_pieces_in_order(llm_server: ScriptedLLMServer) -> None:
+    text = "Lima is the capital of Peru, on the Pacific coast."
+    llm_server.reply(text, chunks=5, prompt_tokens=11, completion_tokens=7)
+    pieces: list[str] = []
+    answer = complete(_config(llm_server), MESSAGES, on_text=pieces.append)
+    (request,) = llm_server.chat_requests
+    assert request.json["stream"] is True
+    assert request.json["stream_options"] == {"include_usage": True}
+    assert request.streamed == 5 and len(pieces) > 1
+    assert "".join(pieces) == answer.text == text
+    assert (answer.finish_reason, answer.prompt_tokens, answer.completion_tokens) == \
+        ("stop", 11, 7)
+
+
+def test_a_stream_that_breaks_is_an_llm_error(llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply("Lima is the capital of Peru.", chunks=5, cut_after=3)
+    pieces: list[str] = []
+    with pytest.raises(LLMError):  # keyless: nothing is held back for the redactor
+        complete(_config(llm_server, api_key=None), MESSAGES, on_text=pieces.append)
+    assert pieces and "".join(pieces) != "Lima is the capital of Peru."
+
+
+def test_a_key_split_over_stream_chunks_never_reaches_on_text(
+        llm_server: ScriptedLLMServer) -> None:
+    text = f"key={KEY};"  # one word: the server splits it inside the key
+    llm_server.reply(text, chunks=9)
+    pieces: list[str] = []
+    answer = complete(_config(llm_server), MESSAGES, on_text=pieces.append)
+    assert llm_server.chat_requests[0].streamed == 9
+    assert not any(KEY[:8] in p for p in pieces)
+    assert "".join(pieces) == answer.text == "key=[REDACTED];"
+
+
+SECRET = "sk-abcdefghijklmnop"  # 19 characters
+OTHER = "tok-0123456789abcdefXYZ"  # 23 characters
+
+
+@pytest.mark.parametrize("text", [
+    f"a {SECRET} b",
+    f"{SECRET}{SECRET}",
+    f"sk-abc {SECRET} sk-abcdefghijklmno!",  # prefixes that are no key are kept
+    f"{OTHER[:5]}{SECRET}{OTHER}",
+    "no key at all, just text",
+])
+def test_the_stream_redactor_never_lets_a_key_through_wherever_the_chunks_split(
+        text: str) -> None:
+    from vance_cli.llm import StreamRedactor
+
+    expected = redact(text, [SECRET, OTHER])
+    for first in range(len(text) + 1):
+        for second in range(first, len(text) + 1):
+            out: list[str] = []
+            redactor = StreamRedactor([SECRET, OTHER, None, "short"], out.append)
+            for piece in (text[:first], text[first:second], text[second:]):
+                redactor.feed(piece)
+            redactor.flush()
+            joined = "".join(out)
+            assert joined == expected, (first, second)
+            assert all(SECRET not in p and OTHER not in p for p in out)
+
+
+def test_the_stream_redactor_one_character_at_a_time() -> None:
+    from vance_cli.llm import StreamRedactor
+
+    text = f"x{SECRET}y{OTHER}z{SECRET}"
+    out: list[str] = []
+    redactor = StreamRedactor([SECRET, OTHER], out.append)
+    for char in text:
+        redactor.feed(char)
+    redactor.flush()
+    assert "".join(out) == "x[REDACTED]y[REDACTED]z[REDACTED]"
