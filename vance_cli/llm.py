@@ -29,8 +29,10 @@ Rules (docs/configuration.md):
   piece of text goes to ``on_text`` as it comes, with the key held back
   until it cannot be part of a key any more (``StreamRedactor``). The
   timeout applies between two pieces; a stream that breaks or ends without
-  a finish reason is an ``LLMError``. Servers that refuse
-  ``stream_options`` get the request once more without it.
+  a finish reason is an ``LLMError``. An exception that ``on_text`` raises
+  is the caller's (a budget, a stop): it closes the stream and is raised as
+  it is. Servers that refuse ``stream_options`` get the request once more
+  without it.
 """
 
 from __future__ import annotations
@@ -230,7 +232,8 @@ def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
         max_tokens: cap on the answer length, in tokens.
         temperature: sampling temperature (0 for repeatable decisions); None
             sends none (the server's default).
-        on_text: stream the reply: called with each piece of text as it arrives.
+        on_text: stream the reply: called with each piece of text as it arrives; what
+            it raises ends the call and is raised as it is.
 
     Returns:
         The Completion (its ``finish_reason`` may be ``length``: the caller decides).
@@ -266,9 +269,12 @@ def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
             request = reduced
             reply = create(**request)
         if on_text is not None:
-            return _read_stream(reply, model, _mode_of(request), started, secrets, on_text)
+            return _read_stream(reply, model, _mode_of(request), started, secrets,
+                                _CallerRaised.wrap(on_text))
     except LLMError:
         raise
+    except _CallerRaised as exc:
+        raise exc.error from None
     except openai.APITimeoutError:
         attempts = config.max_retries + 1
         raise LLMError(f"timed out after {config.timeout:g} s"
@@ -400,6 +406,25 @@ class StreamRedactor:
         if self._buffer:
             self._sink(redact(self._buffer, self._secrets, REPLY_SECRET_MIN))
             self._buffer = ""
+
+
+class _CallerRaised(Exception):
+    """Carries what the caller's ``on_text`` raised past the client errors, to raise it as is."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+    @classmethod
+    def wrap(cls, on_text: TextSink) -> TextSink:
+        """Return ``on_text`` with its exceptions carried in a ``_CallerRaised``."""
+        def sink(piece: str) -> None:
+            try:
+                on_text(piece)
+            except Exception as exc:
+                raise cls(exc) from exc
+
+        return sink
 
 
 def _read_stream(stream: Any, model: str, mode: str, started: float,

@@ -286,6 +286,26 @@ def test_a_stream_that_breaks_is_an_llm_error(llm_server: ScriptedLLMServer) -> 
     assert pieces and "".join(pieces) != "Lima is the capital of Peru."
 
 
+def test_what_on_text_raises_ends_the_stream_and_is_raised_as_it_is(
+        llm_server: ScriptedLLMServer) -> None:
+    class Enough(Exception):
+        pass
+
+    def sink(piece: str) -> None:
+        raise Enough(piece)
+
+    resume = threading.Event()
+    llm_server.reply("one two three four five", chunks=5, pause_after=2, resume=resume)
+    try:
+        with pytest.raises(Enough) as info:
+            complete(_config(llm_server, api_key=None), MESSAGES, on_text=sink)
+    finally:
+        resume.set()
+    assert str(info.value) == "one "
+    llm_server.reply("again")
+    assert complete(_config(llm_server), MESSAGES).text == "again"  # the client is usable
+
+
 def test_a_key_split_over_stream_chunks_never_reaches_on_text(
         llm_server: ScriptedLLMServer) -> None:
     text = f"key={KEY};"  # one word: the server splits it inside the key

@@ -349,24 +349,40 @@ class Turn:
             raise BudgetExceeded(f"the process used {used[1] + used[2]} LLM tokens: budget of"
                                  f" {self.budget.tokens} tokens (process.max_tokens)",
                                  "tokens", self.budget.tokens)
-        config = self.llm_config(model)
-        config = replace(config, timeout=max(0.05, min(config.timeout, self.seconds_left)),
-                         json_mode=config.json_mode if schema is not None else "none")
+        config = self._bounded(self.llm_config(model), structured=schema is not None)
         self._calls += 1
         self.partial = ""
 
         def on_text(piece: str) -> None:
             self.partial += piece
             self.sink.text(piece)
+            self.check()  # a stream that keeps coming must still end with the turn's seconds
 
         try:
             answer = complete(config, messages, schema, max_tokens, temperature=temperature,
                               on_text=on_text if stream else None)
         except LLMError as exc:
             self._record(purpose, config, None, exc.message)
+            if exc.timeout:
+                self.check()  # cut short by the turn's seconds: say so, not "timed out"
+            raise
+        except (BudgetExceeded, TurnStopped) as exc:  # from on_text: the stream was cut
+            self._record(purpose, config, None, str(exc))
             raise
         self._record(purpose, config, answer, None)
         return answer
+
+    def _bounded(self, config: LLMConfig, structured: bool) -> LLMConfig:
+        """Fit a call's timeout and retries into the turn's seconds left; free text: no JSON mode.
+
+        Each attempt may take the whole timeout, so retries are kept only
+        while they fit too (as ``bounded_config`` of Slartibartfast).
+        """
+        left = self.seconds_left
+        timeout = max(0.05, min(config.timeout, left))
+        retries = min(config.max_retries, max(0, int(left // timeout) - 1))
+        return replace(config, timeout=timeout, max_retries=retries,
+                       json_mode=config.json_mode if structured else "none")
 
     def _record(self, purpose: str, config: LLMConfig, answer: Completion | None,
                 error: str | None) -> None:

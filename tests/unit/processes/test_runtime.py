@@ -255,6 +255,38 @@ def test_a_budget_that_runs_out_ends_the_turn_and_names_it(
         ws.close()
 
 
+def test_a_turn_out_of_time_mid_stream_ends_and_names_the_budget(
+        llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VANCE_TURN_TIMEOUT", "1")
+    ws = Workspace(load_settings())
+    try:
+        pid = new_process(ws)
+        never = threading.Event()
+        llm.reply(LIMA, chunks=5, pause_after=3, resume=never)
+        report = run_turn(ws, pid)
+        assert report.settle == "FAILED"
+        assert "turn.timeout" in (report.reason or ""), report.reason
+        assert inputs(ws, pid) == [("task", None)]
+    finally:
+        ws.close()
+
+
+def test_a_slow_stream_cannot_outlast_the_turns_seconds(
+        llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each piece arrives well within the read timeout, but the whole stream takes too long."""
+    monkeypatch.setenv("VANCE_TURN_TIMEOUT", "1")
+    ws = Workspace(load_settings())
+    try:
+        pid = new_process(ws)
+        llm.reply("one two three four five six seven eight nine ten", chunks=10,
+                  chunk_delay=0.3)
+        report = run_turn(ws, pid)
+        assert report.settle == "FAILED"
+        assert "turn.timeout" in (report.reason or ""), report.reason
+    finally:
+        ws.close()
+
+
 def test_every_llm_call_is_recorded(ws: Workspace, llm: ScriptedLLMServer) -> None:
     from vance_cli.state import conversation
 
@@ -270,3 +302,19 @@ def test_every_llm_call_is_recorded(ws: Workspace, llm: ScriptedLLMServer) -> No
         (2, "reply", "m-2", 12, 5, "stop", None)]
     assert tuple(conversation.llm_totals(ws.db, pid))[:3] == (2, 12, 5)
 
+
+def test_retries_that_do_not_fit_the_turns_seconds_are_not_made(
+        llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VANCE_TURN_TIMEOUT", "1")
+    monkeypatch.setenv("VANCE_LLM_MAX_RETRIES", "2")
+    ws = Workspace(load_settings())
+    never = threading.Event()
+    try:
+        pid = new_process(ws)
+        for _ in range(3):
+            llm.reply(LIMA, gate=never)
+        report = run_turn(ws, pid)
+        assert "turn.timeout" in (report.reason or ""), report.reason
+        assert len(llm.chat_requests) == 1  # one attempt took the whole turn
+    finally:
+        ws.close()
