@@ -13,7 +13,7 @@ gives a started one and stops it after the test)::
     llm_server.reply(text, gate=event)                   # … only once the test sets ``event``
     llm_server.reply(text, chunks=5, chunk_delay=0.2)    # a streamed request gets 5 SSE chunks
     llm_server.reply(text, cut_after=2)                  # … and the stream breaks after 2
-    llm_server.reply(text, pause_after=3, resume=event)  # … and holds after 3 events until set
+    llm_server.reply(text, holds={3: event})             # … held after 3 events until set
     llm_server.reply(text, model="m", prompt_tokens=12, completion_tokens=5)
     llm_server.fail(500, "overloaded")                   # queue an OpenAI-style error body
     llm_server.fail(401, "bad key", headers={"x-should-retry": "false"})
@@ -34,10 +34,11 @@ Rules:
   least 3 when the text allows; ``chunk_delay`` seconds apart), a chunk with
   the finish reason, a usage chunk when ``stream_options.include_usage`` asks
   for it, then ``[DONE]`` — over HTTP/1.1 chunked transfer, so ``cut_after``
-  can break the stream mid-body as a dying server does. ``pause_after=n``
-  with ``resume=event`` holds the stream after its first ``n`` events (the
-  role chunk counts) until the test sets the event: a test sees a partial
-  answer for as long as it needs, without timing. An empty queue
+  can break the stream mid-body as a dying server does. ``holds={n: event}``
+  holds the stream after its first ``n`` events (the role chunk counts)
+  until the test sets the event, at as many places as it names: a test
+  sees each partial answer for as long as it needs, without timing. An
+  empty queue
   answers HTTP 500 ``no scripted reply left`` with ``x-should-retry:
   false``, so an unexpected extra call shows up as a failure, not a hang.
 - ``GET /v1/models`` lists ``models`` (default ``["test-model"]``).
@@ -80,8 +81,7 @@ class ScriptedReply:
     chunks: int = 4
     chunk_delay: float = 0.0
     cut_after: int | None = None
-    pause_after: int | None = None
-    resume: threading.Event | None = None
+    holds: dict[int, threading.Event] = field(default_factory=dict)
 
 
 @dataclass
@@ -208,13 +208,13 @@ class ScriptedLLMServer:
               model: str = "test-model", prompt_tokens: int = 100,
               completion_tokens: int = 20, gate: threading.Event | None = None,
               chunks: int = 4, chunk_delay: float = 0.0, cut_after: int | None = None,
-              pause_after: int | None = None, resume: threading.Event | None = None) -> None:
+              holds: dict[int, threading.Event] | None = None) -> None:
         """Queue a 200 chat completion whose message content is ``text``.
 
         ``gate``: the reply waits until the test sets it, so a test can prove a
         caller did not wait for it (the caller returned while the gate was shut).
-        ``chunks``, ``chunk_delay``, ``cut_after``, ``pause_after`` and ``resume``: how a
-        streamed request gets it (see the module docstring).
+        ``chunks``, ``chunk_delay``, ``cut_after`` and ``holds``: how a streamed request
+        gets it (see the module docstring).
         """
         body = completion_body(text, finish_reason, model, prompt_tokens, completion_tokens)
         self._push(ScriptedReply(200, body, delay=delay, gate=gate, text=text or "",
@@ -222,7 +222,7 @@ class ScriptedLLMServer:
                                  prompt_tokens=prompt_tokens,
                                  completion_tokens=completion_tokens, chunks=chunks,
                                  chunk_delay=chunk_delay, cut_after=cut_after,
-                                 pause_after=pause_after, resume=resume))
+                                 holds=dict(holds or {})))
 
     def fail(self, status: int, message: str = "error", delay: float = 0.0,
              headers: dict[str, str] | None = None) -> None:
@@ -270,8 +270,9 @@ class ScriptedLLMServer:
         """Wait before a stream's event ``index`` as scripted; False when the server stops."""
         if index and reply.chunk_delay and self._stopping.wait(reply.chunk_delay):
             return False
-        if index == reply.pause_after and reply.resume is not None:
-            while not reply.resume.wait(0.05):
+        hold = reply.holds.get(index)
+        if hold is not None:
+            while not hold.wait(0.05):
                 if self._stopping.is_set():
                     return False
         return True

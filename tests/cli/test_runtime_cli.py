@@ -353,7 +353,7 @@ def test_follow_shows_a_background_turn_as_it_streams_and_ends_when_it_settles(
         llm: ScriptedLLMServer) -> None:
     resume = threading.Event()
     llm.reply(match("quick-lookup"))
-    llm.reply(LIMA, chunks=5, pause_after=3, resume=resume)
+    llm.reply(LIMA, chunks=5, holds={3: resume})
     pid = process_id(run_cli(["delegate", "--task", PERU]).stdout)
     assert wait_until(lambda: len(llm.chat_requests) == 2 and llm.chat_requests[1].streamed == 2)
     follower = subprocess.Popen([sys.executable, "-m", "vance_cli", "process", "follow", pid],

@@ -295,7 +295,7 @@ def test_what_on_text_raises_ends_the_stream_and_is_raised_as_it_is(
         raise Enough(piece)
 
     resume = threading.Event()
-    llm_server.reply("one two three four five", chunks=5, pause_after=2, resume=resume)
+    llm_server.reply("one two three four five", chunks=5, holds={2: resume})
     try:
         with pytest.raises(Enough) as info:
             complete(_config(llm_server, api_key=None), MESSAGES, on_text=sink)

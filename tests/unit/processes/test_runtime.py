@@ -2,7 +2,7 @@
 
 The engine is ford and the LLM the scripted server behind the real openai
 client; a turn that must be caught half-way holds its stream with
-``pause_after``/``resume`` (docs/processes.md "Turns", "Budgets").
+``holds`` (docs/processes.md "Turns", "Budgets").
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def held_turn(ws: Workspace, llm: ScriptedLLMServer,
               process_id: str) -> tuple[Background, threading.Event]:
     """Start a turn whose answer stream is held after its first two chunks."""
     resume = threading.Event()
-    llm.reply(LIMA, chunks=5, pause_after=3, resume=resume)
+    llm.reply(LIMA, chunks=5, holds={3: resume})
     turn = Background(process_id)
     assert wait_until(lambda: bool(llm.chat_requests) and llm.chat_requests[-1].streamed == 2)
     return turn, resume
@@ -262,7 +262,7 @@ def test_a_turn_out_of_time_mid_stream_ends_and_names_the_budget(
     try:
         pid = new_process(ws)
         never = threading.Event()
-        llm.reply(LIMA, chunks=5, pause_after=3, resume=never)
+        llm.reply(LIMA, chunks=5, holds={3: never})
         report = run_turn(ws, pid)
         assert report.settle == "FAILED"
         assert "turn.timeout" in (report.reason or ""), report.reason
