@@ -254,6 +254,35 @@ def test_arthur_delegates_and_reports_the_childs_result(llm: ScriptedLLMServer) 
     assert ("note", "delegated") in kinds and ("event", "child_settled") in kinds
 
 
+def test_arthurs_delegate_needs_a_call_left_for_the_selector(llm: ScriptedLLMServer) -> None:
+    llm.reply(arthur_action("delegate", "I'll have a worker look it up.", PERU))
+    created = run_cli(["process", "create", "--recipe", "discuss", "--name", "lead",
+                       "--param", 'budget:={"llmCalls": 1}', "--steer", PERU, "--wait",
+                       "--json"])
+    assert created.exit_code == 1, created.stderr
+    process = created.json()
+    assert (process["status"], process["closeReason"]) == ("CLOSED", "STALE")
+    assert "turn.max_llm_calls" in process["outcome"]["reason"]
+    assert len(llm.chat_requests) == 1  # the selector was not asked: no call was left
+    assert [p["name"] for p in run_cli(["process", "list", "--json"]).json()] == ["lead"]
+    assert [(m["kind"], m["turn"]) for m in messages(process["id"])] == [("task", None)]
+
+
+def test_arthurs_turn_records_the_selectors_call(llm: ScriptedLLMServer) -> None:
+    llm.reply(arthur_action("delegate", "I'll have a worker look it up.", PERU))
+    llm.reply(match("quick-lookup"), prompt_tokens=40, completion_tokens=6)
+    llm.reply(LIMA)  # the child's turn
+    llm.reply(arthur_action("answer", "Lima."))
+    created = run_cli(["process", "create", "--recipe", "discuss", "--name", "lead",
+                       "--steer", PERU, "--wait", "--json"])
+    assert created.exit_code == 0, created.stderr
+    lead = created.json()["id"]
+    assert wait_until(lambda: show(lead)["result"] == "Lima.")
+    assert run_cli(["process", "wait", lead, "--timeout", "30"]).exit_code == 0
+    totals = show(lead)["llm"]
+    assert (totals["calls"], totals["tokensIn"], totals["tokensOut"]) == (3, 240, 46)
+
+
 # --- 7: a worker killed mid-turn --------------------------------------------------------------
 
 

@@ -339,18 +339,8 @@ class Turn:
             TurnStopped: the process was stopped meanwhile.
             LLMError: the call failed (recorded before it is raised).
         """
-        self.check()
-        if self._calls >= self.budget.llm_calls:
-            raise BudgetExceeded(f"the turn made its {self.budget.llm_calls} LLM calls: budget"
-                                 " of LLM calls per turn (turn.max_llm_calls)", "llm_calls",
-                                 self.budget.llm_calls)
-        used = conversation.llm_totals(self.ws.db, self.process.id)
-        if used[1] + used[2] >= self.budget.tokens:
-            raise BudgetExceeded(f"the process used {used[1] + used[2]} LLM tokens: budget of"
-                                 f" {self.budget.tokens} tokens (process.max_tokens)",
-                                 "tokens", self.budget.tokens)
+        self.check_call()
         config = self._bounded(self.llm_config(model), structured=schema is not None)
-        self._calls += 1
         self.partial = ""
 
         def on_text(piece: str) -> None:
@@ -372,6 +362,40 @@ class Turn:
         self._record(purpose, config, answer, None)
         return answer
 
+    def check_call(self) -> None:
+        """Raise unless the turn may make one more LLM call (``complete`` checks it too).
+
+        Raises:
+            BudgetExceeded: the turn's LLM calls or seconds, or the process's tokens, are spent.
+            TurnStopped: the process was stopped meanwhile.
+        """
+        self.check()
+        if self._calls >= self.budget.llm_calls:
+            raise BudgetExceeded(f"the turn made its {self.budget.llm_calls} LLM calls: budget"
+                                 " of LLM calls per turn (turn.max_llm_calls)", "llm_calls",
+                                 self.budget.llm_calls)
+        used = conversation.llm_totals(self.ws.db, self.process.id)
+        if used[1] + used[2] >= self.budget.tokens:
+            raise BudgetExceeded(f"the process used {used[1] + used[2]} LLM tokens: budget of"
+                                 f" {self.budget.tokens} tokens (process.max_tokens)",
+                                 "tokens", self.budget.tokens)
+
+    def record_call(self, purpose: str, *, model: str | None, endpoint: str | None,
+                    tokens_in: int | None = None, tokens_out: int | None = None,
+                    latency_ms: float | None = None, finish_reason: str | None = None,
+                    error: str | None = None) -> None:
+        """Record an LLM call of this turn; it counts against the turn's calls.
+
+        ``complete`` records its own; an engine records those that other code
+        made for the turn (the selector of a delegate), after ``check_call``.
+        """
+        self._calls += 1
+        with self.ws.db.transaction():
+            conversation.add_llm_call(
+                self.ws.db, self.process.id, self.number, purpose, model=model,
+                endpoint=endpoint, tokens_in=tokens_in, tokens_out=tokens_out,
+                latency_ms=latency_ms, finish_reason=finish_reason, error=error)
+
     def _bounded(self, config: LLMConfig, structured: bool) -> LLMConfig:
         """Fit a call's timeout and retries into the turn's seconds left; free text: no JSON mode.
 
@@ -386,15 +410,12 @@ class Turn:
 
     def _record(self, purpose: str, config: LLMConfig, answer: Completion | None,
                 error: str | None) -> None:
-        with self.ws.db.transaction():
-            conversation.add_llm_call(
-                self.ws.db, self.process.id, self.number, purpose,
-                model=answer.model if answer else config.model,
-                endpoint=safe_endpoint(config.base_url),
-                tokens_in=answer.prompt_tokens if answer else None,
-                tokens_out=answer.completion_tokens if answer else None,
-                latency_ms=answer.latency_ms if answer else None,
-                finish_reason=answer.finish_reason if answer else None, error=error)
+        self.record_call(purpose, model=answer.model if answer else config.model,
+                         endpoint=safe_endpoint(config.base_url),
+                         tokens_in=answer.prompt_tokens if answer else None,
+                         tokens_out=answer.completion_tokens if answer else None,
+                         latency_ms=answer.latency_ms if answer else None,
+                         finish_reason=answer.finish_reason if answer else None, error=error)
 
 
 class TurnStopped(Exception):
