@@ -13,6 +13,11 @@ Rules (docs/configuration.md):
   ``(max_retries + 1) * timeout`` plus the backoff sleeps.
 - Keyless local servers get a placeholder key, because the client refuses
   to start without one.
+- One client per endpoint and key is made once and kept (``_client``):
+  making one costs tens of milliseconds (its TLS context reads the CA
+  bundle), more than a short streamed reply of a local model. Each call
+  takes a copy with its own timeout and retries, which shares the
+  client's connections; nothing closes the kept client but the exit.
 - Every failure is an ``LLMError`` (``timeout`` set when the last attempt
   timed out). Its message never contains the API key: the key is redacted
   from any text that came from the client or the server, and the original
@@ -37,6 +42,7 @@ Rules (docs/configuration.md):
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -249,10 +255,8 @@ def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
     except ImportError as exc:  # pragma: no cover - openai is a dependency
         raise LLMError(f"the openai package cannot be imported: {exc}") from None
     secrets = (config.api_key,)
-    client = openai.OpenAI(
-        api_key=config.api_key or PLACEHOLDER_KEY, base_url=config.base_url,
-        timeout=config.timeout, max_retries=config.max_retries,
-    )
+    client = _client(config.base_url, config.api_key or PLACEHOLDER_KEY).with_options(
+        timeout=config.timeout, max_retries=config.max_retries)
     try:
         model = config.model or _only_model(client, secrets)
         request = build_request(config, model, messages, schema, max_tokens, temperature)
@@ -286,9 +290,19 @@ def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
         raise LLMError(redact(_one_line(str(exc)) or type(exc).__name__, secrets)) from None
     except Exception as exc:  # anything else from the client stack: still redacted, no chain
         raise LLMError(redact(f"{type(exc).__name__}: {_one_line(str(exc))}", secrets)) from None
-    finally:
-        client.close()
     return _completion(reply, model, _mode_of(request), started, secrets)
+
+
+CLIENTS_KEPT = 8
+"""Clients kept for reuse (one per endpoint and key); a test run meets many endpoints."""
+
+
+@functools.lru_cache(maxsize=CLIENTS_KEPT)
+def _client(base_url: str, api_key: str) -> Any:
+    """Return the kept ``openai.OpenAI`` client of an endpoint and key (made on first use)."""
+    import openai
+
+    return openai.OpenAI(api_key=api_key, base_url=base_url)
 
 
 def build_request(config: LLMConfig, model: str, messages: Sequence[Mapping[str, str]],

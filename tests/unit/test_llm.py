@@ -355,3 +355,31 @@ def test_the_stream_redactor_one_character_at_a_time() -> None:
         redactor.feed(char)
     redactor.flush()
     assert "".join(out) == "x[REDACTED]y[REDACTED]z[REDACTED]"
+
+
+def test_calls_to_one_endpoint_share_one_client_and_keep_their_own_options(
+        llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    import openai
+
+    made: list[str] = []
+    real = openai.OpenAI
+
+    class Counting(real):  # type: ignore[misc, valid-type]
+        def __init__(self, **kwargs: object) -> None:
+            if "http_client" not in kwargs or kwargs["http_client"] is None:
+                made.append(str(kwargs.get("api_key")))
+            super().__init__(**kwargs)
+
+    monkeypatch.setattr(openai, "OpenAI", Counting)
+    url = llm_server.url.replace("127.0.0.1", "localhost")  # an endpoint no other test kept
+    other = "sk-other-0a1b2c3d4e5f6a7b8c9d"
+    for key in (KEY, KEY, other, KEY):
+        llm_server.reply("hi")
+        complete(_config(llm_server, base_url=url, api_key=key, timeout=2.0 + len(made)),
+                 MESSAGES)
+    assert made == [KEY, other]  # one client per endpoint and key, made once
+    sent = [r.headers["authorization"] for r in llm_server.chat_requests]
+    assert sent == [f"Bearer {k}" for k in (KEY, KEY, other, KEY)]
+    llm_server.reply("late", delay=1.0)
+    with pytest.raises(LLMError, match=r"timed out after 0\.2 s"):  # the call's own timeout
+        complete(_config(llm_server, base_url=url, timeout=0.2), MESSAGES)
