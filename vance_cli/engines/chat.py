@@ -48,8 +48,8 @@ def recipe_prompt(turn: Turn) -> str:
         DocumentError: the template does not compile or fails to render.
     """
     source = turn.process.prompt or ""
-    if not source.strip():
-        return ""
+    if "{" not in source:  # no template syntax: the text as it is, nothing to compile
+        return source.strip()
     try:
         template = compile_template(source)
         return render(template, {"task": turn.process.goal, "params": dict(turn.process.params),
