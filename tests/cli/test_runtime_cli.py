@@ -434,6 +434,61 @@ def test_a_broken_stream_fails_the_turn_and_run_retries_it(llm: ScriptedLLMServe
     assert show(process["id"])["llm"]["calls"] == 2  # the failed call is recorded too
 
 
+def test_run_with_nothing_waiting_runs_no_turn(llm: ScriptedLLMServer) -> None:
+    pid = delegate_peru(llm)["process"]["id"]
+    result = run_cli(["process", "run", pid])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "" and "nothing to run" in result.stderr
+    assert len(llm.chat_requests) == 2  # no third call
+    process = show(pid)
+    assert (process["status"], process["turns"], process["result"]) == ("IDLE", 1, LIMA)
+
+
+def test_steer_during_a_background_turn_is_taken_by_the_next_turn_of_that_worker(
+        llm: ScriptedLLMServer) -> None:
+    hold = threading.Event()
+    llm.reply(match("quick-lookup"))
+    llm.reply(LIMA, chunks=5, holds={3: hold})
+    llm.reply(SANTIAGO)
+    first = run_cli(["delegate", "--task", PERU])
+    pid, worker = process_id(first.stdout), worker_pid(first.stdout)
+    assert wait_until(lambda: len(llm.chat_requests) == 2 and llm.chat_requests[1].streamed == 2)
+    steered = run_cli(["process", "steer", pid, CHILE])
+    assert steered.exit_code == 0, steered.stderr
+    assert "queued: message #" in steered.stdout
+    assert f"worker pid {worker}" in steered.stdout  # the worker that runs the turn now
+    waiting = run_cli(["process", "steer", pid, "And of Bolivia?", "--wait"])
+    assert waiting.exit_code == 0, waiting.stderr
+    assert "queued: message #" in waiting.stdout
+    hold.set()
+    assert wait_until(lambda: show(pid)["result"] == SANTIAGO)
+    assert run_cli(["process", "wait", pid, "--timeout", "30"]).exit_code == 0
+    assert [m["content"] for m in llm.chat_requests[2].json["messages"][1:]] == [
+        PERU, LIMA, CHILE, "And of Bolivia?"]
+    assert len(llm.chat_requests) == 3
+    logs = list((Path(os.environ["VANCE_HOME"]) / "state" / "logs").glob("*.log"))
+    assert "error" not in "".join(log.read_text() for log in logs).lower()
+
+
+def test_steer_of_a_failed_process_queues_the_message_and_names_run(
+        llm: ScriptedLLMServer) -> None:
+    llm.reply(match("quick-lookup"))
+    llm.reply(LIMA, chunks=5, cut_after=3)
+    pid = run_cli(["delegate", "--task", PERU, "--wait", "--json"]).json()["process"]["id"]
+    assert show(pid)["closeReason"] == "STALE"
+    for extra in ([], ["--wait"]):
+        steered = run_cli(["process", "steer", pid, CHILE, *extra])
+        assert steered.exit_code == 0, steered.stderr
+        assert "queued: message #" in steered.stdout
+        assert f"then: vance process run {pid}" in steered.stdout
+    assert len(llm.chat_requests) == 2 and show(pid)["closeReason"] == "STALE"
+    llm.reply(SANTIAGO)
+    assert run_cli(["process", "run", pid]).exit_code == 0
+    sent = llm.chat_requests[2].json["messages"][1:]
+    assert [m["content"] for m in sent] == [PERU, CHILE, CHILE]
+    assert show(pid)["status"] == "IDLE"
+
+
 # --- 13: the slartibartfast recipe ---------------------------------------------------------
 
 

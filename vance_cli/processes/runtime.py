@@ -696,16 +696,22 @@ def drive(ws: Workspace, process_id: str, *, sink: TurnSink | None = None,
     """Run turns while the process has pending inputs and can take them.
 
     The first turn runs even without pending input when ``adopt`` (a launcher
-    handed the process over) or ``retry``; later turns only for inputs that
-    arrived meanwhile (a steer during a turn), at most ``MAX_TURNS_IN_A_ROW``.
+    handed the process over) or ``retry`` of a process that failed; a process
+    that waits with nothing pending runs no turn. Later turns run only for
+    inputs that arrived meanwhile (a steer during a turn), at most
+    ``MAX_TURNS_IN_A_ROW``.
 
     Returns:
-        The report of the last turn.
+        The report of the last turn (``number`` None: no turn ran).
 
     Raises:
         As ``run_turn``.
     """
-    report = run_turn(ws, process_id, sink=sink, adopt=adopt, retry=retry)
+    process = load_process(ws, process_id)
+    if not adopt and process.status not in (Status.CLOSED, Status.RUNNING) and \
+            not has_pending(ws, process.id):
+        return TurnReport(process)
+    report = run_turn(ws, process.id, sink=sink, adopt=adopt, retry=retry)
     for _ in range(MAX_TURNS_IN_A_ROW - 1):
         process = report.process
         if process.status not in (Status.IDLE, Status.BLOCKED) or \
@@ -716,7 +722,7 @@ def drive(ws: Workspace, process_id: str, *, sink: TurnSink | None = None,
 
 
 How = Literal["foreground", "background", "waiting_for_llm", "nothing_to_do", "no_engine",
-              "passive"]
+              "passive", "running", "closed"]
 """How ``start`` dealt with a process."""
 
 
@@ -729,9 +735,11 @@ class Started:
         how: ``foreground`` (turns ran here), ``background`` (a worker runs them),
             ``waiting_for_llm`` (no LLM is configured: it waits, ``IDLE``),
             ``nothing_to_do`` (no pending input), ``no_engine`` (its engine has no
-            local code), ``passive`` (a mailbox).
+            local code), ``passive`` (a mailbox), ``running`` (a turn is under way:
+            whoever runs it takes the new input next), ``closed`` (no turn can
+            run; a ``STALE`` one waits for ``vance process run``).
         report: the last turn's report (foreground only).
-        worker_pid: the worker's pid (background only).
+        worker_pid: the worker's pid (background; running: the running turn's).
         log: the worker's log file (background only).
     """
 
@@ -760,20 +768,31 @@ def start(ws: Workspace, process_id: str, *, wait: bool = False,
         As ``run_turn`` (foreground); OSError: the worker cannot be started.
     """
     process = load_process(ws, process_id)
-    engine = ws.engines.get(process.engine)
-    if engine is None or (engine.run_turn is None and engine.run_process is None):
-        return Started(process, "no_engine")
-    if is_passive(process):
-        return Started(process, "passive")
-    if process.status is not Status.RUNNING and not has_pending(ws, process.id):
-        return Started(process, "nothing_to_do")
-    if not ws.settings.llm_configured:
-        return Started(process, "waiting_for_llm")
+    held = _held(ws, process)
+    if held is not None:
+        return Started(process, held,
+                       worker_pid=process.worker_pid if held == "running" else None)
     if wait:
         report = drive(ws, process.id, sink=sink)
         return Started(report.process, "foreground", report=report)
     pid, log = start_worker(ws, process.id)
     return Started(load_process(ws, process.id), "background", worker_pid=pid, log=log)
+
+
+def _held(ws: Workspace, process: Process) -> How | None:
+    """Say why no turn of the process starts now, or None when one can."""
+    engine = ws.engines.get(process.engine)
+    if engine is None or (engine.run_turn is None and engine.run_process is None):
+        return "no_engine"
+    if is_passive(process):
+        return "passive"
+    if process.status in (Status.CLOSED, Status.RUNNING):  # RUNNING: its drive loop goes on
+        return "closed" if process.status is Status.CLOSED else "running"
+    if not has_pending(ws, process.id):
+        return "nothing_to_do"
+    if not ws.settings.llm_configured:
+        return "waiting_for_llm"
+    return None
 
 
 def wake_parent(ws: Workspace, child: Process) -> bool:
