@@ -405,6 +405,29 @@ def test_follow_shows_a_background_turn_as_it_streams_and_ends_when_it_settles(
     assert show(pid)["status"] == "IDLE"
 
 
+def test_a_turn_handed_to_a_worker_shows_no_earlier_output_to_followers(
+        llm: ScriptedLLMServer, vance_home: Path) -> None:
+    """Between the hand-over and the worker's first piece, follow must not show the last turn."""
+    import sqlite3
+
+    pid = delegate_peru(llm)["process"]["id"]
+    live = vance_home / "state" / "streams" / f"{pid}.txt"
+    assert live.read_text(encoding="utf-8") == LIMA
+    llm.reply("Santiago.")
+    lock = sqlite3.connect(vance_home / "state" / "vance.db", isolation_level=None)
+    try:
+        steered = run_cli(["process", "steer", pid, CHILE])
+        assert steered.exit_code == 0, steered.stderr
+        lock.execute("BEGIN IMMEDIATE")  # the worker cannot claim its turn yet
+        assert show(pid)["status"] == "RUNNING"
+        assert live.read_text(encoding="utf-8") == ""  # what a follower sees now
+    finally:
+        lock.close()
+    assert run_cli(["process", "wait", pid, "--timeout", "30"]).exit_code == 0
+    followed = run_cli(["process", "follow", pid])
+    assert followed.stdout == "Santiago.\n"
+
+
 def test_follow_of_a_settled_process_shows_its_latest_result(llm: ScriptedLLMServer) -> None:
     pid = delegate_peru(llm)["process"]["id"]
     result = run_cli(["process", "follow", pid])

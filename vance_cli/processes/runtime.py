@@ -35,7 +35,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -775,7 +775,7 @@ def start(ws: Workspace, process_id: str, *, wait: bool = False,
     if wait:
         report = drive(ws, process.id, sink=sink)
         return Started(report.process, "foreground", report=report)
-    pid, log = start_worker(ws, process.id)
+    pid, log = _launch(ws, process.id)
     return Started(load_process(ws, process.id), "background", worker_pid=pid, log=log)
 
 
@@ -811,5 +811,18 @@ def wake_parent(ws: Workspace, child: Process) -> bool:
     if engine is None or not engine.wakes_on_events or is_passive(parent) or \
             parent.status not in (Status.IDLE, Status.BLOCKED):
         return False
-    start_worker(ws, parent.id)
+    _launch(ws, parent.id)
     return True
+
+
+def _launch(ws: Workspace, process_id: str) -> tuple[int, Path]:
+    """Start a worker for the process's turns (``launcher.start_worker``), live output emptied.
+
+    The worker needs a moment before its turn starts the stream file afresh;
+    a follower in between must see nothing, not the previous turn's output.
+    """
+    path = stream_path(ws, process_id)
+    with suppress(OSError):  # costs the follower only, as StreamFile's writes
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("", encoding="utf-8")
+    return start_worker(ws, process_id)
