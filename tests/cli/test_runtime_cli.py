@@ -217,6 +217,26 @@ def test_steer_without_wait_runs_the_next_turn_in_the_background(
     assert show(pid)["result"] == SANTIAGO
 
 
+def test_shell_plain_text_goes_to_the_listening_process_until_new(
+        llm: ScriptedLLMServer) -> None:
+    llm.reply(match("quick-lookup"))
+    llm.reply(LIMA, chunks=5)
+    llm.reply(SANTIAGO, chunks=3)
+    llm.reply(match("quick-lookup"))
+    llm.reply("Paris.")
+    script = f"{PERU}\n{CHILE}\n/new\nWhat is the capital of France?\n"
+    result = run_cli(["shell"], input=script)
+    assert result.exit_code == 0, result.stderr
+    assert [LIMA, SANTIAGO, "Paris."] == [line for line in result.stdout.splitlines()
+                                          if line in (LIMA, SANTIAGO, "Paris.")]
+    peru, france = (p["id"] for p in reversed(run_cli(["process", "list", "--json"]).json()))
+    requests = llm.chat_requests
+    assert len(requests) == 5 and streamed(requests[1]) and streamed(requests[2])
+    assert [m["content"] for m in requests[2].json["messages"][1:]] == [PERU, LIMA, CHILE]
+    assert "France" in requests[3].json["messages"][-1]["content"]  # /new: the selector
+    assert show(peru)["result"] == SANTIAGO and show(france)["result"] == "Paris."
+
+
 # --- 6: arthur delegates, its child's result comes back -------------------------------------
 
 
