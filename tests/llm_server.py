@@ -13,6 +13,7 @@ gives a started one and stops it after the test)::
     llm_server.reply(text, gate=event)                   # … only once the test sets ``event``
     llm_server.reply(text, chunks=5, chunk_delay=0.2)    # a streamed request gets 5 SSE chunks
     llm_server.reply(text, cut_after=2)                  # … and the stream breaks after 2
+    llm_server.reply(text, holds={3: event})             # … held after 3 events until set
     llm_server.reply(text, model="m", prompt_tokens=12, completion_tokens=5)
     llm_server.fail(500, "overloaded")                   # queue an OpenAI-style error body
     llm_server.fail(401, "bad key", headers={"x-should-retry": "false"})
@@ -23,6 +24,7 @@ gives a started one and stops it after the test)::
     llm_server.requests                                  # every request, in arrival order
     llm_server.chat_requests                             # only POST …/chat/completions
     req.method, req.path, req.headers (lower-case keys), req.body (bytes), req.json
+    req.streamed                                         # text chunks sent (0: not streamed)
     llm_server.models = ["a", "b"]                       # what GET /v1/models lists
 
 Rules:
@@ -32,7 +34,11 @@ Rules:
   least 3 when the text allows; ``chunk_delay`` seconds apart), a chunk with
   the finish reason, a usage chunk when ``stream_options.include_usage`` asks
   for it, then ``[DONE]`` — over HTTP/1.1 chunked transfer, so ``cut_after``
-  can break the stream mid-body as a dying server does. An empty queue
+  can break the stream mid-body as a dying server does. ``holds={n: event}``
+  holds the stream after its first ``n`` events (the role chunk counts)
+  until the test sets the event, at as many places as it names: a test
+  sees each partial answer for as long as it needs, without timing. An
+  empty queue
   answers HTTP 500 ``no scripted reply left`` with ``x-should-retry:
   false``, so an unexpected extra call shows up as a failure, not a hang.
 - ``GET /v1/models`` lists ``models`` (default ``["test-model"]``).
@@ -75,6 +81,7 @@ class ScriptedReply:
     chunks: int = 4
     chunk_delay: float = 0.0
     cut_after: int | None = None
+    holds: dict[int, threading.Event] = field(default_factory=dict)
 
 
 @dataclass
@@ -86,6 +93,8 @@ class RecordedRequest:
     headers: dict[str, str]
     body: bytes
     at: float
+    streamed: int = 0
+    """Chunks with text this request got as server-sent events (0: not streamed)."""
 
     @property
     def json(self) -> Any:
@@ -127,6 +136,13 @@ def sse_events(reply: ScriptedReply, req: RecordedRequest) -> list[str]:
             "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
             "total_tokens": reply.prompt_tokens + reply.completion_tokens}})
     return [json.dumps(e) for e in events] + ["[DONE]"]
+
+
+def _has_text(event: str) -> bool:
+    """True when a ``data:`` payload carries a piece of the reply's text."""
+    if event == "[DONE]":
+        return False
+    return any(c.get("delta", {}).get("content") for c in json.loads(event)["choices"])
 
 
 def completion_body(text: str | None, finish_reason: str | None = "stop",
@@ -191,19 +207,22 @@ class ScriptedLLMServer:
     def reply(self, text: str | None, finish_reason: str | None = "stop", delay: float = 0.0,
               model: str = "test-model", prompt_tokens: int = 100,
               completion_tokens: int = 20, gate: threading.Event | None = None,
-              chunks: int = 4, chunk_delay: float = 0.0, cut_after: int | None = None) -> None:
+              chunks: int = 4, chunk_delay: float = 0.0, cut_after: int | None = None,
+              holds: dict[int, threading.Event] | None = None) -> None:
         """Queue a 200 chat completion whose message content is ``text``.
 
         ``gate``: the reply waits until the test sets it, so a test can prove a
         caller did not wait for it (the caller returned while the gate was shut).
-        ``chunks``, ``chunk_delay``, ``cut_after``: how a streamed request gets it.
+        ``chunks``, ``chunk_delay``, ``cut_after`` and ``holds``: how a streamed request
+        gets it (see the module docstring).
         """
         body = completion_body(text, finish_reason, model, prompt_tokens, completion_tokens)
         self._push(ScriptedReply(200, body, delay=delay, gate=gate, text=text or "",
                                  finish_reason=finish_reason, model=model,
                                  prompt_tokens=prompt_tokens,
                                  completion_tokens=completion_tokens, chunks=chunks,
-                                 chunk_delay=chunk_delay, cut_after=cut_after))
+                                 chunk_delay=chunk_delay, cut_after=cut_after,
+                                 holds=dict(holds or {})))
 
     def fail(self, status: int, message: str = "error", delay: float = 0.0,
              headers: dict[str, str] | None = None) -> None:
@@ -246,6 +265,17 @@ class ScriptedLLMServer:
                 return self._queue.popleft()
         return ScriptedReply(500, b'{"error": {"message": "no scripted reply left"}}',
                              headers={"x-should-retry": "false"})
+
+    def _pace(self, reply: ScriptedReply, index: int) -> bool:
+        """Wait before a stream's event ``index`` as scripted; False when the server stops."""
+        if index and reply.chunk_delay and self._stopping.wait(reply.chunk_delay):
+            return False
+        hold = reply.holds.get(index)
+        if hold is not None:
+            while not hold.wait(0.05):
+                if self._stopping.is_set():
+                    return False
+        return True
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -294,12 +324,12 @@ class ScriptedLLMServer:
                             self.wfile.flush()
                             self.connection.shutdown(socket.SHUT_RDWR)
                             return
-                        if index and reply.chunk_delay and \
-                                server._stopping.wait(reply.chunk_delay):
+                        if not server._pace(reply, index):
                             return
                         data = f"data: {event}\n\n".encode()
                         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                         self.wfile.flush()
+                        req.streamed += _has_text(event)
                     self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError, OSError):

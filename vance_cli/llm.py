@@ -13,6 +13,11 @@ Rules (docs/configuration.md):
   ``(max_retries + 1) * timeout`` plus the backoff sleeps.
 - Keyless local servers get a placeholder key, because the client refuses
   to start without one.
+- One client per endpoint and key is made once and kept (``_client``):
+  making one costs tens of milliseconds (its TLS context reads the CA
+  bundle), more than a short streamed reply of a local model. Each call
+  takes a copy with its own timeout and retries, which shares the
+  client's connections; nothing closes the kept client but the exit.
 - Every failure is an ``LLMError`` (``timeout`` set when the last attempt
   timed out). Its message never contains the API key: the key is redacted
   from any text that came from the client or the server, and the original
@@ -29,12 +34,15 @@ Rules (docs/configuration.md):
   piece of text goes to ``on_text`` as it comes, with the key held back
   until it cannot be part of a key any more (``StreamRedactor``). The
   timeout applies between two pieces; a stream that breaks or ends without
-  a finish reason is an ``LLMError``. Servers that refuse
-  ``stream_options`` get the request once more without it.
+  a finish reason is an ``LLMError``. An exception that ``on_text`` raises
+  is the caller's (a budget, a stop): it closes the stream and is raised as
+  it is. Servers that refuse ``stream_options`` get the request once more
+  without it.
 """
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -237,7 +245,8 @@ def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
         max_tokens: cap on the answer length, in tokens.
         temperature: sampling temperature (0 for repeatable decisions); None
             sends none (the server's default).
-        on_text: stream the reply: called with each piece of text as it arrives.
+        on_text: stream the reply: called with each piece of text as it arrives; what
+            it raises ends the call and is raised as it is.
 
     Returns:
         The Completion (its ``finish_reason`` may be ``length``: the caller decides).
@@ -265,10 +274,8 @@ def _complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
     except ImportError as exc:  # pragma: no cover - openai is a dependency
         raise LLMError(f"the openai package cannot be imported: {exc}") from None
     secrets = (config.api_key,)
-    client = openai.OpenAI(
-        api_key=config.api_key or PLACEHOLDER_KEY, base_url=config.base_url,
-        timeout=config.timeout, max_retries=config.max_retries,
-    )
+    client = _client(config.base_url, config.api_key or PLACEHOLDER_KEY).with_options(
+        timeout=config.timeout, max_retries=config.max_retries)
     try:
         model = config.model or _only_model(client, secrets)
         request = build_request(config, model, messages, schema, max_tokens, temperature)
@@ -285,9 +292,12 @@ def _complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
             request = reduced
             reply = create(**request)
         if on_text is not None:
-            return _read_stream(reply, model, _mode_of(request), started, secrets, on_text)
+            return _read_stream(reply, model, _mode_of(request), started, secrets,
+                                _CallerRaised.wrap(on_text))
     except LLMError:
         raise
+    except _CallerRaised as exc:
+        raise exc.error from None
     except openai.APITimeoutError:
         attempts = config.max_retries + 1
         raise LLMError(f"timed out after {config.timeout:g} s"
@@ -302,8 +312,6 @@ def _complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
         raise LLMError(redact(_one_line(str(exc)) or type(exc).__name__, secrets)) from None
     except Exception as exc:  # anything else from the client stack: still redacted, no chain
         raise LLMError(redact(f"{type(exc).__name__}: {_one_line(str(exc))}", secrets)) from None
-    finally:
-        client.close()
     return _completion(reply, model, _mode_of(request), started, secrets)
 
 
@@ -327,6 +335,18 @@ def json_mode_hint(status: int, message: str, sent: str) -> str | None:
     wanted = named[0] if named else "none"
     return (f"the server refuses llm.json_mode '{sent}': try 'vance config set llm.json_mode "
             f"{wanted}'" + ("" if wanted == "none" else " (or none)"))
+
+
+CLIENTS_KEPT = 8
+"""Clients kept for reuse (one per endpoint and key); a test run meets many endpoints."""
+
+
+@functools.lru_cache(maxsize=CLIENTS_KEPT)
+def _client(base_url: str, api_key: str) -> Any:
+    """Return the kept ``openai.OpenAI`` client of an endpoint and key (made on first use)."""
+    import openai
+
+    return openai.OpenAI(api_key=api_key, base_url=base_url)
 
 
 def build_request(config: LLMConfig, model: str, messages: Sequence[Mapping[str, str]],
@@ -448,6 +468,25 @@ class StreamRedactor:
         if self._buffer:
             self._sink(redact(self._buffer, self._secrets, REPLY_SECRET_MIN))
             self._buffer = ""
+
+
+class _CallerRaised(Exception):
+    """Carries what the caller's ``on_text`` raised past the client errors, to raise it as is."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+    @classmethod
+    def wrap(cls, on_text: TextSink) -> TextSink:
+        """Return ``on_text`` with its exceptions carried in a ``_CallerRaised``."""
+        def sink(piece: str) -> None:
+            try:
+                on_text(piece)
+            except Exception as exc:
+                raise cls(exc) from exc
+
+        return sink
 
 
 def _read_stream(stream: Any, model: str, mode: str, started: float,

@@ -265,3 +265,127 @@ def test_a_short_placeholder_key_never_changes_a_reply(llm_server: ScriptedLLMSe
 
 def _host(server: ScriptedLLMServer) -> str:
     return server.url.split("//", 1)[1].split("/", 1)[0]
+
+
+# --- streaming ----------------------------------------------------------------------------
+
+
+def test_a_streamed_reply_comes_in_pieces_in_order(llm_server: ScriptedLLMServer) -> None:
+    text = "Lima is the capital of Peru, on the Pacific coast."
+    llm_server.reply(text, chunks=5, prompt_tokens=11, completion_tokens=7)
+    pieces: list[str] = []
+    answer = complete(_config(llm_server), MESSAGES, on_text=pieces.append)
+    (request,) = llm_server.chat_requests
+    assert request.json["stream"] is True
+    assert request.json["stream_options"] == {"include_usage": True}
+    assert request.streamed == 5 and len(pieces) > 1
+    assert "".join(pieces) == answer.text == text
+    assert (answer.finish_reason, answer.prompt_tokens, answer.completion_tokens) == \
+        ("stop", 11, 7)
+
+
+def test_a_stream_that_breaks_is_an_llm_error(llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply("Lima is the capital of Peru.", chunks=5, cut_after=3)
+    pieces: list[str] = []
+    with pytest.raises(LLMError):  # keyless: nothing is held back for the redactor
+        complete(_config(llm_server, api_key=None), MESSAGES, on_text=pieces.append)
+    assert pieces and "".join(pieces) != "Lima is the capital of Peru."
+
+
+def test_what_on_text_raises_ends_the_stream_and_is_raised_as_it_is(
+        llm_server: ScriptedLLMServer) -> None:
+    class Enough(Exception):
+        pass
+
+    def sink(piece: str) -> None:
+        raise Enough(piece)
+
+    resume = threading.Event()
+    llm_server.reply("one two three four five", chunks=5, holds={2: resume})
+    try:
+        with pytest.raises(Enough) as info:
+            complete(_config(llm_server, api_key=None), MESSAGES, on_text=sink)
+    finally:
+        resume.set()
+    assert str(info.value) == "one "
+    llm_server.reply("again")
+    assert complete(_config(llm_server), MESSAGES).text == "again"  # the client is usable
+
+
+def test_a_key_split_over_stream_chunks_never_reaches_on_text(
+        llm_server: ScriptedLLMServer) -> None:
+    text = f"key={KEY};"  # one word: the server splits it inside the key
+    llm_server.reply(text, chunks=9)
+    pieces: list[str] = []
+    answer = complete(_config(llm_server), MESSAGES, on_text=pieces.append)
+    assert llm_server.chat_requests[0].streamed == 9
+    assert not any(KEY[:8] in p for p in pieces)
+    assert "".join(pieces) == answer.text == "key=[REDACTED];"
+
+
+SECRET = "sk-abcdefghijklmnop"  # 19 characters
+OTHER = "tok-0123456789abcdefXYZ"  # 23 characters
+
+
+@pytest.mark.parametrize("text", [
+    f"a {SECRET} b",
+    f"{SECRET}{SECRET}",
+    f"sk-abc {SECRET} sk-abcdefghijklmno!",  # prefixes that are no key are kept
+    f"{OTHER[:5]}{SECRET}{OTHER}",
+    "no key at all, just text",
+])
+def test_the_stream_redactor_never_lets_a_key_through_wherever_the_chunks_split(
+        text: str) -> None:
+    from vance_cli.llm import StreamRedactor
+
+    expected = redact(text, [SECRET, OTHER])
+    for first in range(len(text) + 1):
+        for second in range(first, len(text) + 1):
+            out: list[str] = []
+            redactor = StreamRedactor([SECRET, OTHER, None, "short"], out.append)
+            for piece in (text[:first], text[first:second], text[second:]):
+                redactor.feed(piece)
+            redactor.flush()
+            joined = "".join(out)
+            assert joined == expected, (first, second)
+            assert all(SECRET not in p and OTHER not in p for p in out)
+
+
+def test_the_stream_redactor_one_character_at_a_time() -> None:
+    from vance_cli.llm import StreamRedactor
+
+    text = f"x{SECRET}y{OTHER}z{SECRET}"
+    out: list[str] = []
+    redactor = StreamRedactor([SECRET, OTHER], out.append)
+    for char in text:
+        redactor.feed(char)
+    redactor.flush()
+    assert "".join(out) == "x[REDACTED]y[REDACTED]z[REDACTED]"
+
+
+def test_calls_to_one_endpoint_share_one_client_and_keep_their_own_options(
+        llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    import openai
+
+    made: list[str] = []
+    real = openai.OpenAI
+
+    class Counting(real):  # type: ignore[misc, valid-type]
+        def __init__(self, **kwargs: object) -> None:
+            if "http_client" not in kwargs or kwargs["http_client"] is None:
+                made.append(str(kwargs.get("api_key")))
+            super().__init__(**kwargs)
+
+    monkeypatch.setattr(openai, "OpenAI", Counting)
+    url = llm_server.url.replace("127.0.0.1", "localhost")  # an endpoint no other test kept
+    other = "sk-other-0a1b2c3d4e5f6a7b8c9d"
+    for key in (KEY, KEY, other, KEY):
+        llm_server.reply("hi")
+        complete(_config(llm_server, base_url=url, api_key=key, timeout=2.0 + len(made)),
+                 MESSAGES)
+    assert made == [KEY, other]  # one client per endpoint and key, made once
+    sent = [r.headers["authorization"] for r in llm_server.chat_requests]
+    assert sent == [f"Bearer {k}" for k in (KEY, KEY, other, KEY)]
+    llm_server.reply("late", delay=1.0)
+    with pytest.raises(LLMError, match=r"timed out after 0\.2 s"):  # the call's own timeout
+        complete(_config(llm_server, base_url=url, timeout=0.2), MESSAGES)

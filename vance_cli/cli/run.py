@@ -85,6 +85,8 @@ def work_pairs(started: Started) -> list[tuple[str, Any]]:
     if started.how == "waiting_for_llm":
         return [("work", f"waits for an LLM: no LLM is configured; {LLM_HINT}"),
                 ("then", f"vance process run {pid}")]
+    if started.how in ("running", "closed"):
+        return _not_started(started)
     if started.how == "no_engine":
         return [("work", f"none: engine '{started.process.engine}' has no local"
                          " implementation yet")]
@@ -92,6 +94,21 @@ def work_pairs(started: Started) -> list[tuple[str, Any]]:
     if report is not None and report.failed:
         return [("work", f"failed: {report.reason}")]
     return []
+
+
+def _not_started(started: Started) -> list[tuple[str, Any]]:
+    """The lines for a process whose turn is under way elsewhere, or that is closed."""
+    process, pid = started.process, started.process.id
+    if started.how == "running":
+        return [("work", f"a turn is under way (worker pid {started.worker_pid}); it takes"
+                         " the new input next"),
+                ("then", f"vance process wait {pid}; vance process result {pid}")]
+    why = (process.outcome or {}).get("reason")
+    pairs: list[tuple[str, Any]] = [("work", f"none: the process is CLOSED/{process.close_reason}"
+                                             + (f" ({why})" if why else ""))]
+    if process.close_reason == "STALE":
+        pairs.append(("then", f"vance process run {pid}"))
+    return pairs
 
 
 def exit_code(report: TurnReport | None) -> int:

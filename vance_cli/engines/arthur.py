@@ -35,6 +35,7 @@ from vance_cli.engines.registry import Engine
 from vance_cli.engines.slartibartfast.fallback import Fallback
 from vance_cli.processes.runtime import Settle, Turn, TurnOutcome, start
 from vance_cli.recipes.loader import load_recipes
+from vance_cli.selector.decision import Mode
 
 ACTIONS = ("answer", "delegate", "ask")
 """The actions arthur can take."""
@@ -118,10 +119,21 @@ def _recipes_text(turn: Turn) -> str:
 
 
 def _delegate(turn: Turn, action: Action) -> str:
-    """Start a worker for the action's task; return a note on what happened."""
+    """Start a worker for the action's task; return a note on what happened.
+
+    The selector's LLM call is one of the turn's: it needs a call left, and is recorded.
+    """
     task = action.task or action.message
+    turn.check_call()
     result = delegate(turn.ws, DelegateRequest(task=task, caller=turn.process.id),
                       fallback=Fallback())
+    decision = result.decision
+    if decision.mode is Mode.LLM:
+        trace = decision.trace
+        turn.record_call("select", model=trace.model, endpoint=trace.endpoint,
+                         tokens_in=trace.prompt_tokens, tokens_out=trace.completion_tokens,
+                         latency_ms=trace.latency_ms, finish_reason=trace.finish_reason,
+                         error=None if trace.raw_reply is not None else decision.rationale)
     child = result.process
     if child is None:
         return f"nothing was started for '{task[:80]}': {result.decision.rationale}"

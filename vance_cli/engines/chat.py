@@ -62,6 +62,8 @@ def fill(source: str, variables: Mapping[str, Any], where: str) -> str:
     Raises:
         DocumentError: the template does not compile or fails to render (the recipe's fault).
     """
+    if "{" not in source:  # no template syntax: the text as it is, nothing to compile
+        return source.strip()
     try:
         return render(compile_template(source), variables).strip()
     except TemplateRejected as exc:

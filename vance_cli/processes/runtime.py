@@ -34,7 +34,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -42,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from vance_cli.base.errors import (
     BudgetExceeded,
     CannotRun,
+    InvalidTransition,
     LLMError,
     NoEngineCode,
     VanceError,
@@ -337,7 +339,8 @@ class Turn:
             messages: the chat messages.
             purpose: what the call is for (``reply``, ``plan``, ``head:pro`` …), recorded.
             stream: send the reply's text to ``sink`` as it arrives.
-            schema: JSON schema of the expected object (structured output).
+            schema: JSON schema of the expected object (structured output); None asks
+                for free text (no ``response_format``, whatever ``llm.json_mode`` says).
             temperature: sampling temperature; None sends none.
             max_tokens: cap on the reply, in tokens.
             model: a model for this call, else the process's.
@@ -350,6 +353,36 @@ class Turn:
             TurnStopped: the process was stopped meanwhile.
             LLMError: the call failed (recorded before it is raised).
         """
+        self.check_call()
+        config = self._bounded(self.llm_config(model), structured=schema is not None)
+        self.partial = ""
+
+        def on_text(piece: str) -> None:
+            self.partial += piece
+            self.sink.text(piece)
+            self.check()  # a stream that keeps coming must still end with the turn's seconds
+
+        try:
+            answer = complete(config, messages, schema, max_tokens, temperature=temperature,
+                              on_text=on_text if stream else None)
+        except LLMError as exc:
+            self._record(purpose, config, None, exc.message)
+            if exc.timeout:
+                self.check()  # cut short by the turn's seconds: say so, not "timed out"
+            raise
+        except (BudgetExceeded, TurnStopped) as exc:  # from on_text: the stream was cut
+            self._record(purpose, config, None, str(exc))
+            raise
+        self._record(purpose, config, answer, None)
+        return answer
+
+    def check_call(self) -> None:
+        """Raise unless the turn may make one more LLM call (``complete`` checks it too).
+
+        Raises:
+            BudgetExceeded: the turn's LLM calls or seconds, or the process's tokens, are spent.
+            TurnStopped: the process was stopped meanwhile.
+        """
         self.check()
         if self._calls >= self.budget.llm_calls:
             raise BudgetExceeded(f"the turn made its {self.budget.llm_calls} LLM calls: budget"
@@ -360,35 +393,43 @@ class Turn:
             raise BudgetExceeded(f"the process used {used[1] + used[2]} LLM tokens: budget of"
                                  f" {self.budget.tokens} tokens (process.max_tokens)",
                                  "tokens", self.budget.tokens)
-        config = self.llm_config(model)
-        config = replace(config, timeout=max(0.05, min(config.timeout, self.seconds_left)))
+
+    def record_call(self, purpose: str, *, model: str | None, endpoint: str | None,
+                    tokens_in: int | None = None, tokens_out: int | None = None,
+                    latency_ms: float | None = None, finish_reason: str | None = None,
+                    error: str | None = None) -> None:
+        """Record an LLM call of this turn; it counts against the turn's calls.
+
+        ``complete`` records its own; an engine records those that other code
+        made for the turn (the selector of a delegate), after ``check_call``.
+        """
         self._calls += 1
-        self.partial = ""
+        with self.ws.db.transaction():
+            conversation.add_llm_call(
+                self.ws.db, self.process.id, self.number, purpose, model=model,
+                endpoint=endpoint, tokens_in=tokens_in, tokens_out=tokens_out,
+                latency_ms=latency_ms, finish_reason=finish_reason, error=error)
 
-        def on_text(piece: str) -> None:
-            self.partial += piece
-            self.sink.text(piece)
+    def _bounded(self, config: LLMConfig, structured: bool) -> LLMConfig:
+        """Fit a call's timeout and retries into the turn's seconds left; free text: no JSON mode.
 
-        try:
-            answer = complete(config, messages, schema, max_tokens, temperature=temperature,
-                              on_text=on_text if stream else None)
-        except LLMError as exc:
-            self._record(purpose, config, None, exc.message)
-            raise
-        self._record(purpose, config, answer, None)
-        return answer
+        Each attempt may take the whole timeout, so retries are kept only
+        while they fit too (as ``bounded_config`` of Slartibartfast).
+        """
+        left = self.seconds_left
+        timeout = max(0.05, min(config.timeout, left))
+        retries = min(config.max_retries, max(0, int(left // timeout) - 1))
+        return replace(config, timeout=timeout, max_retries=retries,
+                       json_mode=config.json_mode if structured else "none")
 
     def _record(self, purpose: str, config: LLMConfig, answer: Completion | None,
                 error: str | None) -> None:
-        with self.ws.db.transaction():
-            conversation.add_llm_call(
-                self.ws.db, self.process.id, self.number, purpose,
-                model=answer.model if answer else config.model,
-                endpoint=safe_endpoint(config.base_url),
-                tokens_in=answer.prompt_tokens if answer else None,
-                tokens_out=answer.completion_tokens if answer else None,
-                latency_ms=answer.latency_ms if answer else None,
-                finish_reason=answer.finish_reason if answer else None, error=error)
+        self.record_call(purpose, model=answer.model if answer else config.model,
+                         endpoint=safe_endpoint(config.base_url),
+                         tokens_in=answer.prompt_tokens if answer else None,
+                         tokens_out=answer.completion_tokens if answer else None,
+                         latency_ms=answer.latency_ms if answer else None,
+                         finish_reason=answer.finish_reason if answer else None, error=error)
 
 
 class TurnStopped(Exception):
@@ -548,6 +589,24 @@ def _claimable(ws: Workspace, process: Process, adopt: bool, retry: bool) -> Pro
     return process
 
 
+@contextmanager
+def _claim(ws: Workspace, process_id: str, adopt: bool) -> Iterator[Run]:
+    """``worker.running`` for a turn: a claim another turn or a stop won first is CannotRun.
+
+    The status was checked before (``_claimable``); the claim itself is the
+    compare-and-set that settles a race between two turns.
+    """
+    with ExitStack() as stack:
+        try:
+            run = stack.enter_context(running(ws, process_id, handle_sigterm=False,
+                                              adopt=adopt))
+        except InvalidTransition:
+            now = load_process(ws, process_id)
+            raise CannotRun(f"process {now.id} is {now.status.value}: another turn or a stop"
+                            " came first", process=now.id) from None
+        yield run
+
+
 EngineStep = Callable[[Turn], TurnOutcome]
 WholeRun = Callable[["Workspace", Process, TurnSink, bool], Process]
 
@@ -558,7 +617,7 @@ def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink
     _take_events(ws, process)
     interrupted = False
     report: TurnReport
-    with running(ws, process.id, handle_sigterm=False, adopt=adopt) as run:
+    with _claim(ws, process.id, adopt) as run:
         db = ws.db
         with db.transaction():
             number = store.next_turn(db, process.id)
@@ -651,16 +710,22 @@ def drive(ws: Workspace, process_id: str, *, sink: TurnSink | None = None,
     """Run turns while the process has pending inputs and can take them.
 
     The first turn runs even without pending input when ``adopt`` (a launcher
-    handed the process over) or ``retry``; later turns only for inputs that
-    arrived meanwhile (a steer during a turn), at most ``MAX_TURNS_IN_A_ROW``.
+    handed the process over) or ``retry`` of a process that failed; a process
+    that waits with nothing pending runs no turn. Later turns run only for
+    inputs that arrived meanwhile (a steer during a turn), at most
+    ``MAX_TURNS_IN_A_ROW``.
 
     Returns:
-        The report of the last turn.
+        The report of the last turn (``number`` None: no turn ran).
 
     Raises:
         As ``run_turn``.
     """
-    report = run_turn(ws, process_id, sink=sink, adopt=adopt, retry=retry)
+    process = load_process(ws, process_id)
+    if not adopt and process.status not in (Status.CLOSED, Status.RUNNING) and \
+            not has_pending(ws, process.id):
+        return TurnReport(process)
+    report = run_turn(ws, process.id, sink=sink, adopt=adopt, retry=retry)
     for _ in range(MAX_TURNS_IN_A_ROW - 1):
         process = report.process
         if process.status not in (Status.IDLE, Status.BLOCKED) or \
@@ -671,7 +736,7 @@ def drive(ws: Workspace, process_id: str, *, sink: TurnSink | None = None,
 
 
 How = Literal["foreground", "background", "waiting_for_llm", "nothing_to_do", "no_engine",
-              "passive"]
+              "passive", "running", "closed"]
 """How ``start`` dealt with a process."""
 
 
@@ -684,9 +749,11 @@ class Started:
         how: ``foreground`` (turns ran here), ``background`` (a worker runs them),
             ``waiting_for_llm`` (no LLM is configured: it waits, ``IDLE``),
             ``nothing_to_do`` (no pending input), ``no_engine`` (its engine has no
-            local code), ``passive`` (a mailbox).
+            local code), ``passive`` (a mailbox), ``running`` (a turn is under way:
+            whoever runs it takes the new input next), ``closed`` (no turn can
+            run; a ``STALE`` one waits for ``vance process run``).
         report: the last turn's report (foreground only).
-        worker_pid: the worker's pid (background only).
+        worker_pid: the worker's pid (background; running: the running turn's).
         log: the worker's log file (background only).
     """
 
@@ -715,20 +782,31 @@ def start(ws: Workspace, process_id: str, *, wait: bool = False,
         As ``run_turn`` (foreground); OSError: the worker cannot be started.
     """
     process = load_process(ws, process_id)
-    engine = ws.engines.get(process.engine)
-    if engine is None or (engine.run_turn is None and engine.run_process is None):
-        return Started(process, "no_engine")
-    if is_passive(process):
-        return Started(process, "passive")
-    if process.status is not Status.RUNNING and not has_pending(ws, process.id):
-        return Started(process, "nothing_to_do")
-    if not ws.settings.llm_configured:
-        return Started(process, "waiting_for_llm")
+    held = _held(ws, process)
+    if held is not None:
+        return Started(process, held,
+                       worker_pid=process.worker_pid if held == "running" else None)
     if wait:
         report = drive(ws, process.id, sink=sink)
         return Started(report.process, "foreground", report=report)
-    pid, log = start_worker(ws, process.id)
+    pid, log = _launch(ws, process.id)
     return Started(load_process(ws, process.id), "background", worker_pid=pid, log=log)
+
+
+def _held(ws: Workspace, process: Process) -> How | None:
+    """Say why no turn of the process starts now, or None when one can."""
+    engine = ws.engines.get(process.engine)
+    if engine is None or (engine.run_turn is None and engine.run_process is None):
+        return "no_engine"
+    if is_passive(process):
+        return "passive"
+    if process.status in (Status.CLOSED, Status.RUNNING):  # RUNNING: its drive loop goes on
+        return "closed" if process.status is Status.CLOSED else "running"
+    if not has_pending(ws, process.id):
+        return "nothing_to_do"
+    if not ws.settings.llm_configured:
+        return "waiting_for_llm"
+    return None
 
 
 def wake_parent(ws: Workspace, child: Process) -> bool:
@@ -747,5 +825,18 @@ def wake_parent(ws: Workspace, child: Process) -> bool:
     if engine is None or not engine.wakes_on_events or is_passive(parent) or \
             parent.status not in (Status.IDLE, Status.BLOCKED):
         return False
-    start_worker(ws, parent.id)
+    _launch(ws, parent.id)
     return True
+
+
+def _launch(ws: Workspace, process_id: str) -> tuple[int, Path]:
+    """Start a worker for the process's turns (``launcher.start_worker``), live output emptied.
+
+    The worker needs a moment before its turn starts the stream file afresh;
+    a follower in between must see nothing, not the previous turn's output.
+    """
+    path = stream_path(ws, process_id)
+    with suppress(OSError):  # costs the follower only, as StreamFile's writes
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("", encoding="utf-8")
+    return start_worker(ws, process_id)

@@ -81,10 +81,16 @@ class Heartbeat(threading.Thread):
         self._stop_event = threading.Event()
 
     def run(self) -> None:
-        """Stamp every ``interval`` seconds until stopped or the process is no longer ours."""
-        db = Database.open(self.db_path)
+        """Stamp every ``interval`` seconds until stopped or the process is no longer ours.
+
+        The connection opens at the first stamp: a turn shorter than one
+        interval never pays for it (nor ``stop`` for its close).
+        """
+        db: Database | None = None
         try:
             while not self._stop_event.wait(self.interval):
+                if db is None:
+                    db = Database.open(self.db_path)
                 try:
                     with db.transaction():
                         ours = store.stamp_heartbeat(db, self.process_id, self.pid)
@@ -95,7 +101,8 @@ class Heartbeat(threading.Thread):
                     return
                 self.beats += 1
         finally:
-            db.close()
+            if db is not None:
+                db.close()
 
     def stop(self) -> None:
         """Stop stamping and wait for the thread to end."""

@@ -74,6 +74,8 @@ def run(
         output.emit_json(report.process.to_json())
     elif report.failed:
         output.error(f"process {report.process.id} failed: {report.reason}")
+    elif report.number is None:
+        output.info(f"nothing to run: process {report.process.id} has no waiting input")
     raise typer.Exit(exit_code(report))
 
 
@@ -90,10 +92,10 @@ def steer(
     started = run_started(ws, reap_and_load(ws, ident).id, wait=wait, as_json=as_json)
     if as_json:
         output.emit_json(steer_json(message, started.process))
-    elif not wait:
+    elif not wait or started.report is None:  # no turn ran here: say where it went
         output.fields([("queued", f"message #{message.id} for {started.process.id}"),
                        *work_pairs(started)])
-    elif started.report is None or started.report.failed:
+    elif started.report.failed:
         output.fields(work_pairs(started))
     raise typer.Exit(exit_code(started.report))
 

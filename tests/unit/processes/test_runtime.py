@@ -1,0 +1,322 @@
+"""The turn runtime in-process: inputs, claiming, settling, failing, budgets, Ctrl-C.
+
+The engine is ford and the LLM the scripted server behind the real openai
+client; a turn that must be caught half-way holds its stream with
+``holds`` (docs/processes.md "Turns", "Budgets").
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from helpers import wait_until
+from llm_server import ScriptedLLMServer
+
+from vance_cli.base.config import load_settings
+from vance_cli.base.errors import CannotRun, LLMNotConfigured
+from vance_cli.processes import runtime
+from vance_cli.processes.model import ProcessSpec, Status
+from vance_cli.processes.records import create_process, load_process
+from vance_cli.processes.runtime import TurnReport, has_pending, run_turn, submit, transcript
+from vance_cli.processes.worker import hand_over
+from vance_cli.workspace import Workspace
+
+PERU = "What is the capital of Peru?"
+LIMA = "The capital of Peru is Lima, on the Pacific coast."
+
+
+@pytest.fixture()
+def llm(llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedLLMServer:
+    for key, value in llm_server.env(timeout=60).items():
+        monkeypatch.setenv(key, value)
+    return llm_server
+
+
+@pytest.fixture()
+def ws(llm: ScriptedLLMServer) -> Iterator[Workspace]:
+    workspace = Workspace(load_settings())
+    yield workspace
+    workspace.close()
+
+
+def new_process(ws: Workspace, name: str = "peru", **params: Any) -> str:
+    spec = ProcessSpec(recipe="quick-lookup", name=name, goal=PERU, params=params)
+    return create_process(ws, spec).id
+
+
+def inputs(ws: Workspace, process_id: str) -> list[tuple[str, int | None]]:
+    return [(m.kind, m.turn) for m in transcript(ws, process_id) if m.role == "user"]
+
+
+class Background:
+    """A turn in a thread of its own, on its own workspace (as another worker would run it)."""
+
+    def __init__(self, process_id: str, call: Callable[..., TurnReport] = run_turn) -> None:
+        self.report: TurnReport | None = None
+        self.error: BaseException | None = None
+
+        def body() -> None:
+            own = Workspace(load_settings())
+            try:
+                self.report = call(own, process_id)
+            except BaseException as exc:  # handed to the test
+                self.error = exc
+            finally:
+                own.close()
+
+        self.thread = threading.Thread(target=body, daemon=True)
+        self.thread.start()
+
+    def join(self) -> TurnReport:
+        self.thread.join(60)
+        assert not self.thread.is_alive()
+        if self.error is not None:
+            raise self.error
+        assert self.report is not None
+        return self.report
+
+
+def held_turn(ws: Workspace, llm: ScriptedLLMServer,
+              process_id: str) -> tuple[Background, threading.Event]:
+    """Start a turn whose answer stream is held after its first two chunks."""
+    resume = threading.Event()
+    llm.reply(LIMA, chunks=5, holds={3: resume})
+    turn = Background(process_id)
+    assert wait_until(lambda: bool(llm.chat_requests) and llm.chat_requests[-1].streamed == 2)
+    return turn, resume
+
+
+def test_inputs_stay_pending_until_the_turn_settles(ws: Workspace,
+                                                    llm: ScriptedLLMServer) -> None:
+    pid = new_process(ws)
+    assert inputs(ws, pid) == [("task", None)]
+    turn, resume = held_turn(ws, llm, pid)
+    assert load_process(ws, pid).status is Status.RUNNING
+    assert inputs(ws, pid) == [("task", None)]  # taken by the turn, not yet consumed
+    resume.set()
+    report = turn.join()
+    assert (report.settle, report.reply, report.number) == ("IDLE", LIMA, 1)
+    assert inputs(ws, pid) == [("task", 1)]
+    process = load_process(ws, pid)
+    assert (process.status, process.result, process.turns) == (Status.IDLE, LIMA, 1)
+
+
+def test_a_message_that_arrives_during_a_turn_waits_for_the_next_one(
+        ws: Workspace, llm: ScriptedLLMServer) -> None:
+    pid = new_process(ws)
+    turn, resume = held_turn(ws, llm, pid)
+    submit(ws, pid, "And of Chile?")
+    resume.set()
+    turn.join()
+    assert inputs(ws, pid) == [("task", 1), ("steer", None)]
+    assert has_pending(ws, pid)
+    llm.reply("Santiago.")
+    report = runtime.drive(ws, pid)
+    assert (report.number, report.reply) == (2, "Santiago.")
+    assert inputs(ws, pid) == [("task", 1), ("steer", 2)]
+    assert not has_pending(ws, pid)
+
+
+def test_a_failed_turn_keeps_its_inputs_and_a_retry_takes_them(
+        ws: Workspace, llm: ScriptedLLMServer) -> None:
+    pid = new_process(ws)
+    llm.fail(500, "the model is overloaded")
+    report = run_turn(ws, pid)
+    assert report.settle == "FAILED" and report.failed
+    host = llm.url.split("//", 1)[1].split("/", 1)[0]
+    assert report.reason == f"LLM call failed: HTTP 500: the model is overloaded (at {host})"
+    process = load_process(ws, pid)
+    assert (process.status, process.close_reason) == (Status.CLOSED, "STALE")
+    assert process.outcome == {"reason": report.reason, "turn": 1}
+    assert inputs(ws, pid) == [("task", None)]
+
+    with pytest.raises(CannotRun, match="'vance process run' retries it"):
+        run_turn(ws, pid)
+    llm.reply(LIMA)
+    retried = run_turn(ws, pid, retry=True)
+    assert (retried.settle, retried.number, retried.reply) == ("IDLE", 2, LIMA)
+    assert inputs(ws, pid) == [("task", 2)]
+    assert load_process(ws, pid).status is Status.IDLE
+
+
+def test_a_failing_engine_step_closes_the_process_stale_with_the_reason(
+        ws: Workspace, llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vance_cli.engines import ford
+    from vance_cli.engines.registry import Engine
+
+    def broken(turn: runtime.Turn) -> runtime.TurnOutcome:
+        raise RuntimeError("the engine tripped")
+
+    monkeypatch.setattr(ford, "ENGINE", Engine(name="ford", run_turn=broken))
+    pid = new_process(ws)
+    report = run_turn(ws, pid)
+    assert report.reason == "worker failed: RuntimeError: the engine tripped"
+    assert load_process(ws, pid).close_reason == "STALE"
+    assert inputs(ws, pid) == [("task", None)]
+
+
+def test_a_second_turn_cannot_claim_a_running_process(ws: Workspace,
+                                                      llm: ScriptedLLMServer) -> None:
+    pid = new_process(ws)
+    turn, resume = held_turn(ws, llm, pid)
+    with pytest.raises(CannotRun, match="RUNNING: a turn is under way"):
+        run_turn(ws, pid)
+    resume.set()
+    assert turn.join().settle == "IDLE"
+    assert len(llm.chat_requests) == 1
+
+
+def test_a_claim_that_loses_the_race_is_cannot_run_and_changes_nothing(
+        ws: Workspace, llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another worker claims the process between this turn's check and its own claim."""
+    pid = new_process(ws)
+    take_events = runtime._take_events
+
+    def claimed_meanwhile(own: Workspace, process: Any) -> None:
+        take_events(own, process)
+        assert hand_over(ws, pid, 999_999)  # the other worker's claim lands first
+
+    monkeypatch.setattr(runtime, "_take_events", claimed_meanwhile)
+    with pytest.raises(CannotRun):
+        run_turn(ws, pid)
+    process = load_process(ws, pid)
+    assert (process.status, process.worker_pid) == (Status.RUNNING, 999_999)
+    assert inputs(ws, pid) == [("task", None)]
+    assert llm.chat_requests == []
+
+
+def test_ctrl_c_keeps_the_partial_reply_marked_interrupted_and_settles_idle(
+        ws: Workspace, llm: ScriptedLLMServer) -> None:
+    pid = new_process(ws)
+    llm.reply(LIMA, chunks=5)
+
+    class CtrlC:
+        seen = ""
+
+        def text(self, piece: str) -> None:
+            self.seen += piece
+            if len(self.seen) > 10:
+                raise KeyboardInterrupt
+
+        def status(self, line: str) -> None:
+            pass
+
+    sink = CtrlC()
+    with pytest.raises(KeyboardInterrupt):
+        run_turn(ws, pid, sink=sink)
+    process = load_process(ws, pid)
+    assert process.status is Status.IDLE and process.result == sink.seen
+    assert LIMA.startswith(sink.seen) and sink.seen != LIMA
+    reply = [m for m in transcript(ws, pid) if m.role == "assistant"]
+    assert [(m.content, dict(m.meta)) for m in reply] == [(sink.seen, {"interrupted": True})]
+
+
+def test_without_an_llm_nothing_changes(vance_home: object) -> None:
+    ws = Workspace(load_settings())
+    try:
+        pid = new_process(ws)
+        with pytest.raises(LLMNotConfigured):
+            run_turn(ws, pid)
+        assert load_process(ws, pid).status is Status.IDLE
+        assert inputs(ws, pid) == [("task", None)]
+        assert runtime.start(ws, pid).how == "waiting_for_llm"
+    finally:
+        ws.close()
+
+
+# --- budgets --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("setting", "params", "named"), [
+    ("VANCE_TURN_MAX_LLM_CALLS=0", {}, "turn.max_llm_calls"),
+    ("", {"budget": {"tokens": 100}}, "process.max_tokens"),
+])
+def test_a_budget_that_runs_out_ends_the_turn_and_names_it(
+        llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch, setting: str,
+        params: dict[str, Any], named: str) -> None:
+    if setting:
+        monkeypatch.setenv(*setting.split("="))
+    ws = Workspace(load_settings())
+    try:
+        pid = new_process(ws, **params)
+        llm.reply(LIMA, prompt_tokens=90, completion_tokens=10)  # the first turn: 100 tokens
+        llm.reply(LIMA)
+        first = run_turn(ws, pid) if named == "process.max_tokens" else None
+        if first is not None:
+            assert first.settle == "IDLE"
+            submit(ws, pid, "And of Chile?")
+        report = run_turn(ws, pid)
+        assert report.settle == "FAILED" and named in (report.reason or "")
+        assert load_process(ws, pid).close_reason == "STALE"
+        assert ("steer" if first else "task", None) in inputs(ws, pid)
+    finally:
+        ws.close()
+
+
+def test_a_turn_out_of_time_mid_stream_ends_and_names_the_budget(
+        llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VANCE_TURN_TIMEOUT", "1")
+    ws = Workspace(load_settings())
+    try:
+        pid = new_process(ws)
+        never = threading.Event()
+        llm.reply(LIMA, chunks=5, holds={3: never})
+        report = run_turn(ws, pid)
+        assert report.settle == "FAILED"
+        assert "turn.timeout" in (report.reason or ""), report.reason
+        assert inputs(ws, pid) == [("task", None)]
+    finally:
+        ws.close()
+
+
+def test_a_slow_stream_cannot_outlast_the_turns_seconds(
+        llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each piece arrives well within the read timeout, but the whole stream takes too long."""
+    monkeypatch.setenv("VANCE_TURN_TIMEOUT", "1")
+    ws = Workspace(load_settings())
+    try:
+        pid = new_process(ws)
+        llm.reply("one two three four five six seven eight nine ten", chunks=10,
+                  chunk_delay=0.3)
+        report = run_turn(ws, pid)
+        assert report.settle == "FAILED"
+        assert "turn.timeout" in (report.reason or ""), report.reason
+    finally:
+        ws.close()
+
+
+def test_every_llm_call_is_recorded(ws: Workspace, llm: ScriptedLLMServer) -> None:
+    from vance_cli.state import conversation
+
+    pid = new_process(ws)
+    llm.fail(500, "down")
+    run_turn(ws, pid)
+    llm.reply(LIMA, model="m-2", prompt_tokens=12, completion_tokens=5)
+    run_turn(ws, pid, retry=True)
+    rows = ws.db.query("SELECT turn, purpose, model, tokens_in, tokens_out, finish_reason,"
+                       " error FROM llm_calls WHERE process_id = ? ORDER BY id", (pid,))
+    host = llm.url.split("//", 1)[1].split("/", 1)[0]
+    assert [tuple(r) for r in rows] == [
+        (1, "reply", "test-model", None, None, None, f"HTTP 500: down (at {host})"),
+        (2, "reply", "m-2", 12, 5, "stop", None)]
+    assert tuple(conversation.llm_totals(ws.db, pid))[:3] == (2, 12, 5)
+
+
+def test_retries_that_do_not_fit_the_turns_seconds_are_not_made(
+        llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VANCE_TURN_TIMEOUT", "1")
+    monkeypatch.setenv("VANCE_LLM_MAX_RETRIES", "2")
+    ws = Workspace(load_settings())
+    never = threading.Event()
+    try:
+        pid = new_process(ws)
+        for _ in range(3):
+            llm.reply(LIMA, gate=never)
+        report = run_turn(ws, pid)
+        assert "turn.timeout" in (report.reason or ""), report.reason
+        assert len(llm.chat_requests) == 1  # one attempt took the whole turn
+    finally:
+        ws.close()
