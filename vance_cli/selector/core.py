@@ -18,17 +18,13 @@ import functools
 import re
 import time
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
-from dataclasses import replace
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
-from vance_cli import llm
 from vance_cli.base.text_input import is_blank
 from vance_cli.ranking import lexicon, material, reading
-from vance_cli.ranking.bm25 import cap_inventory
 from vance_cli.recipes.loader import load_recipes
-from vance_cli.selector import parse, prompt
-from vance_cli.selector.decision import Decision, Mode, NoneReason, Trace, match, none, none_for
+from vance_cli.selector.decision import Decision, Mode, NoneReason, match, none, none_for
 from vance_cli.selector.offline import select_offline
 
 if TYPE_CHECKING:
@@ -126,34 +122,6 @@ def _select(ws: Workspace, task: str, model: str | None, recipes: RecipeSet | No
     if not ws.settings.llm_configured:
 
         return select_offline(task, inventory)
-    return _ask_llm(ws, task, inventory, model, progress)
+    from vance_cli.selector.asking import ask_llm  # deferred: only the LLM path loads it
 
-
-def _ask_llm(ws: Workspace, task: str, inventory: Sequence[Recipe], model: str | None,
-             progress: Progress | None) -> Decision:
-
-    config = llm.LLMConfig.from_settings(ws.settings, model)
-    trace = Trace(model=config.model, endpoint=config.endpoint,
-                  json_mode=llm.resolve_json_mode(config.json_mode, config.base_url))
-    try:
-        shown, _capped = cap_inventory(inventory, task)
-        source, path = prompt.template_source(ws)
-        messages = prompt.render_messages(source, path, task, shown, ws.catalog(),
-                                          len(inventory))
-        with progress() if progress else nullcontext():
-            answer = llm.complete(config, messages, prompt.reply_schema([r.name for r in shown]))
-        trace = replace(trace, model=answer.model, json_mode=answer.json_mode,
-                        raw_reply=answer.text, finish_reason=answer.finish_reason,
-                        prompt_tokens=answer.prompt_tokens,
-                        completion_tokens=answer.completion_tokens)
-        reply = parse.parse_reply(answer.text, answer.finish_reason)
-        if reply.recipe is None:
-            return none(NoneReason.LLM_NONE,
-                        reply.rationale or "the LLM answered NONE without a rationale",
-                        Mode.LLM, trace)
-        by_name = {r.name: r for r in inventory}
-        name = parse.check_name(reply.recipe, list(by_name))
-        return match(by_name[name], reply.rationale or f"the LLM chose '{name}'", Mode.LLM, trace)
-    except Exception as exc:  # every failure becomes NONE; the trace is kept
-        reason, rationale = none_for(exc)
-        return none(reason, rationale, Mode.LLM, trace)
+    return ask_llm(ws, task, inventory, model, progress)

@@ -13,12 +13,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from vance_cli.base.errors import EXIT_NO_MATCH, EXIT_RUNTIME
+from vance_cli.base.errors import EXIT_NO_MATCH, EXIT_OK, EXIT_RUNTIME
 from vance_cli.cli import context, output
 from vance_cli.cli.args import parse_assignments, piped_stdin, read_stdin
-from vance_cli.cli.commands import batch
 from vance_cli.cli.commands.fallback import check_flags, fallback_pairs, make_runner
-from vance_cli.cli.run import exit_code, run_started, work_pairs
 from vance_cli.delegate.batch_input import ItemsFormat
 from vance_cli.delegate.flow import delegate
 from vance_cli.delegate.request import DelegateRequest, with_material
@@ -64,6 +62,8 @@ def print_result(result: DelegateResult, as_json: bool = False,
         pairs.append(("process", "none (dry run: nothing started)"))
     pairs += fallback_pairs(result)
     if started is not None:
+        from vance_cli.cli.run import work_pairs  # deferred: only a started process has them
+
         pairs += work_pairs(started)
     output.fields(pairs)
 
@@ -86,7 +86,11 @@ class Delegated:
         reason = self.result.decision.reason
         if reason is not None and reason.llm_failed:
             return EXIT_RUNTIME
-        return exit_code(self.started.report if self.started else None)
+        if self.started is None:
+            return EXIT_OK
+        from vance_cli.cli.run import exit_code  # deferred: the runtime loads when a turn ran
+
+        return exit_code(self.started.report)
 
 
 def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False, *,
@@ -117,6 +121,8 @@ def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False,
     started = None
     target = result.started
     if target is not None:
+        from vance_cli.cli.run import run_started  # deferred: a dry run or a NONE starts none
+
         started = run_started(ws, target.id, wait=wait, as_json=as_json)
         result = result.with_process(started.process)
     print_result(result, as_json, started)
@@ -202,6 +208,8 @@ def command(
         raise typer.BadParameter("give the task once: as the argument TASK or with --task",
                                  param_hint="--task")
     if task_template is not None or items is not None:
+
+        from vance_cli.cli.commands import batch  # deferred: only a batch needs it
 
         raise typer.Exit(batch.command(
             ctx, task=task if instruction is None else instruction, template=task_template,

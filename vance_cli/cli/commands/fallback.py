@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from vance_cli.base.config import FALLBACK_TIMEOUT_MAX, check_seconds
 from vance_cli.base.errors import InputError
 from vance_cli.cli import output
-from vance_cli.engines.slartibartfast.fallback import NO_LLM, Fallback
-from vance_cli.engines.slartibartfast.outcome import FallbackResult, Outcome
 
 if TYPE_CHECKING:
     from vance_cli.delegate.flow import DelegateResult
+    from vance_cli.delegate.request import DelegateRequest
+    from vance_cli.engines.slartibartfast.outcome import FallbackResult
+    from vance_cli.selector.decision import Decision
+    from vance_cli.workspace import Workspace
 
 SPINNER_TEXT = "Slartibartfast is designing a new recipe…"
 """Shown on stderr (terminal only) while a sync fallback runs."""
@@ -40,18 +43,52 @@ def check_flags(no_fallback: bool, async_fallback: bool, timeout: float | None) 
         raise InputError("--fallback-timeout has no effect with --no-fallback")
 
 
-def make_runner(enabled: bool, background: bool, timeout: float | None) -> Fallback | None:
+class Runner:
+    """The fallback runner of the command line: Slartibartfast with the terminal's spinner.
+
+    The engine is imported when a NONE calls for it, not before: most
+    delegates never fall back, and the engine's modules cost start-up time.
+
+    Args:
+        background: ``--async-fallback``: a detached worker instead of waiting.
+        timeout: the cutoff in seconds; None → config ``fallback.timeout``.
+
+    Raises:
+        InputError: ``timeout`` is 0, negative, not finite or longer than allowed.
+    """
+
+    def __init__(self, background: bool, timeout: float | None) -> None:
+        if timeout is not None:
+            try:
+                check_seconds(timeout, FALLBACK_TIMEOUT_MAX)
+            except ValueError as exc:
+                raise InputError(f"--fallback-timeout: {exc}", field="fallback_timeout") \
+                    from None
+        self.background = background
+        self.timeout = timeout
+
+    def __call__(self, ws: Workspace, request: DelegateRequest,
+                 decision: Decision) -> FallbackResult:
+        """Run Slartibartfast for the NONE (``FallbackRunner``)."""
+        from vance_cli.engines.slartibartfast.fallback import Fallback  # deferred: a NONE
+
+        runner = Fallback(self.background, self.timeout,
+                          progress=lambda: output.status(SPINNER_TEXT))
+        return runner(ws, request, decision)
+
+
+def make_runner(enabled: bool, background: bool, timeout: float | None) -> Runner | None:
     """Build the Slartibartfast fallback runner the flags ask for (None when it is off).
 
     Args:
         enabled: False with ``--no-fallback``.
         background: ``--async-fallback``: a detached worker instead of waiting.
         timeout: the cutoff in seconds; None → config ``fallback.timeout``.
-    """
-    if not enabled:
-        return None
 
-    return Fallback(background, timeout, progress=lambda: output.status(SPINNER_TEXT))
+    Raises:
+        InputError: a bad ``timeout``.
+    """
+    return Runner(background, timeout) if enabled else None
 
 
 def fallback_pairs(result: DelegateResult) -> list[tuple[str, Any]]:
@@ -62,6 +99,12 @@ def fallback_pairs(result: DelegateResult) -> list[tuple[str, Any]]:
         if result.dry_run and reason is not None and reason.fallback_eligible:
             return [("fallback", "not run (dry run)")]
         return []
+    from vance_cli.engines.slartibartfast.fallback import NO_LLM  # deferred: it is loaded
+    from vance_cli.engines.slartibartfast.outcome import (  # deferred: it is loaded
+        FallbackResult,
+        Outcome,
+    )
+
     data = fallback.to_json()
     if not isinstance(fallback, FallbackResult):  # another runner: its JSON only
         return [("fallback", f"{data.get('outcome')}: {data.get('rationale', '')}")]
