@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 from typing import Any
 
-from helpers import WAIT, CliResult, run_cli, wait_until
+from helpers import WAIT, CliResult, build_file_tree, run_cli, wait_until
 from llm_server import ScriptedLLMServer
 
 PERSONAS = ("<think>Three angles: money, people, risk.</think>\nHere are the members:\n"
@@ -132,3 +133,34 @@ def test_debate_stops_at_consensus(llm_server: ScriptedLLMServer) -> None:
     payload = result.json()["outcome"]
     assert payload["rounds"] == 1 and payload["consensusReached"] is True
     assert payload["consensusReason"] == "both say yes"
+
+
+def test_a_council_whose_heads_are_itself_is_refused_before_anything_runs(
+        llm_server: ScriptedLLMServer, project_dir: Path) -> None:
+    build_file_tree(project_dir, {"recipes/selfdebate.yaml": (
+        "engine: zaphod\ndescription: A debate whose heads are debates.\nparams:\n"
+        "  heads:\n    - {name: a, persona: pro, recipe: selfdebate}\n"
+        "    - {name: b, persona: contra, recipe: selfdebate}\n")})
+    result = run_cli(["process", "create", "--recipe", "selfdebate", "--name", "s", "--goal",
+                      "q", "--wait", "--json"], env=llm_server.env())
+    assert result.exit_code == 1
+    reason = result.json()["outcome"]["reason"]
+    assert reason.startswith("every head failed: a: cannot start: recipe 'selfdebate' would"
+                             " run inside itself")
+    assert llm_server.chat_requests == []
+    assert len(run_cli(["process", "list", "--json"]).json()) == 1
+
+
+def test_orchestrators_nest_at_most_two_deep(llm_server: ScriptedLLMServer,
+                                             project_dir: Path) -> None:
+    build_file_tree(project_dir, {
+        "recipes/outer.yaml": ("engine: vogon\ndescription: o\nparams:\n  phases:\n"
+                               "    - {name: ask, worker: middle}\n"),
+        "recipes/middle.yaml": ("engine: vogon\ndescription: m\nparams:\n  phases:\n"
+                                "    - {name: ask, worker: debate-pro-contra}\n")})
+    result = run_cli(["process", "create", "--recipe", "outer", "--name", "o", "--goal", "q",
+                      "--wait", "--json"], env=llm_server.env())
+    assert result.exit_code == 1
+    reason = result.json()["outcome"]["reason"]
+    assert "would nest orchestrators 3 deep; at most 2 may stand above one" in reason
+    assert llm_server.chat_requests == []

@@ -16,6 +16,10 @@ Rules:
   ``max_parallel`` at a time, each on its own database connection
   (``Workspace.fork``); their text is not streamed (it would interleave),
   their progress lines are.
+- Nesting is bounded: a child that is itself an orchestrator never runs a
+  recipe of its own ancestry (a council whose head is that council), and
+  at most ``MAX_NESTING`` orchestrators stand above it; such a child is
+  refused (``CannotRun``) before it is created.
 """
 
 from __future__ import annotations
@@ -27,11 +31,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from vance_cli.base.errors import DuplicateProcessName, VanceError
+from vance_cli.base.errors import CannotRun, DuplicateProcessName, VanceError
 from vance_cli.processes.lifecycle import close_process
 from vance_cli.processes.model import NAME_MAX, CloseReason, Process, ProcessSpec, Status
-from vance_cli.processes.records import create_process
+from vance_cli.processes.records import create_process, load_process
 from vance_cli.processes.runtime import Turn, TurnSink, run_turn, submit
+from vance_cli.recipes.loader import find_recipe
 from vance_cli.state import events as event_store
 
 if TYPE_CHECKING:
@@ -39,6 +44,15 @@ if TYPE_CHECKING:
 
 NAME_ATTEMPTS = 3
 """Fresh name suffixes tried when a child's name is taken."""
+
+ORCHESTRATORS = frozenset({"vogon", "zaphod", "marvin"})
+"""Engines whose turns run child processes."""
+
+MAX_NESTING = 2
+"""Orchestrators that may stand above an orchestrator child (marvin → zaphod → heads)."""
+
+MAX_ANCESTRY = 50
+"""Parents read at most when a child's ancestry is checked."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +117,10 @@ def spawn(turn: Turn, recipe: str, goal: str, label: str, *, prompt: str | None 
         The child.
 
     Raises:
-        RecipeNotFound, InputError, UnknownEngine: the child cannot be created.
+        UnknownRecipe, InputError, UnknownEngine: the child cannot be created.
+        CannotRun: it would nest orchestrators too deep, or run its own ancestry again.
     """
+    check_nesting(turn, recipe)
     given = dict(params or {})
     model = turn.process.params.get("model")
     if model and "model" not in given:
@@ -118,6 +134,29 @@ def spawn(turn: Turn, recipe: str, goal: str, label: str, *, prompt: str | None 
             if attempt == NAME_ATTEMPTS - 1:
                 raise
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def check_nesting(turn: Turn, recipe: str) -> None:
+    """Refuse an orchestrator child that would recurse or nest too deep (module rules).
+
+    Raises:
+        UnknownRecipe: no such recipe. CannotRun: the child must not run.
+    """
+    found = find_recipe(turn.ws, recipe)
+    if found.engine not in ORCHESTRATORS:
+        return
+    chain = [turn.process]
+    while chain[-1].parent_process_id and len(chain) < MAX_ANCESTRY:
+        chain.append(load_process(turn.ws, chain[-1].parent_process_id))
+    if found.name in {p.recipe for p in chain}:
+        raise CannotRun(f"recipe '{found.name}' would run inside itself (process"
+                        f" {turn.process.id} runs under it): an orchestrator never runs its own"
+                        " recipe again", process=turn.process.id)
+    above = sum(p.engine in ORCHESTRATORS for p in chain)
+    if above >= MAX_NESTING:
+        raise CannotRun(f"recipe '{found.name}' ({found.engine}) would nest orchestrators"
+                        f" {above + 1} deep; at most {MAX_NESTING} may stand above one",
+                        process=turn.process.id)
 
 
 def run(ws: Workspace, child: Process, sink: TurnSink, *, keep_open: bool = False,
