@@ -153,3 +153,20 @@ def test_the_llm_call_limit_skips_the_tasks_left_and_names_them(
     assert "params.maxLlmCalls" in tree[2]["error"]
     assert result.json()["outcome"]["failed"] == ["3"]
     assert len(llm_server.chat_requests) == 4
+
+
+def test_a_task_whose_worker_stops_to_ask_the_person_fails_with_the_question(
+        llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply(_plan([{"goal": "Build the login", "recipe": "waterfall-feature"},
+                            {"goal": "Write the imprint", "recipe": "default"}]))
+    llm_server.reply("REQUIREMENTS: e-mail and password")
+    llm_server.reply("IMPRINT")
+    llm_server.reply("HALF DONE")
+    result = _run(llm_server)
+    assert result.exit_code == 0, result.stderr
+    first = result.json()["outcome"]["tree"]["children"][0]
+    assert first["status"] == "failed"
+    assert "it stopped to ask the person" in first["error"]
+    assert "Are these requirements complete and right?" in first["error"]
+    kids = {p["recipe"]: p for p in run_cli(["process", "list", "--json"]).json()}
+    assert kids["waterfall-feature"]["closeReason"] == "STALE"  # never left waiting

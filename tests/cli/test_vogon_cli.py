@@ -187,3 +187,21 @@ def test_a_decision_checkpoint_takes_an_option_by_number(
     run_cli(["process", "steer", pid, "2", "--wait"], env=llm_server.env())
     assert _user_text(llm_server.chat_requests[-1]) == "Plan the party at the beach"
     assert run_cli(["process", "show", pid, "--json"]).json()["closeReason"] == "DONE"
+
+
+def test_on_a_pipe_wait_prints_the_result_not_every_phase(llm_server: ScriptedLLMServer) -> None:
+    for text in ("OUTLINE-X", "DRAFT-X", "REVIEW-X", "THE FINAL ESSAY"):
+        llm_server.reply(text)
+    result = run_cli(["delegate", "--task", ESSAY, "--wait"], env=llm_server.env())
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("THE FINAL ESSAY\n")
+    assert "OUTLINE-X" not in result.stdout and "DRAFT-X" not in result.stdout
+
+
+def test_show_says_why_a_vogon_process_failed(llm_server: ScriptedLLMServer) -> None:
+    llm_server.fail(500, "boom")
+    failed = run_cli(["delegate", "--task", ESSAY, "--wait", "--json"], env=llm_server.env())
+    pid = failed.json()["process"]["id"]
+    shown = run_cli(["process", "show", pid]).stdout
+    assert re.search(r"1\. outline +failed \(process [0-9a-f]{8}\)", shown), shown
+    assert "reason: phase 'outline' failed: its worker" in shown and "boom" in shown

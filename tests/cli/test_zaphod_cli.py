@@ -10,6 +10,8 @@ from typing import Any
 from helpers import WAIT, CliResult, build_file_tree, run_cli, wait_until
 from llm_server import ScriptedLLMServer
 
+from vance_cli.processes.lifecycle import is_pid_alive
+
 PERSONAS = ("<think>Three angles: money, people, risk.</think>\nHere are the members:\n"
             "```json\n" + json.dumps({"heads": [
                 {"name": "Finance Lead", "persona": "Watches cost and cash flow."},
@@ -164,3 +166,28 @@ def test_orchestrators_nest_at_most_two_deep(llm_server: ScriptedLLMServer,
     reason = result.json()["outcome"]["reason"]
     assert "would nest orchestrators 3 deep; at most 2 may stand above one" in reason
     assert llm_server.chat_requests == []
+
+
+def test_stop_ends_a_council_and_its_heads_at_once(llm_server: ScriptedLLMServer) -> None:
+    gate = threading.Event()  # the heads' replies never come before the stop
+    llm_server.reply(PERSONAS)
+    for _ in range(3):
+        llm_server.reply("late", gate=gate)
+    try:
+        created = run_cli(["process", "create", "--recipe", "council-three-perspectives",
+                           "--name", "c", "--goal", QUESTION, "--json"],
+                          env=llm_server.env(timeout=120))
+        assert created.exit_code == 0, created.stderr
+        pid = created.json()["id"]
+        assert wait_until(lambda: len(llm_server.chat_requests) == 4)  # the heads are asked
+        stopped = run_cli(["process", "stop", pid, "--json"]).json()
+        assert stopped["process"]["closeReason"] == "STOPPED"
+        worker = stopped["signalledPid"]
+        assert worker is not None
+        assert wait_until(lambda: not is_pid_alive(worker))  # not held by the heads' calls
+        heads = [p for p in run_cli(["process", "list", "--json"]).json()
+                 if p["parentProcessId"] == pid]
+        assert len(heads) == 3
+        assert {(h["status"], h["closeReason"]) for h in heads} == {("CLOSED", "STOPPED")}
+    finally:
+        gate.set()

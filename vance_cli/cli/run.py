@@ -1,7 +1,8 @@
 """Running a process's turns from the command line: live output, what people are told, exit codes.
 
 - In the foreground (``--wait``, ``vance process run``, the shell) the
-  answer streams to stdout as it arrives (never with ``--json``); progress
+  answer streams to stdout as it arrives on a terminal; on a pipe the
+  settled turn's answer is written whole (never with ``--json``); progress
   lines go to stderr, on a terminal only.
 - In the background, people are told where the work runs and how to get
   the answer (``vance process wait``, ``result``, ``follow``).
@@ -29,15 +30,25 @@ LLM_HINT = ("configure one with 'vance config set llm.base_url URL' (or VANCE_LL
 
 
 class TerminalSink:
-    """A running turn's live output for people: the answer on stdout, progress on stderr."""
+    """A running turn's live output for people: the answer on stdout, progress on stderr.
 
-    def __init__(self) -> None:
+    On a terminal the answer streams in as it arrives. On a pipe only the
+    turn's answer is written, whole, once the turn settled (``finish``): a
+    script reading stdout gets the result, not the text of every worker an
+    orchestrator ran on the way.
+
+    Args:
+        live: stream every piece; None: when stdout is a terminal.
+    """
+
+    def __init__(self, live: bool | None = None) -> None:
+        self.live = sys.stdout.isatty() if live is None else live
         self.wrote = False
         self._ends_with_newline = True
 
     def text(self, piece: str) -> None:
-        """Write a piece of the answer to stdout at once."""
-        if not piece:
+        """Write a piece of the answer to stdout at once (on a terminal)."""
+        if not piece or not self.live:
             return
         output.stream_text(piece)
         self.wrote = True
@@ -48,6 +59,14 @@ class TerminalSink:
         if sys.stderr.isatty():
             self.end()  # a progress line never lands in the middle of an answer's line
             output.note(line)
+
+    def finish(self, reply: str | None) -> None:
+        """On a pipe, write the settled turn's answer (a terminal saw it stream)."""
+        if self.live or not reply:
+            return
+        output.stream_text(reply)
+        self.wrote = True
+        self._ends_with_newline = reply.endswith("\n")
 
     def end(self) -> None:
         """End the answer with a line break (so the lines that follow start on their own)."""
@@ -69,7 +88,10 @@ def run_started(ws: Workspace, process_id: str, *, wait: bool, as_json: bool) ->
     """
     sink = sink_for(as_json)
     try:
-        return start(ws, process_id, wait=wait, sink=sink)
+        started = start(ws, process_id, wait=wait, sink=sink)
+        if isinstance(sink, TerminalSink) and started.report is not None:
+            sink.finish(started.report.reply)
+        return started
     finally:
         if isinstance(sink, TerminalSink):
             sink.end()

@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import secrets
 import threading
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +49,15 @@ ORCHESTRATORS = frozenset({"vogon", "zaphod", "marvin"})
 
 MAX_NESTING = 2
 """Orchestrators that may stand above an orchestrator child (marvin → zaphod → heads)."""
+
+QUESTION_CHARS = 300
+"""Characters of a child's question quoted when it stopped to ask the person."""
+
+JOIN_STEP = 0.1
+"""Seconds between two looks at the orchestrator's stop while its children run."""
+
+STOPPED_REASON = "its orchestrator was stopped"
+"""The reason a child is closed with when its orchestrator stops."""
 
 MAX_ANCESTRY = 50
 """Parents read at most when a child's ancestry is checked."""
@@ -163,6 +171,9 @@ def run(ws: Workspace, child: Process, sink: TurnSink, *, keep_open: bool = Fals
         steer: str | None = None) -> ChildResult:
     """Run one turn of a child here and read its reply (see the module rules).
 
+    A child that stops to ask the person (it settles ``BLOCKED``) has failed:
+    its orchestrator cannot answer for the person.
+
     Args:
         ws: workspace (a fork of the parent's when run in a thread).
         child: the child.
@@ -174,7 +185,7 @@ def run(ws: Workspace, child: Process, sink: TurnSink, *, keep_open: bool = Fals
         The ChildResult; a failure is its ``error``, never an exception.
 
     Raises:
-        KeyboardInterrupt: Ctrl-C (the child settled IDLE with its partial reply).
+        KeyboardInterrupt, SystemExit: Ctrl-C or SIGTERM (the child is closed STOPPED first).
     """
     try:
         if steer is not None:
@@ -185,7 +196,14 @@ def run(ws: Workspace, child: Process, sink: TurnSink, *, keep_open: bool = Fals
                                  note=exc.message)
         _forget_events(ws, after)
         return ChildResult(after, None, exc.message)
+    except BaseException:  # Ctrl-C, SIGTERM, a stop: the child ends with its orchestrator
+        stop(ws, [child])
+        raise
     error = report.reason if report.failed else None
+    if error is None and report.settle == "BLOCKED":
+        asked = " ".join((report.reply or "").split())[-QUESTION_CHARS:]
+        error = (f"it stopped to ask the person ({asked}); an orchestrator's worker cannot"
+                 " wait for an answer")
     if error is None and not (report.reply or "").strip():
         error = "it gave no answer"
     after = report.process
@@ -201,40 +219,71 @@ def run(ws: Workspace, child: Process, sink: TurnSink, *, keep_open: bool = Fals
 
 
 def run_side_by_side(ws: Workspace, jobs: Sequence[tuple[Process, str | None]],
-                     sink: TurnSink, max_parallel: int, *,
+                     sink: TurnSink, max_parallel: int, *, check: Callable[[], None],
                      keep_open: bool = False) -> list[ChildResult]:
     """Run one turn of each child in threads, at most ``max_parallel`` at a time.
+
+    The threads are daemons: when the orchestrator stops (``check`` raises,
+    Ctrl-C, SIGTERM) its children are closed ``STOPPED`` at once and nothing
+    waits for a call still under way.
 
     Args:
         ws: the parent's workspace (each thread forks its own).
         jobs: ``(child, steer or None)`` pairs.
         sink: progress lines go here (text is dropped: ``QuietSink``).
         max_parallel: threads at most.
+        check: raises when the orchestrator's turn must end (``Turn.check``).
         keep_open: as ``run``.
 
     Returns:
         One ChildResult per job, in the jobs' order.
+
+    Raises:
+        Whatever ``check`` raises; KeyboardInterrupt, SystemExit.
     """
     quiet = QuietSink(sink)
+    results: list[ChildResult | None] = [None] * len(jobs)
+    slots = threading.BoundedSemaphore(max(1, min(max_parallel, len(jobs) or 1)))
 
-    def one(child: Process, steer: str | None) -> ChildResult:
-        fork = ws.fork()
-        try:
-            return run(fork, child, quiet, keep_open=keep_open, steer=steer)
-        except Exception as exc:  # one child's crash is that child's failure
-            return ChildResult(child, None, f"{type(exc).__name__}: {exc}")
-        finally:
-            fork.close()
+    def work(index: int, child: Process, steer: str | None) -> None:
+        with slots:
+            fork = ws.fork()
+            try:
+                results[index] = run(fork, child, quiet, keep_open=keep_open, steer=steer)
+            except Exception as exc:  # one child's crash is that child's failure
+                results[index] = ChildResult(child, None, f"{type(exc).__name__}: {exc}")
+            finally:
+                fork.close()
 
-    if not jobs:
-        return []
-    pool = ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(jobs))),
-                              thread_name_prefix="vance-child")
+    threads = [threading.Thread(target=work, args=(i, child, steer), daemon=True,
+                                name=f"vance-child-{child.id[:8]}")
+               for i, (child, steer) in enumerate(jobs)]
+    for thread in threads:
+        thread.start()
     try:
-        futures = [pool.submit(one, child, steer) for child, steer in jobs]
-        return [future.result() for future in futures]
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(JOIN_STEP)
+                check()
+    except BaseException:
+        stop(ws, [child for child, _ in jobs])
+        raise
+    return [result or ChildResult(child, None, "it did not finish")
+            for result, (child, _) in zip(results, jobs, strict=True)]
+
+
+def stop(ws: Workspace, children: Sequence[Process]) -> None:
+    """Close children that are still open ``STOPPED`` (their orchestrator stopped).
+
+    Never raises: it runs while another exception is on its way.
+    """
+    for child in children:
+        try:
+            after, _ = close_process(ws, child.id, CloseReason.STOPPED,
+                                     {"reason": STOPPED_REASON}, note=STOPPED_REASON)
+            _forget_events(ws, after)
+        except Exception:  # the database is the problem: the original error says more
+            return
 
 
 def close_open(ws: Workspace, children: Sequence[Process]) -> None:

@@ -78,11 +78,18 @@ class Seat:
         """True while the head answers (it has not failed)."""
         return self.error is None
 
+    @property
+    def status(self) -> str:
+        """``answered``, ``failed``, or ``asked`` while its answer is awaited."""
+        if not self.live:
+            return "failed"
+        return "answered" if self.answers else "asked" if self.child else "failed"
+
     def to_json(self) -> dict[str, Any]:
         """Return the head as the payload lists it."""
         return {"name": self.name, "persona": self.persona, "recipe": self.recipe,
                 "process": self.child.id if self.child else None,
-                "status": "answered" if self.live and self.answers else "failed",
+                "status": self.status,
                 "answer": self.answers[-1] if self.answers else None, "error": self.error,
                 "rounds": len(self.answers)}
 
@@ -189,8 +196,9 @@ def _run_round(turn: Turn, seats: list[Seat], params: engine_params.ZaphodParams
         else:
             jobs.append((seat.child, round_steer(seat, seats, number, params.maxRounds)))
     turn.check()
+    turn.save_state(_state(params, seats, number - 1, False, ""))  # heads drawn as asked
     results = children.run_side_by_side(turn.ws, jobs, turn.sink, params.maxParallel,
-                                        keep_open=params.pattern == "debate")
+                                        check=turn.check, keep_open=params.pattern == "debate")
     by_id = {r.process.id: r for r in results}
     for seat in live:
         result = by_id.get(seat.child.id) if seat.child else None
@@ -263,7 +271,7 @@ def _state(params: engine_params.ZaphodParams, seats: Sequence[Seat], rounds: in
     return {"engine": "zaphod", "pattern": params.pattern, "rounds": rounds,
             "consensusReached": agreed, "consensusReason": why or None,
             "heads": [s.to_json() for s in seats],
-            "failed": [s.name for s in seats if not (s.live and s.answers)]}
+            "failed": [s.name for s in seats if s.status == "failed"]}
 
 
 ENGINE = Engine(name="zaphod", run_turn=run_turn)

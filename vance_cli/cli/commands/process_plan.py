@@ -22,8 +22,13 @@ def _short(pid: Any) -> str:
     return str(pid)[:SHORT_ID] if pid else ""
 
 
-def vogon_lines(state: Mapping[str, Any]) -> list[str]:
-    """Return one line per phase: its name, status, rounds and last worker."""
+def vogon_lines(state: Mapping[str, Any], process_status: str = "RUNNING") -> list[str]:
+    """Return one line per phase: its name, status, rounds and last worker.
+
+    The phase under way reads ``running`` while the process runs, else
+    ``interrupted`` (it waits, ``IDLE``) or ``failed`` (it closed).
+    """
+    under_way = {"RUNNING": "running", "CLOSED": "failed"}.get(process_status, "interrupted")
     phases: Sequence[Mapping[str, Any]] = state.get("plan", {}).get("phases") or []
     done: Mapping[str, Any] = state.get("done") or {}
     waiting = state.get("waiting")
@@ -37,13 +42,13 @@ def vogon_lines(state: Mapping[str, Any]) -> list[str]:
         if waiting and waiting.get("index") == index:
             status = f"done, waiting for your {waiting.get('type')}"
         elif current.get("name") == name and status == "pending":
-            status = "running"
+            status = under_way
         extra = []
         if record.get("rounds", 0) > 1:
             extra.append(f"{record['rounds']} rounds")
         if record.get("score") is not None:
             extra.append(f"score {record['score']:.2f}")
-        kids = record.get("children") or ([current.get("child")] if status == "running" else [])
+        kids = record.get("children") or ([current.get("child")] if status == under_way else [])
         if kids:
             extra.append(f"process {_short(kids[-1])}")
         lines.append(f"{index + 1}. {name.ljust(width)}  {status}"
@@ -51,7 +56,7 @@ def vogon_lines(state: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def zaphod_lines(state: Mapping[str, Any]) -> list[str]:
+def zaphod_lines(state: Mapping[str, Any], process_status: str = "RUNNING") -> list[str]:
     """Return the pattern and one line per head: its status and process."""
     heads: Sequence[Mapping[str, Any]] = state.get("heads") or []
     width = max((len(str(h.get("name"))) for h in heads), default=0)
@@ -74,7 +79,7 @@ def _nodes(node: Mapping[str, Any], depth: int = 0) -> Iterator[tuple[Mapping[st
         yield from _nodes(child, depth + 1)
 
 
-def marvin_lines(state: Mapping[str, Any]) -> list[str]:
+def marvin_lines(state: Mapping[str, Any], process_status: str = "RUNNING") -> list[str]:
     """Return the task tree: one line per node, indented by depth, with status and worker."""
     tree = state.get("tree") or {}
     lines = [str(tree.get("goal") or "")[:GOAL_CHARS]] if tree.get("goal") else []
@@ -100,7 +105,8 @@ DRAWERS = {"vogon": ("phases", vogon_lines), "zaphod": ("heads", zaphod_lines),
 """Engine → (the field's label, how its state is drawn)."""
 
 
-def plan_field(engine: str, state: Mapping[str, Any] | None) -> tuple[str, str] | None:
+def plan_field(engine: str, state: Mapping[str, Any] | None,
+               process_status: str = "RUNNING") -> tuple[str, str] | None:
     """Return ``(label, text)`` for ``process show``, or None when there is nothing to draw.
 
     The text puts each line on a line of its own, indented.
@@ -109,5 +115,5 @@ def plan_field(engine: str, state: Mapping[str, Any] | None) -> tuple[str, str] 
     if drawer is None or not state:
         return None
     label, draw = drawer
-    lines = draw(state)
+    lines = draw(state, process_status)
     return (label, "".join(f"\n  {line}" for line in lines)) if lines else None

@@ -67,6 +67,8 @@ def run(
     sink = sink_for(as_json)
     try:
         report = drive(ws, reap_and_load(ws, ident).id, sink=sink, retry=True)
+        if isinstance(sink, TerminalSink):
+            sink.finish(report.reply)
     finally:
         if isinstance(sink, TerminalSink):
             sink.end()
@@ -105,7 +107,7 @@ def follow(ctx: typer.Context, ident: IdArg) -> None:
     ws = context.workspace(ctx)
     process = reap_and_load(ws, ident)
     path = stream_path(ws, process.id)
-    sink = TerminalSink()
+    sink = TerminalSink(live=True)  # the stream file, as it grows, on a pipe too
     offset = 0
     while True:
         settled = process.status is not Status.RUNNING

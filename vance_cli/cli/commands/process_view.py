@@ -62,11 +62,14 @@ def print_process(process: Process, totals: dict[str, float] | None = None) -> N
     if totals and totals["calls"]:
         pairs.append(("llm", f"{totals['calls']:g} calls, {totals['tokensIn']:g} tokens in,"
                              f" {totals['tokensOut']:g} out, {totals['latencyMs']:g} ms"))
-    drawn = plan_field(process.engine, process.state)
+    drawn = plan_field(process.engine, process.state, process.status.value)
     if drawn:
         pairs.append(drawn)
-    if data.get("outcome") and not drawn:
-        pairs.append(("outcome", json.dumps(data["outcome"], ensure_ascii=False)))
+    outcome = data.get("outcome") or {}
+    if outcome and not drawn:
+        pairs.append(("outcome", json.dumps(outcome, ensure_ascii=False)))
+    elif outcome.get("reason"):
+        pairs.append(("reason", outcome["reason"]))
     if data.get("result"):
         pairs.append(("result", data["result"]))
     output.fields(pairs)
