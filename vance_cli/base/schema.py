@@ -62,6 +62,18 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
     return found
 
 
+BOUNDS = {
+    "literal_error": "expected {expected}",
+    "greater_than_equal": "expected at least {ge}",
+    "greater_than": "expected more than {gt}",
+    "less_than_equal": "expected at most {le}",
+    "less_than": "expected less than {lt}",
+    "too_long": "expected at most {max_length} entries",
+    "too_short": "expected at least {min_length} entries",
+}
+"""Pydantic's messages about a bound, in plain words (the bound from the error's context)."""
+
+
 def allowed_keys(model: type[BaseModel], loc: Sequence[int | str]) -> tuple[str, ...]:
     """Return the keys allowed where ``loc`` (an unknown key's location) points.
 
@@ -107,6 +119,8 @@ def problems(exc: ValidationError, model: type[BaseModel]) -> list[tuple[tuple[s
             text = "unknown key" + (f" (did you mean '{close[0]}'?)" if close else "")
         elif kind == "value_error" and "error" in err.get("ctx", {}):
             text = str(err["ctx"]["error"])
+        elif kind in BOUNDS and "ctx" in err:
+            text = BOUNDS[kind].format(**err["ctx"])
         else:
             text = err["msg"]
         where = path_text(loc)

@@ -59,7 +59,7 @@ def test_a_recipe_with_broken_params_is_left_out_with_the_reason(
     assert "params.maxRounds" in problem.reason
     listed = run_cli(["recipe", "list"])
     assert "recipe 'bad-council' left out: " in listed.stderr
-    assert "bad-council.yaml: params.maxRounds: Input should be less than or equal to 10" \
+    assert "bad-council.yaml: params.maxRounds: expected at most 10" \
         in listed.stderr
 
 
