@@ -167,3 +167,12 @@ def test_promote_checks_the_source_and_the_name(project_dir: Path) -> None:
     assert shown["layer"] == "PROJECT" and shown["description"] == "A fine recipe."
     text = (project_dir / "recipes" / "default.yaml").read_text()
     assert text.startswith("# promoted from _slart/r1/good on ")
+    assert (project_dir / "recipes" / "default.yaml").stat().st_mode & 0o777 == 0o644
+    suffixed = run_cli(["recipe", "promote", "_slart/r1/good", "shop.yaml"])
+    assert suffixed.exit_code == 2 and "give the name without it ('shop')" in suffixed.stderr
+    long = run_cli(["recipe", "promote", "_slart/r1/good", "x" * 300])
+    assert long.exit_code == 2 and "300 characters long; at most 64" in long.stderr
+    (project_dir / "recipes" / "_slart" / "r1" / "alien.yaml").write_text(
+        "engine: deep-thought\ndescription: Computes answers.\n")
+    alien = run_cli(["recipe", "promote", "_slart/r1/alien", "alien"])
+    assert alien.exit_code == 2 and "not in the active engine catalog" in alien.stderr

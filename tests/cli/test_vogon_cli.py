@@ -180,7 +180,7 @@ def test_a_decision_checkpoint_takes_an_option_by_number(
     created = run_cli(["process", "create", "--recipe", "pick", "--name", "p", "--goal",
                        "party", "--wait", "--json"], env=llm_server.env())
     pid = created.json()["id"]
-    assert "answer one of: barn, beach, city" in created.json()["result"]
+    assert "answer one of: 1 barn, 2 beach, 3 city: vance process steer" in created.json()["result"]
     wrong = run_cli(["process", "steer", pid, "forest", "--wait"], env=llm_server.env())
     assert wrong.exit_code == 0 and len(llm_server.chat_requests) == 1
     llm_server.reply("PLAN at the beach")

@@ -222,7 +222,7 @@ def run_phase(turn: Turn, state: dict[str, Any], index: int, feedback: str | Non
         state["order"].append(name)
 
 
-def _question(phase: Mapping[str, Any]) -> str:
+def _question(phase: Mapping[str, Any], process_id: str) -> str:
     checkpoint = phase["checkpoint"]
     kind = checkpoint["type"]
     message = checkpoint.get("message") or {
@@ -233,10 +233,11 @@ def _question(phase: Mapping[str, Any]) -> str:
     if kind == "approval":
         how = "answer yes to go on, or no: what to change"
     elif kind == "decision":
-        how = "answer one of: " + ", ".join(checkpoint.get("options") or [])
+        how = "answer one of: " + ", ".join(f"{n} {option}" for n, option in
+                                            enumerate(checkpoint.get("options") or [], 1))
     else:
         how = "answer with your feedback"
-    return f"{message} ({how}; 'vance process steer ID \"…\"')"
+    return f"{message} ({how}: vance process steer {process_id} \"…\")"
 
 
 def _answer(inputs: Sequence[Message]) -> str | None:
@@ -310,7 +311,8 @@ def run_turn(turn: Turn) -> TurnOutcome:
         verdict = apply_answer(state, answer) if answer is not None else None
         phase = phases[state["waiting"]["index"]]
         if verdict is None:
-            reply = (f"'{answer}' does not answer this. " if answer else "") + _question(phase)
+            reply = (f"'{answer}' does not answer this. " if answer else "") \
+                + _question(phase, turn.process.id)
             turn.sink.text(reply + "\n")
             return TurnOutcome(settle="BLOCKED", reply=reply)
         state["waiting"] = None
@@ -333,7 +335,7 @@ def run_turn(turn: Turn) -> TurnOutcome:
         if phase.get("checkpoint"):
             state["waiting"] = {"index": index, "type": phase["checkpoint"]["type"]}
             turn.save_state(state)
-            question = _question(phase)
+            question = _question(phase, turn.process.id)
             turn.sink.text(f"\n\n{question}\n")
             return TurnOutcome(settle="BLOCKED", reply=f"{output}\n\n---\n{question}")
         state["next"] = index + 1

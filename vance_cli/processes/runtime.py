@@ -48,6 +48,7 @@ from vance_cli.base.errors import (
     NoEngineCode,
     VanceError,
 )
+from vance_cli.base.wording import counted
 from vance_cli.llm import DEFAULT_MAX_TOKENS, Completion, LLMConfig, complete, safe_endpoint
 from vance_cli.processes.launcher import start_worker
 from vance_cli.processes.model import CHILD_SETTLED, CloseReason, Process, Status
@@ -385,7 +386,8 @@ class Turn:
         """
         self.check()
         if self._calls >= self.budget.llm_calls:
-            raise BudgetExceeded(f"the turn made its {self.budget.llm_calls} LLM calls: budget"
+            raise BudgetExceeded(f"the turn made its {counted(self.budget.llm_calls, 'LLM call')}:"
+                                 " budget"
                                  " of LLM calls per turn (turn.max_llm_calls)", "llm_calls",
                                  self.budget.llm_calls)
         used = conversation.llm_totals(self.ws.db, self.process.id)

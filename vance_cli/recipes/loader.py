@@ -25,6 +25,7 @@ from vance_cli.base.errors import DocumentError, UnknownRecipe
 from vance_cli.base.names import close_matches
 from vance_cli.documents.cascade import DocumentRef, Kind, Layer, load_yaml
 from vance_cli.ranking import terms as recipe_terms
+from vance_cli.recipes.references import missing_references
 
 if TYPE_CHECKING:
     from vance_cli.documents.cache import DocumentCache
@@ -250,7 +251,8 @@ def load_recipes(ws: Workspace) -> RecipeSet:
         ws: the workspace whose recipe cascade is read (and whose document cache is used).
 
     Returns:
-        A RecipeSet; never raises for a single bad file.
+        A RecipeSet; never raises for a single bad file. A recipe whose params
+        name a recipe that is not there is left out too (``references``).
     """
     recipes: dict[str, Recipe] = {}
     problems: list[DocumentProblem] = []
@@ -261,6 +263,14 @@ def load_recipes(ws: Workspace) -> RecipeSet:
         except DocumentError as exc:
             problems.append(DocumentProblem(ref.name, ref.layer, ref.path, exc.message))
     cache.save()
+    known = set(recipes)
+    for recipe in list(recipes.values()):  # one that names a missing recipe could not run
+        missing = missing_references(recipe.engine, recipe.params, known)
+        if missing:
+            del recipes[recipe.name]
+            path = recipe.path if recipe.path is not None else Path(recipe.name)
+            problems.append(DocumentProblem(recipe.name, recipe.layer, path,
+                                            f"{path}: {'; '.join(missing)}"))
     return RecipeSet(recipes=recipes, problems=tuple(problems))
 
 

@@ -60,8 +60,8 @@ class Budget(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    llmCalls: int | None = Field(default=None, ge=0)
-    tokens: int | None = Field(default=None, ge=0)
+    llmCalls: int | None = Field(default=None, gt=0)
+    tokens: int | None = Field(default=None, gt=0)
     turnSeconds: float | None = Field(default=None, gt=0)
 
 
@@ -347,23 +347,3 @@ def _outline(node: Mapping[str, Any], defs: Mapping[str, Any], skip: set[str] | 
         parts.append("…")
     return "{" + ", ".join(parts) + "}"
 
-
-def recipe_references(engine: str, params: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Return the recipes ``params`` name, as ``(where, recipe)`` pairs.
-
-    E.g. ``("params.phases[2].worker", "coding")``; none when the params break the schema.
-    """
-    try:
-        parsed = parse(engine, params)
-    except ValueError:
-        return []
-    found: list[tuple[str, str]] = []
-    if isinstance(parsed, VogonParams):
-        found += [(f"params.phases[{i}].worker", p.worker)
-                  for i, p in enumerate(parsed.phases) if p.worker]
-    if isinstance(parsed, ZaphodParams):
-        found += [(f"params.heads[{i}].recipe", h.recipe) for i, h in enumerate(parsed.heads)]
-    if isinstance(parsed, MarvinParams):
-        found += [(f"params.availableRecipes[{i}]", r)
-                  for i, r in enumerate(parsed.availableRecipes)]
-    return found

@@ -32,6 +32,13 @@ if TYPE_CHECKING:
     from vance_cli.workspace import Workspace
 
 
+NAME_MAX = 64
+"""Longest name of a promoted recipe, in characters (as Slartibartfast's names)."""
+
+DOCUMENT_MODE = 0o644
+"""Permissions of the written recipe: a document others in the project may read."""
+
+
 @dataclass(frozen=True, slots=True)
 class Promoted:
     """What ``promote`` wrote.
@@ -58,9 +65,17 @@ def check_new_name(name: str) -> str:
     """Return a valid name for a promoted recipe.
 
     Raises:
-        InputError: not one segment, or starting with ``_`` or ``.``.
+        InputError: not one segment, starting with ``_`` or ``.``, ending in ``.yaml``,
+            or longer than ``NAME_MAX``.
     """
     clean = check_name(name.strip())
+    if clean.lower().endswith(EXTENSIONS[Kind.RECIPES]):
+        raise InputError(f"recipe name '{clean}' ends in '{EXTENSIONS[Kind.RECIPES]}': give the"
+                         f" name without it ('{clean[:-len(EXTENSIONS[Kind.RECIPES])]}')",
+                         field="name")
+    if len(clean) > NAME_MAX:
+        raise InputError(f"recipe name is {len(clean)} characters long; at most {NAME_MAX}",
+                         field="name")
     if "/" in clean:
         raise InputError(f"recipe name '{clean}' must be one name without '/'", field="name")
     if clean.startswith(("_", ".")):
@@ -84,7 +99,8 @@ def promote(ws: Workspace, source: str, name: str, *, force: bool = False) -> Pr
     Raises:
         UnknownRecipe, InvalidDocumentName: no such source.
         DocumentError: the source is broken (its problems named); nothing is written.
-        InputError: a bad new name, or one that exists without ``force``.
+        InputError: a bad new name, one that exists without ``force``, or a source whose
+            engine is not in the active catalog.
         StorageError: the file cannot be written.
     """
     new_name = check_new_name(name)
@@ -97,6 +113,10 @@ def promote(ws: Workspace, source: str, name: str, *, force: bool = False) -> Pr
         raise DocumentError(f"cannot read recipe '{source}': {exc}",
                             path=str(original.path)) from None
     parse_recipe(yamlio.loads(text, source=str(original.path)), new_name)
+    if original.engine not in ws.catalog().names:
+        raise InputError(f"recipe '{original.name}' runs engine '{original.engine}', which is not"
+                         " in the active engine catalog ('vance catalog show'); promoted, the"
+                         " selector would never see it", field="source")
     existing = ws.cascade(Kind.RECIPES).find(new_name)
     if existing is not None and not force:
         raise InputError(f"recipe '{new_name}' exists already ({existing.layer.value}:"
@@ -104,6 +124,6 @@ def promote(ws: Workspace, source: str, name: str, *, force: bool = False) -> Pr
                          field="name")
     target = ws.write_folder / Kind.RECIPES.value / (new_name + EXTENSIONS[Kind.RECIPES])
     header = f"# promoted from {original.name} on {utc_now()[:10]}\n"
-    atomic_write_text(target, header + text)
+    atomic_write_text(target, header + text, mode=DOCUMENT_MODE)
     return Promoted(find_recipe(ws, new_name), original,
                     existing.path if existing is not None else None)

@@ -12,6 +12,7 @@ from vance_cli.processes.model import ProcessSpec
 from vance_cli.processes.records import create_process
 from vance_cli.recipes import params
 from vance_cli.recipes.loader import load_recipes
+from vance_cli.recipes.references import recipe_references
 from vance_cli.workspace import Workspace
 
 
@@ -89,10 +90,24 @@ def test_effective_params_fill_in_the_defaults() -> None:
 
 
 def test_recipe_references_list_workers_heads_and_available_recipes() -> None:
-    assert params.recipe_references("vogon", {"phases": [
+    assert recipe_references("vogon", {"phases": [
         {"name": "a", "worker": "coding"}, {"name": "b", "prompt": "p"}]}) == [
         ("params.phases[0].worker", "coding")]
-    assert params.recipe_references("zaphod", {"heads": [{"name": "x"}]}) == [
+    assert recipe_references("zaphod", {"heads": [{"name": "x"}]}) == [
         ("params.heads[0].recipe", "default")]
-    assert params.recipe_references("marvin", {"availableRecipes": ["translate"]}) == [
+    assert recipe_references("marvin", {"availableRecipes": ["translate"]}) == [
         ("params.availableRecipes[0]", "translate")]
+
+
+def test_a_recipe_naming_a_missing_recipe_is_left_out(ws: Workspace, project_dir: Path) -> None:
+    build_file_tree(project_dir, {
+        "recipes/ask-nobody.yaml": ("engine: zaphod\ndescription: d\nparams:\n  heads:\n"
+                                    "    - {name: a, recipe: nope}\n    - {name: b}\n"),
+        "recipes/run-nothing.yaml": ("engine: vogon\ndescription: d\nparams:\n  phases:\n"
+                                     "    - {name: a, worker: no-such-recipe}\n")})
+    found = load_recipes(ws)
+    reasons = {p.name: p.reason for p in found.problems}
+    assert reasons["ask-nobody"].endswith("params.heads[0].recipe: recipe 'nope' does not exist")
+    assert "params.phases[0].worker: recipe 'no-such-recipe' does not exist" in \
+        reasons["run-nothing"]
+    assert "ask-nobody" not in found.recipes and "debate-pro-contra" in found.recipes

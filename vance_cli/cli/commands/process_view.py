@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from vance_cli.base.wording import counted
 from vance_cli.cli import output
 from vance_cli.cli.commands.process_plan import plan_field
 
@@ -60,7 +61,8 @@ def print_process(process: Process, totals: dict[str, float] | None = None) -> N
     if process.turns:
         pairs.append(("turns", process.turns))
     if totals and totals["calls"]:
-        pairs.append(("llm", f"{totals['calls']:g} calls, {totals['tokensIn']:g} tokens in,"
+        pairs.append(("llm", f"{counted(int(totals['calls']), 'call')},"
+                             f" {totals['tokensIn']:g} tokens in,"
                              f" {totals['tokensOut']:g} out, {totals['latencyMs']:g} ms"))
     drawn = plan_field(process.engine, process.state, process.status.value)
     if drawn:

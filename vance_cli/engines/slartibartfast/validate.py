@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vance_cli.base.names import is_valid_name
+from vance_cli.recipes.references import recipe_references
 
 SLART_ENGINE = "slartibartfast"
 """The engine that designs recipes; generated recipes must name a working engine instead."""
@@ -127,13 +128,11 @@ def _shape_errors(data: dict[str, Any]) -> list[str]:
 
 def _reference_errors(data: dict[str, Any], existing: Collection[str]) -> list[str]:
     """A recipe a phase, head or task list names must exist, so the recipe can run."""
-    from vance_cli.recipes import params  # heavy: pydantic
-
     known = set(existing)
     return [f"{where}: '{name}' is not an existing recipe; name one of the existing recipes"
             " (or, for a phase, leave 'worker' out and give it a 'prompt')"
-            for where, name in params.recipe_references(str(data["engine"]).strip(),
-                                                       data.get("params") or {})
+            for where, name in recipe_references(str(data["engine"]).strip(),
+                                                 data.get("params") or {})
             if name not in known]
 
 
