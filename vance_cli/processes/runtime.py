@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 
 from vance_cli.base.errors import (
     BudgetExceeded,
@@ -161,21 +161,21 @@ class StreamFile:
     def __init__(self, ws: Workspace, process_id: str, inner: TurnSink) -> None:
         self.path = stream_path(ws, process_id)
         self.inner = inner
-        self._ok = True
+        self._handle: TextIO | None = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text("", encoding="utf-8")
+            self._handle = self.path.open("w", encoding="utf-8")
         except OSError:
-            self._ok = False
+            self._handle = None
 
     def _append(self, text: str) -> None:
-        if not self._ok:
+        if self._handle is None:
             return
         try:
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write(text)
-        except OSError:
-            self._ok = False
+            self._handle.write(text)
+            self._handle.flush()  # a follower reads the file as it grows
+        except (OSError, ValueError):  # a full disk, or closed: the follower loses, not the turn
+            self.close()
 
     def text(self, piece: str) -> None:
         """Pass the piece on and keep it."""
@@ -186,6 +186,15 @@ class StreamFile:
         """Pass the line on and keep it."""
         self.inner.status(line)
         self._append(f"\n» {line}\n")
+
+    def close(self) -> None:
+        """Close the file (the turn settled); later pieces are not kept."""
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            try:
+                handle.close()
+            except OSError:
+                pass
 
 
 def stream_path(ws: Workspace, process_id: str) -> Path:
@@ -625,10 +634,14 @@ def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink
             number = store.next_turn(db, process.id)
             conversation.start_turn(db, process.id, number, os.getpid())
         inputs = [Message.from_row(r) for r in conversation.pending_inputs(db, process.id)]
-        turn = Turn(ws, load_process(ws, process.id), number, inputs,
-                    StreamFile(ws, process.id, sink), Budget.of(ws, process.params), run)
+        stream = StreamFile(ws, process.id, sink)
+        turn = Turn(ws, load_process(ws, process.id), number, inputs, stream,
+                    Budget.of(ws, process.params), run)
         try:
-            outcome = step(turn)
+            try:
+                outcome = step(turn)
+            finally:
+                stream.close()
         except KeyboardInterrupt:
             _settle(ws, run, turn, TurnOutcome(reply=turn.partial or None), interrupted=True)
             interrupted = True
@@ -694,7 +707,11 @@ def _settle(ws: Workspace, run: Run, turn: Turn, outcome: TurnOutcome,
 def _run_whole(ws: Workspace, process: Process, whole: WholeRun, sink: TurnSink,
                adopt: bool) -> TurnReport:
     """An engine that runs its process by itself: run it, then record what it did."""
-    closed = whole(ws, process, StreamFile(ws, process.id, sink), adopt)
+    stream = StreamFile(ws, process.id, sink)
+    try:
+        closed = whole(ws, process, stream, adopt)
+    finally:
+        stream.close()
     inputs = [Message.from_row(r) for r in conversation.pending_inputs(ws.db, process.id)]
     with ws.db.transaction():
         number = store.next_turn(ws.db, process.id)
