@@ -14,7 +14,10 @@ any set of tasks (docs/delegate.md, "Offline selector"):
   folders (``services/billing/``, ``/api/v1``) or a call
   (``calculate_vat()``) reads as the word ``code``; a sentence that names
   such code and asks *how* or *what* ("What does src/x.py do?") asks for an
-  explanation: ``explain`` opens it.
+  explanation: ``explain`` opens it. Pasted code (``material.pasted_code``)
+  is material, and adds ``code``; the first sentence of the request that
+  asks *how* or *what* ("What does this bash script do, line by line?")
+  then asks for an explanation too.
 - **Ports**: translating or converting into a programming language
   ("Translate our Java class into Rust") is a port: the verb reads as ``port``.
 - **Plain words**: translating into plain English, plain language, simple
@@ -54,7 +57,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from vance_cli.base.patterns import Lazy
-from vance_cli.ranking.material import request
+from vance_cli.ranking.material import pasted_code, request
 
 GIVEN_NUMBERS = 2
 """Fewest digit groups that make numbers *given*: one number is a fact of the
@@ -247,6 +250,11 @@ def read(task: str) -> Reading:
     text = request(task)
     if text != task:
         notes.append("quoted or pasted material left out")
+    if pasted_code(task):
+        extra.append("code")
+        text, explained = _explain_first(text)
+        notes.append("pasted code as 'code'" + (", its question as 'explain'" if explained
+                                                else ""))
     text, selves = _SELF.re.subn(lambda m: " " * len(m.group()), text)
     if selves:
         notes.append("who is asking left out")
@@ -328,6 +336,16 @@ def _code(sentence: str) -> tuple[str, int]:
     if count and not _EXPLAIN_ASKS.isdisjoint(w.casefold() for w in _WORD.findall(sentence)):
         sentence = "explain " + sentence.lstrip()
     return sentence, count
+
+
+def _explain_first(text: str) -> tuple[str, bool]:
+    """Open the first sentence of ``text`` that asks *how* or *what* with ``explain``."""
+    parts = _SENTENCE.findall(text)
+    for i, sentence in enumerate(parts):
+        if not _EXPLAIN_ASKS.isdisjoint(w.casefold() for w in _WORD.findall(sentence)):
+            parts[i] = "explain " + sentence.lstrip()
+            return "".join(parts), True
+    return text, False
 
 
 def _verb(sentence: str, verbs: frozenset[str]) -> re.Match[str] | None:

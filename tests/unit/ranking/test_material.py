@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vance_cli.ranking.material import request
+from vance_cli.ranking.material import code_line, pasted_code, request
 
 
 @pytest.mark.parametrize(("task", "kept", "left_out"), [
@@ -43,3 +43,44 @@ def test_a_heading_line_is_no_request() -> None:
 def test_a_task_without_material_is_unchanged() -> None:
     task = "Fix the bug in the parser, then add a regression test."
     assert request(task) is task or request(task) == task
+
+
+@pytest.mark.parametrize(("line", "code"), [
+    ("def avg(xs):", True),
+    ("    return sum(xs) / len(xs)", True),
+    ("for f in *.csv; do", True),
+    ('  tail -n +2 "$f" >> all.csv', True),
+    ("const total = items.reduce((a, b) => a + b, 0)", True),
+    ("if (user == null) {", True),
+    ("}", True),
+    ("- opened our new office in Leipzig (Friday)", False),   # prose ends in brackets too
+    ("Return the book to the library, then call me", False),
+    ("Anna: I'll fix checkout by the 9th", False),
+    ("Budget: 5,000 euros for the party", False),
+])
+def test_a_code_line(line: str, code: bool) -> None:
+    assert code_line(line) is code
+
+
+def test_pasted_code_is_material_and_evidence() -> None:
+    task = ("What does this bash script do, line by line?\nfor f in *.csv; do\n"
+            "  tail -n +2 \"$f\" >> all.csv\ndone")
+    found = request(task)
+    assert len(found) == len(task) and "tail" not in found and "line by line" in found
+    assert pasted_code(task)
+    assert pasted_code("this crashes when the list is empty, pls fix:\ndef avg(xs):\n"
+                       "    return sum(xs) / len(xs)")
+
+
+@pytest.mark.parametrize("task", [
+    "def avg(xs): return sum(xs) / len(xs)",                # one line: the request itself
+    "Turn these notes into a post:\n- opened in Leipzig (Friday)\n- hiring",
+    "Summarise this thread:\nAnna: can we move the launch?\nTom: no",
+])
+def test_no_pasted_code(task: str) -> None:
+    assert not pasted_code(task)
+
+
+@pytest.mark.parametrize("line", ["From: Anna <anna@example.com>", "If possible: Friday"])
+def test_prose_lines_with_statement_words_are_no_code(line: str) -> None:
+    assert not code_line(line)

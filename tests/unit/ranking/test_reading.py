@@ -57,6 +57,20 @@ def test_code_reads_as_code_and_a_question_about_it_as_explain(task: str, text: 
     assert read(task).text == text
 
 
+@pytest.mark.parametrize(("task", "text", "note"), [
+    ("What does this bash script do, line by line?\nfor f in *.csv; do\n  cat \"$f\"\ndone",
+     "explain What does this bash script do, line by line?\n\n\ndone",
+     "its question as 'explain'"),
+    ("this crashes when the list is empty, pls fix:\ndef avg(xs):\n    return sum(xs) / len(xs)",
+     "this crashes when the list is empty, pls fix:", "pasted code as 'code'"),
+])
+def test_pasted_code_adds_code_and_its_question_reads_as_explain(task: str, text: str,
+                                                                  note: str) -> None:
+    found = read(task)
+    assert " ".join(found.text.split()) == " ".join(text.split()) and found.extra == ("code",)
+    assert any(note in n for n in found.notes)
+
+
 @pytest.mark.parametrize(("task", "text"), [
     ("Translate our Java class into Rust", "port our Java class into Rust"),
     ("Konvertiere das Skript nach Kotlin", "port das Skript nach Kotlin"),
