@@ -92,6 +92,13 @@ def test_translating_into_a_programming_language_reads_as_port(task: str, text: 
      ()),
     ("If I save 200 a month for 30 years, what do I end up with?",
      "If I save 200 a month for 30 years; calculate do I end up with?", ()),
+    # a what-question without a question mark, opening its sentence
+    ("whats the end value if i put 300/month into an etf at 6% a year for 25 yrs",
+     "calculate the end value if i put 300/month into an etf at 6% a year for 25 yrs", ()),
+    # a what-question whose sentence holds no number asks about something else
+    ("Churn rose 15% after the price change on March 1. What most likely caused it?",
+     "Churn rose 15% after the price change on March 1. What most likely caused it?",
+     ("calculate",)),
     # numbers without such a question add a weak word
     ("Run a simulation of 10,000 dice rolls", "Run a simulation of 10,000 dice rolls",
      ("calculate",)),
