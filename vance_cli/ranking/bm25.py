@@ -25,7 +25,9 @@ Invariants:
   reading adds without a place in the task (``Reading.extra``) count as
   content words, never as head words.
 - A word of the task that matches nothing and is one slip from exactly one
-  word of the inventory is read as that word (``vance_cli.ranking.spelling``).
+  word of the inventory is read as that word; one that is a two-word tag or
+  keyword written as one word ("tradeoffs" for ``trade-offs``) is read as
+  those two words (``vance_cli.ranking.spelling``).
 - A recipe is indexed by four fields, ``FIELDS``: title, tags, trigger
   keywords and description (its negated stretches and question words left
   out, ``lexicon.prose_words``), weighted by ``FIELD_WEIGHTS``. Not by its
@@ -181,6 +183,8 @@ class _Query:
         keys: every stem key a lookup of these words and runs can ask for,
             compound heads (``COMPOUND_HEAD``) included.
         phrase_words: the words of the inventory's phrase terms (for ``spelling``).
+        pairs: the inventory's phrase terms of two words, first word → second words
+            (for ``spelling.split_compound``).
     """
 
     keep: slice
@@ -188,6 +192,7 @@ class _Query:
     grams: list[tuple[int, tuple[str, ...]]]
     keys: set[str]
     phrase_words: set[str]
+    pairs: dict[str, set[str]]
 
 
 def _query(task: str, vocabulary: set[Term], extra: Sequence[str] = ()) -> _Query:
@@ -213,7 +218,12 @@ def _query(task: str, vocabulary: set[Term], extra: Sequence[str] = ()) -> _Quer
              if not starts.isdisjoint(lexicon.word_keys(gram[0]))]
     for _start, gram in grams:
         keys.update(lexicon.phrase_keys(gram)[keep])
-    return _Query(keep, tokens, grams, keys, {word for words in phrases for word in words})
+    pairs: dict[str, set[str]] = defaultdict(set)
+    for words in phrases:
+        if len(words) == 2:
+            pairs[words[0]].add(words[1])
+    return _Query(keep, tokens, grams, keys, {word for words in phrases for word in words},
+                  pairs)
 
 
 def _term_keys(term: Term) -> tuple[str, str]:
@@ -343,7 +353,8 @@ def _typos(task: str, query: _Query, wanted: set[Term], vocabulary: set[Term]) -
     for word in sorted(unmatched):
         if word in vocabulary or word in query.phrase_words:
             continue  # a known word that only matched nothing by its stem
-        meant = spelling.correct(word, vocabulary, query.phrase_words)
+        meant = (spelling.split_compound(word, query.pairs)
+                 or spelling.correct(word, vocabulary, query.phrase_words))
         if meant is not None:
             task = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", meant, task, flags=re.IGNORECASE)
     return task
