@@ -142,6 +142,46 @@ formulieren
 a polite email", "*Verfasse* eine Rede"). Not "compose" (also music) nor "create" or "make"
 (also pictures and things). The kind is the object's to name; the verbs are light verbs."""
 
+COME_UP_WITH = ("come", "up", "with")
+"""The phrasal verb that asks for something thought up: with a short piece of writing as its
+object ("*Come up with* a catchy slogan") it asks for that piece, as a light verb does."""
+
+MAKING_VERBS = frozenset("""
+make makes made create creates produce prepare generate compose mach mache machen erstelle
+erstellen erstell
+""".split())
+"""The light verbs that make things, not only texts: "*Create* a birthday invitation" may be a
+card to design, "*Compose* a song" music. With them a genre object is no piece of writing
+(``writing_job``); the other light verbs ask for one ("I *need* a toast", "*Give* me a
+slogan")."""
+
+TEXT_GENRES = frozenset("""
+email mail letter note message msg reply poem haiku limerick sonnet verse rhyme lyrics
+toast speech eulogy slogan tagline motto caption headline title bio tweet post announcement
+invitation invite greeting apology joke riddle story tale
+brief nachricht antwort gedicht reim liedtext rede ansprache trinkspruch spruch
+werbespruch überschrift titel bildunterschrift einladung glückwunsch gruß anschreiben
+bewerbung absage zusage entschuldigung witz geschichte
+""".split())
+"""Nouns that name one short piece of writing: the deliverable of a request whose light verb
+takes one as its object ("I need a *toast* for my brother's wedding", "Give me a catchy
+*slogan*", "Ich brauche eine kurze *Rede*") is a piece of writing, as if a writing verb had
+asked for it (``writing_job``). German compounds count by their head ("Geburtstags*gruß*").
+Not the deliverables specialised recipes name (essay, article, summary, report, translation,
+code), ones that are no text (logo, picture, playlist) nor ones that may be music (song,
+Lied)."""
+
+GENRE_HEAD = 4
+"""Fewest letters of a genre that the end of a German compound is taken for ("Geburtstags*gruß*",
+"Hochzeits*rede*")."""
+
+_OBJECT_ENDS = frozenset("""
+for about to of on from with at by in that which who für über an zu zum zur von mit bei
+auf dass die der das
+""".split())
+"""Words that end the object after a light verb: a preposition or relative word opens what
+it is for or about ("a toast *for* my brother", "eine Rede *für* die Hochzeit")."""
+
 _ONLY_ENGLISH = ENGLISH_STOP_WORDS - GERMAN_STOP_WORDS
 _ONLY_GERMAN = GERMAN_STOP_WORDS - ENGLISH_STOP_WORDS
 
@@ -258,10 +298,15 @@ class _Word(NamedTuple):
     sentence_start: bool
     clause_start: bool
     negated: bool
+    comma: bool  # a comma (or other punctuation) stands right before it
 
 
-def _walk(text: str, negated: bool = False) -> Iterator[tuple[str, str, bool, bool, bool]]:
-    """Yield each word of ``text`` as (raw, case-folded, sentence start, clause start, negated).
+def _walk(text: str, negated: bool = False
+          ) -> Iterator[tuple[str, str, bool, bool, bool, bool]]:
+    """Yield each word of ``text`` as a tuple of six (see ``_Word``).
+
+    Its fields: raw, case-folded, sentence start, clause start, negated, after
+    punctuation.
 
     A generator of plain tuples: recipe descriptions of thousands of words
     go through here (``prose_words``). ``negated``: the text continues a
@@ -270,12 +315,13 @@ def _walk(text: str, negated: bool = False) -> Iterator[tuple[str, str, bool, bo
     Klasse", "im 19. Jahrhundert").
     """
     sentence = clause = True
-    ordinal = False  # the last piece was a number
+    ordinal = punctuated = False  # the last piece was a number; punctuation
     for piece in _PIECE.findall(_CONTRACTION.sub(" not", text)):
         if not piece[0].isalnum() and piece[0] != "_":
             if piece != "," and not (ordinal and piece == "."):
                 sentence = clause = True
             negated = ordinal = False
+            punctuated = True
             continue
         ordinal = piece.isdigit()
         word = piece.casefold()
@@ -284,14 +330,14 @@ def _walk(text: str, negated: bool = False) -> Iterator[tuple[str, str, bool, bo
             negated = False
         elif word in NEGATIONS:
             negated = True
-        yield piece, word, sentence, clause, negated
-        sentence = clause = False
+        yield piece, word, sentence, clause, negated, punctuated
+        sentence = clause = punctuated = False
 
 
 def _scan(text: str) -> list[_Word]:
     """Split text into words, noting sentence and clause starts and negated stretches."""
-    return [_Word(raw, word, position, sentence, clause, negated)
-            for position, (raw, word, sentence, clause, negated) in enumerate(_walk(text))]
+    return [_Word(*walked[:2], position, *walked[2:])
+            for position, walked in enumerate(_walk(text))]
 
 
 def negated_at(text: str, offsets: Iterable[int]) -> dict[int, bool]:
@@ -337,38 +383,93 @@ def language(text: str) -> str | None:
     return "en" if english > german else "de"
 
 
-def writing_verb(task: str) -> str | None:
-    """Return the writing verb that is the task's predicate, or None.
+def writing_job(task: str) -> str | None:
+    """Return the word that makes the task one piece of writing, or None.
 
     The predicate is that of the first clause with a word of substance: its
     first word that is not a stop word — or, unless the task is clearly
-    English, its last word (German puts the verb of a modal request last):
-    "Can you *write* a cover letter", "*Draft* a polite email", "Kannst du
-    mir eine Rede *schreiben*?". A writing verb later on is a step of a
-    larger request ("Add dark mode and *write* tests"). A negated verb does
-    not count ("Don't write anything, just …").
+    English, its last word (German puts the verb of a modal request last).
+    The task asks for one piece of writing when that predicate is a writing
+    verb ("Can you *write* a cover letter", "*Draft* a polite email", "Kannst
+    du mir eine Rede *schreiben*?"), or when the clause has no predicate of
+    substance but a light verb (not one of ``MAKING_VERBS``) or *come up
+    with* whose object names a short piece of writing (``TEXT_GENRES``: "I
+    need a *toast* for my brother's wedding", "Come up with a catchy
+    *slogan*", "Ich brauche eine kurze *Rede*"). The object's head is its
+    last word before a preposition, a comma or the clause end: "a LinkedIn
+    *post* about …" names a post, "a *post* office" does not. A writing
+    verb later on is a step of a larger request ("Add dark mode and *write*
+    tests"). A negated verb or object does not count ("Don't write anything,
+    just …").
 
     Args:
         task: the task text (its material already left out, ``material.request``).
 
     Returns:
-        The verb, case-folded, when it is one of ``WRITING_VERBS``.
+        The writing verb or the genre word, case-folded.
     """
     verb_last = language(task) != "en"
+    scanned = _scan(task)
     clause: list[_Word] = []
-    for w in [*_scan(task), None]:
+    for w in [*scanned, None]:
         if w is not None and not w.clause_start:
             clause.append(w)
             continue
-        first = next((c for c in clause if c.word in WRITING_VERBS or is_content(c.word)), None)
-        if first is not None:
-            for candidate in (first, clause[-1] if verb_last else None):
-                if (candidate is not None and candidate.word in WRITING_VERBS
-                        and not candidate.negated):
-                    return candidate.word
-            return None
+        at = next((i for i, c in enumerate(clause)
+                   if c.word in WRITING_VERBS or is_content(c.word)), None)
+        if at is not None:
+            return _writing_predicate(clause, at, verb_last)
         clause = [w] if w is not None else []
     return None
+
+
+def _writing_predicate(clause: list[_Word], at: int, verb_last: bool) -> str | None:
+    """The writing verb or genre of ``clause``, whose first word of substance is ``clause[at]``."""
+    first = clause[at]
+    for candidate in (first, clause[-1] if verb_last else None):
+        if (candidate is not None and candidate.word in WRITING_VERBS
+                and not candidate.negated):
+            return candidate.word
+    if first.word == COME_UP_WITH[0] and tuple(c.word for c in clause[at:at + 3]) == COME_UP_WITH:
+        at += 3  # "come up with" takes an object as a light verb does
+    elif not any(c.word in LIGHT_VERBS and c.word not in MAKING_VERBS for c in clause[:at]):
+        return None
+    last = None  # the object's last word of substance: the head of its noun phrase
+    for i, c in enumerate(clause[at:]):
+        if c.word in _OBJECT_ENDS or c.negated or (i and c.comma):
+            break
+        if is_content(c.word):
+            last = c
+    german_noun = (last is not None and verb_last and not last.sentence_start
+                   and last.raw[:1].isupper() and last.raw[1:].islower())
+    return last.word if last is not None and is_genre(last.word, german_noun) else None
+
+
+def is_genre(word: str, compound: bool = False) -> bool:
+    """True when ``word`` names a short piece of writing (``TEXT_GENRES``).
+
+    Args:
+        word: a case-folded word.
+        compound: the word is written as a German noun, so it may be a compound
+            whose head is the genre ("Geburtstagsgruß"); an English word's end is
+            chance ("history" is no "story", "universe" no "verse").
+    """
+    keys = word_keys(word)
+    if not _genre_keys().isdisjoint(keys):
+        return True
+    stem = keys[1][2:]
+    return compound and any(stem.endswith(head) for head in _genre_heads())
+
+
+@lru_cache(maxsize=1)
+def _genre_keys() -> frozenset[str]:
+    return frozenset(key for genre in TEXT_GENRES for key in word_keys(genre))
+
+
+@lru_cache(maxsize=1)
+def _genre_heads() -> tuple[str, ...]:
+    return tuple(sorted({word_keys(genre)[1][2:] for genre in TEXT_GENRES
+                         if len(word_keys(genre)[1]) - 2 >= GENRE_HEAD}))
 
 
 def prose_words(text: str) -> list[str]:
@@ -376,7 +477,7 @@ def prose_words(text: str) -> list[str]:
 
     Drops negated stretches (``NEGATIONS``) and ``QUESTION_WORDS``.
     """
-    return [word for _raw, word, _sentence, _clause, negated in _walk(text)
+    return [word for _raw, word, _sentence, _clause, negated, _comma in _walk(text)
             if not negated and word not in QUESTION_WORDS]
 
 

@@ -23,6 +23,11 @@ any set of tasks (docs/delegate.md, "Offline selector"):
 - **Plain words**: translating into plain English, plain language, simple
   terms, einfache Sprache … ("Translate this regex into plain English") is no
   other language: it asks for an explanation, and the verb reads as ``explain``.
+- **Writing verbs typed fast**: a writing verb with two neighbouring
+  letters swapped (never the first) reads as that verb: "*wirte* a polite
+  msg", "*darft* an email". The spelling rule of the ranking leaves words
+  under six letters alone; these few verbs are the predicate of the
+  single-job rule, and no real word is one swap from them.
 - **Who is asking**: a clause in which the person says what they are ("I'm a
   project manager and …", "Ich bin Lehrerin, …": *I'm*/*I am*/*ich bin* and up
   to ``SELF_WORDS`` words) is context, not the request: it is left out.
@@ -52,11 +57,12 @@ Every rule is one linear pass over the ``lexicon.analysed`` prefix.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
 from vance_cli.base.patterns import Lazy
+from vance_cli.ranking.lexicon import WRITING_VERBS
 from vance_cli.ranking.material import pasted_code, request
 
 GIVEN_NUMBERS = 2
@@ -255,6 +261,9 @@ def read(task: str) -> Reading:
         text, explained = _explain_first(text)
         notes.append("pasted code as 'code'" + (", its question as 'explain'" if explained
                                                 else ""))
+    if any(w.casefold() in _VERB_SLIPS for w in _WORD.findall(text)):
+        text = _WORD.sub(_writing_slip, text)
+        notes.append("a slip of a writing verb as that verb")
     text, selves = _SELF.re.subn(lambda m: " " * len(m.group()), text)
     if selves:
         notes.append("who is asking left out")
@@ -279,6 +288,24 @@ def read(task: str) -> Reading:
         notes.append("a list of roles adds " + ("'perspectives', 'roles'" if opinion
                                                  else "'perspectives'"))
     return Reading(text, tuple(extra), tuple(notes))
+
+
+def _swaps(word: str) -> Iterator[str]:
+    """Yield ``word`` with two neighbouring letters swapped, the first letter kept."""
+    for i in range(1, len(word) - 1):
+        if word[i] != word[i + 1]:
+            yield word[:i] + word[i + 1] + word[i] + word[i + 2:]
+
+
+_VERB_SLIPS = {slip: verb for verb in sorted(WRITING_VERBS) for slip in _swaps(verb)
+               if slip not in WRITING_VERBS | {"schrieb", "schriebe", "schrieben"}}
+"""Each writing verb with two neighbouring letters swapped → the verb (not the past tense of
+*schreiben*, a real word)."""
+
+
+def _writing_slip(found: re.Match[str]) -> str:
+    meant = _VERB_SLIPS.get(found.group().casefold())
+    return found.group() if meant is None else meant
 
 
 def _each_sentence(text: str, rewrite: Rewrite) -> tuple[str, int]:

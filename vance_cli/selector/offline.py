@@ -45,9 +45,10 @@ before or instead of the ranking:
 - **One fact** (``reading.fact_question``): one short direct question about
   the world that no recipe has enough evidence for ("What's the boiling
   point of water?") goes to the recipe tagged ``FACT_TAG``.
-- **Single job**: a task whose predicate is a writing verb
-  (``lexicon.writing_verb``: "*Write* a short poem", "*Draft* a polite
-  email") asks for one piece of writing. When no recipe names that
+- **Single job**: a task whose predicate is a writing verb, or whose light
+  verb's object names a short piece of writing (``lexicon.writing_job``:
+  "*Write* a short poem", "*Draft* a polite email", "I need a *toast* for
+  my brother's wedding") asks for one piece of writing. When no recipe names that
   deliverable — none has a cue, a phrase or ``MIN_WORDS`` tag words
   (``intent``) — it goes to the general worker, the recipe tagged
   ``GENERAL_TAG``; topic words of the task ("a product description for the
@@ -147,7 +148,7 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
     how = f"; read: {', '.join(read.notes)}" if read.notes else ""
     chosen = next(((hit, why) for hit in hits if hit.score >= limit
                    for why in [evidence(hit)] if why is not None), None)
-    verb = lexicon.writing_verb(read.text)
+    verb = lexicon.writing_job(read.text)
     general = next((r for r in inventory if GENERAL_TAG in map(str.casefold, r.tags)), None)
     if verb is not None and general is not None and (chosen is None or not intent(chosen[0])):
         beside = (f"best '{chosen[0].recipe.name}' matched only {_words(chosen[0].terms)}"

@@ -191,6 +191,21 @@ def test_analysed_text_is_a_bounded_prefix_without_a_cut_word() -> None:
     ("My professor wants an essay. Can you write it?", None),    # the first predicate decides
     ("Compose a melody for my niece", None),                      # compose: also music
     ("Email the essay I wrote yesterday", None),
+    # a light verb whose object names a short piece of writing
+    ("I need a toast for my brother's wedding, about two minutes", "toast"),
+    ("Can you give me a catchy slogan for my bakery?", "slogan"),
+    ("Come up with a catchy slogan for my bakery", "slogan"),
+    ("I need a LinkedIn post about our launch", "post"),
+    ("Ich brauche eine kurze Rede für die Hochzeit", "rede"),
+    ("Ich hätte gern einen Geburtstagsgruß für Anna", "geburtstagsgruss"),  # a compound head
+    ("I need a post office near the station", None),     # the object's head is 'office'
+    ("I need a history of the Roman empire", None),      # an English word's end is chance
+    ("Create a birthday party invitation for my son", None),  # making: maybe a card
+    ("Compose a song about Java", None),
+    ("Come up with a new multi-step recipe for reviews", None),  # no piece of writing
+    ("I need an email, not a letter", "email"),
+    ("Tell me a joke about cats", "joke"),
 ])
-def test_writing_verb_is_the_predicate_of_the_first_clause(task: str, verb: str | None) -> None:
-    assert lexicon.writing_verb(task) == verb
+def test_a_writing_job_is_a_writing_verb_or_a_short_text_asked_for(task: str,
+                                                                    verb: str | None) -> None:
+    assert lexicon.writing_job(task) == verb

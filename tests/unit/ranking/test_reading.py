@@ -72,6 +72,17 @@ def test_pasted_code_adds_code_and_its_question_reads_as_explain(task: str, text
 
 
 @pytest.mark.parametrize(("task", "text"), [
+    ("wirte a polite msg to my neighbour", "write a polite msg to my neighbour"),
+    ("Pls darft an email to HR", "Pls draft an email to HR"),
+    ("Schreib mir, was er schrieb", "Schreib mir, was er schrieb"),   # a real word stays
+    ("Wirte the report", "write the report"),
+])
+def test_a_writing_verb_typed_with_two_letters_swapped_reads_as_the_verb(task: str,
+                                                                          text: str) -> None:
+    assert read(task).text == text
+
+
+@pytest.mark.parametrize(("task", "text"), [
     ("Translate our Java class into Rust", "port our Java class into Rust"),
     ("Konvertiere das Skript nach Kotlin", "port das Skript nach Kotlin"),
     ("Translate this letter into German", "Translate this letter into German"),

@@ -40,9 +40,12 @@ INVENTORY = [
     # a recipe that names the deliverable wins: a cue, a phrase or two tag words
     ("Write an essay about tea", "essay", "cue 'essay'"),
     ("Write a Go handler for POST /users, with tests", "coding", "2 words"),
-    # no writing verb: the general worker is never a fallback
+    # no writing verb, but a light verb whose object is a short piece of writing
+    ("I need a LinkedIn post about our launch", "general", "piece of writing ('post')"),
+    ("Come up with a catchy slogan for my bakery", "general", "('slogan')"),
+    # neither: the general worker is never a fallback
     ("Order a large pizza", None, "no recipe"),
-    ("I need a LinkedIn post about our launch", None, "no recipe"),
+    ("I need a logo for my bakery", None, "no recipe"),
 ])
 def test_single_job_rule(task: str, expected: str | None, why: str) -> None:
     decision = select_offline(task, INVENTORY)
@@ -98,6 +101,8 @@ BUNDLED = [
     ("Draft a polite email to my landlord about the broken heating", "default"),
     ("Write a two-minute wedding toast for my brother", "default"),   # a measure is no 'minutes'
     ("Verfasse eine freundliche Absage an einen Bewerber", "default"),
+    ("I need a toast for my brother's wedding, about two minutes, funny but warm.", "default"),
+    ("wirte a polite msg to my neighbour about the dog", "default"),
     ("Write a short essay about the history of tea", "essay-pipeline"),
     ("just wanna chat about whether remote work is changing how people make friends",
      "discuss"),                                   # topic words are no evidence of their own
