@@ -491,17 +491,23 @@ def tokens(task: str) -> list[Token]:
 
     Words in a negated stretch are left out.
     """
-    verb_last = language(task) != "en"
+    lang = language(task)
+    verb_last = lang != "en"
     found: list[Token] = []
     clause: list[Token] = []
     objects: set[int] = set()  # indices in clause of a content word right after a light verb
+    parts: set[int] = set()    # German: indices in clause of the last content word before a comma
     fresh = opened = light = topic = False  # opened: the clause's first word is a content word
     for w in _scan(task):
         word = w.word
         content = is_content(word) and word not in CLAUSE_WORDS
         if w.clause_start:
-            found.extend(_heads(clause, opened, verb_last, objects))
-            clause, objects, fresh, light, topic = [], set(), True, False, False
+            found.extend(_heads(clause, opened, verb_last, objects, parts))
+            clause, objects, parts, fresh, light, topic = [], set(), set(), True, False, False
+        elif w.comma:
+            topic = False  # a topic ends with its clause or at a comma
+            if lang == "de" and clause:
+                parts.add(len(clause) - 1)
         if fresh and word not in CLAUSE_WORDS:
             opened, fresh = content, False
         if content and not w.negated:
@@ -511,22 +517,26 @@ def tokens(task: str) -> list[Token]:
             clause.append(Token(word, w.position, False, noun, topic))
         light = word in LIGHT_VERBS or (light and not content)
         topic = topic or word in TOPIC_WORDS
-    found.extend(_heads(clause, opened, verb_last, objects))
+    found.extend(_heads(clause, opened, verb_last, objects, parts))
     return found
 
 
 def _heads(clause: list[Token], opened_by_content: bool, verb_last: bool,
-           objects: set[int]) -> list[Token]:
+           objects: set[int], parts: set[int]) -> list[Token]:
     """Mark the head words of one clause (see the module docstring).
 
     ``opened_by_content``: the clause's first word is a content word, its
     predicate. ``verb_last``: the task may be German, so the clause's last
     content word may be its verb — unless it is written as a noun. ``objects``:
     indices of the content words that follow a light verb; each starts a run.
+    ``parts``: in German, indices of the last content word before a comma,
+    which ends a clause of its own there ("… über Ideen *plaudern*, hast du
+    Lust?"); one not written as a noun is a verb as well. A verb ends the
+    topic before it: it is the request, not what it is about.
     """
     heads = {0}
-    if verb_last and clause and not clause[-1].noun:
-        heads.add(len(clause) - 1)
+    verbs = {i for i in (*parts, len(clause) - 1) if verb_last and clause and not clause[i].noun}
+    heads |= verbs
     starts = set(objects) | ({0} if clause and not opened_by_content else set())
     for start in starts:
         i = start
@@ -534,7 +544,8 @@ def _heads(clause: list[Token], opened_by_content: bool, verb_last: bool,
         while i + 1 < len(clause) and clause[i + 1].position == clause[i].position + 1:
             i += 1
             heads.add(i)
-    return [replace(t, head=i in heads) for i, t in enumerate(clause)]
+    return [replace(t, head=i in heads, topic=t.topic and i not in verbs)
+            for i, t in enumerate(clause)]
 
 
 SKIPPABLE = frozenset("""

@@ -79,6 +79,9 @@ def _heads(task: str) -> list[str]:
     ("Our importer crashes on empty lines, please patch it", ["patch"], []),  # so does "please"
     ("Paint a picture of two people debating", ["paint"], ["debating"]),    # English: not last
     ("Lass uns über Ideen für den Ausflug plaudern", ["plaudern"], []),     # German: verb last
+    # a German comma ends a clause of its own: the word before it may be a verb
+    ("Ich würde gern über Ideen für unser Fest plaudern, hast du Lust?", ["plaudern"], ["fest"]),
+    ("Ideas for the party, plans for the trip and so on", [], ["party"]),   # English: no
     # A capitalised last word is a noun, not the verb of a German request
     ("Schreib mir eine Erörterung für die 10. Klasse", ["erörterung"], ["klasse"]),
     ("Ich brauche einen Aufsatz über die Rolle der Industrie", ["aufsatz"], ["rolle", "industrie"]),
@@ -140,6 +143,11 @@ def test_words_after_a_topic_word_are_the_topic_up_to_the_clause_end() -> None:
     assert topic["remote"] is True and topic["changing"] is True
     assert topic["summary"] is False                  # a new clause
     assert {t.word: t.topic for t in tokens("Ein Referat über den Buchdruck")}["buchdruck"]
+    # a comma ends the topic too, and a German verb at the end is the request
+    topic = {t.word: t.topic for t in tokens("Write an essay about tea, with sources")}
+    assert topic["tea"] is True and topic["sources"] is False
+    topic = {t.word: t.topic for t in tokens("Ich möchte über Ideen für das Fest plaudern")}
+    assert topic["ideen"] is True and topic["plaudern"] is False
 
 
 def test_phrases_may_leave_out_pronouns_and_determiners_but_not_negated_words() -> None:
