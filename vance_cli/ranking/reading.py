@@ -402,15 +402,11 @@ def _calculate(sentence: str) -> tuple[str, int]:
     """Read the question about given numbers as ``calculate`` (a question opens a clause).
 
     A *how much*/*how many* question anywhere; a *what*/*which*/*how* question
-    (ending with ``?``, or opening the sentence: "whats the end value if …")
-    only when the sentence itself holds a number: "What most likely caused
-    it?" after a sentence of figures asks for causes, not a result.
+    that ends with ``?`` or opens its sentence ("whats the end value if …").
     """
     sentence, count = _QUANTITY.re.subn("; calculate", sentence)
     if count or not (sentence.rstrip().endswith("?") or _ASKS.re.match(sentence)):
         return sentence, count
-    if _DIGITS.search(sentence) is None:
-        return sentence, 0
     return _ASKS.re.subn(lambda m: "; calculate" if "," in m.group(1) else m.group(1) + "calculate",
                       sentence, count=1)
 
