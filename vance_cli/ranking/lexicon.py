@@ -73,6 +73,10 @@ ANALYSED_CHARS = 20_000
 ten pages): far past what names an intent, small enough that the offline
 selector stays fast (uncapped, a 4.8 MB task took 40 s and 1.2 GB of memory)."""
 
+ORDINAL_DIGITS = 2
+"""Most digits of a number that a full stop makes an ordinal ("die 10. Klasse", "am 3. März");
+a longer one ("… is 1,350. What …", "in 2023. Then …") ends its sentence."""
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 _PIECE = re.compile(r"\w+|[.!?;:]+(?=\s|$)|[\n\r]+|,", re.UNICODE)
 _CONTRACTION = re.compile(r"n['\u2019]t\b", re.IGNORECASE)
@@ -311,11 +315,12 @@ def _walk(text: str, negated: bool = False
     A generator of plain tuples: recipe descriptions of thousands of words
     go through here (``prose_words``). ``negated``: the text continues a
     negated stretch (``negated_at`` walks a text piece by piece). A full stop
-    right after a number ends no sentence: it is a German ordinal ("die 10.
-    Klasse", "im 19. Jahrhundert").
+    right after a number of one or two digits ends no sentence: it is a German
+    ordinal ("die 10. Klasse", "im 19. Jahrhundert"); after a longer number,
+    or one with a separator ("my rent is 1,350. What …"), it does.
     """
     sentence = clause = True
-    ordinal = punctuated = False  # the last piece was a number; punctuation
+    ordinal = punctuated = False  # the last piece may be an ordinal; punctuation
     for piece in _PIECE.findall(_CONTRACTION.sub(" not", text)):
         if not piece[0].isalnum() and piece[0] != "_":
             if piece != "," and not (ordinal and piece == "."):
@@ -323,7 +328,7 @@ def _walk(text: str, negated: bool = False
             negated = ordinal = False
             punctuated = True
             continue
-        ordinal = piece.isdigit()
+        ordinal = piece.isdigit() and len(piece) <= ORDINAL_DIGITS and not punctuated
         word = piece.casefold()
         if word in CLAUSE_WORDS or word in CONTRASTS:
             clause = clause or word in CLAUSE_WORDS

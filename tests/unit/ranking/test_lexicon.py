@@ -87,6 +87,9 @@ def _heads(task: str) -> list[str]:
     ("Ich brauche einen Aufsatz über die Rolle der Industrie", ["aufsatz"], ["rolle", "industrie"]),
     # A full stop after a number is an ordinal, not the end of a sentence
     ("Ein Aufsatz über das 19. Jahrhundert bitte", ["aufsatz"], ["jahrhundert"]),
+    # … unless the number is long or has a separator: then it ends its sentence
+    ("My rent is 1,350. Calculate my share", ["calculate"], []),
+    ("We moved in 2023. Explain the costs", ["explain"], []),
     # The object after a light verb is a head wherever the verb stands
     ("My professor wants an essay on Kant", ["professor", "essay"], ["kant"]),
     ("I need a background report on the EU", ["background", "report"], ["eu"]),
