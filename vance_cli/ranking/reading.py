@@ -36,6 +36,13 @@ any set of tasks (docs/delegate.md, "Offline selector"):
   *how many*, *wie viele* …, or a *what*/*which*/*how* question — asks for a
   calculation: the question word reads as ``calculate``. Given numbers
   without such a question add ``calculate`` as one more word.
+- **Decisions**: a question that asks which way to decide — *should I/we*,
+  *is it worth*, *decide/choose between*, *which would you pick*, *soll(en)
+  ich/wir*, *lohnt es sich* … ("Should I buy a flat now or wait?", "Is it
+  worth switching our team to Teams?") — asks for a weighed
+  recommendation: ``weigh`` opens it. Not one about now or tomorrow
+  ("Should I take an umbrella today?" needs the weather), nor one already
+  read as a calculation.
 - **Scale**: moving a whole system — a move verb (*move*, *migrate*,
   *port*, *upgrade*, *umziehen* …), a scope word (*all*, *entire*, *whole*,
   *komplett* …) and a target (*to*, *onto*, *auf*, *nach*) in one sentence,
@@ -202,6 +209,16 @@ _ASKS = Lazy(r"(^\s*|,\s*)(?:what(?:['\u2019]s|s)?|which|how|was|welche[rsm]?|wi
 _SCOPE = Lazy(r"\b(?:all|entire|whole|complete|full|every|alle[nms]?|ganze[nmrs]?|"
               r"gesamte[nmrs]?|komplette[nmrs]?|sämtliche[nmrs]?)\b", re.IGNORECASE)
 _TARGET = Lazy(r"\b(?:to|onto|into|auf|nach)\b", re.IGNORECASE)
+_DECISION = Lazy(
+    r"^\W*(?:(?:so|and|but|also|ok|okay|also|hmm+|ehrlich gesagt)\W+)?"
+    r"(?:should|shall|sollen|sollten|soll|sollte)\s+(?:i|we|ich|wir)\b"
+    r"|\b(?:is|was|would|will)\s+(?:it|this|that)\s+(?:be\s+)?(?:really\s+)?worth\b"
+    r"|\b(?:lohnt|lohnen)\s+(?:es\s+)?sich\b|\bsich\s+lohnen\b"
+    r"|\b(?:decide|choose|pick|torn)\s+between\b|\bdecide\s+(?:whether|if)\b"
+    r"|\bentscheiden\s+(?:zwischen|ob)\b|\bentscheide\w*\s+(?:mich|uns)\s+(?:zwischen|ob)\b"
+    r"|\bwhich\s+(?:one\s+)?(?:should|would)\s+(?:i|we|you)\b",
+    re.IGNORECASE)
+_SOON = frozenset("today tonight tomorrow heute morgen".split())
 _OWN = Lazy(r"\b(?:my|mine|mein\w*)\b", re.IGNORECASE)
 _LIST_PIECE = re.compile(r"\w[\w'\u2019-]*|[,.;:!?\n]")
 _CONJUNCTIONS = frozenset({"and", "or", "und", "oder"})
@@ -278,6 +295,9 @@ def read(task: str) -> Reading:
         notes.append("a question about given numbers as 'calculate'" if asked
                      else "given numbers add 'calculate'")
         extra += [] if asked else ["calculate"]
+    text, decisions = _each_sentence(text, _decision)
+    if decisions:
+        notes.append("a decision question as 'weigh'")
     text, moves = _each_sentence(text, _scale)
     if moves:
         extra.append("subtasks")
@@ -409,6 +429,16 @@ def _calculate(sentence: str) -> tuple[str, int]:
         return sentence, count
     return _ASKS.re.subn(lambda m: "; calculate" if "," in m.group(1) else m.group(1) + "calculate",
                       sentence, count=1)
+
+
+def _decision(sentence: str) -> tuple[str, int]:
+    """Open a question about which way to decide with ``weigh`` (see the module docstring)."""
+    if _DECISION.re.search(sentence) is None:
+        return sentence, 0
+    words = {w.casefold() for w in _WORD.findall(sentence)}
+    if "calculate" in words or not _SOON.isdisjoint(words):
+        return sentence, 0
+    return "weigh " + sentence.lstrip(), 1
 
 
 def _scale(sentence: str) -> tuple[str, int]:

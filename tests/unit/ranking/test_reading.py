@@ -121,6 +121,24 @@ def test_given_numbers_read_as_calculate(task: str, text: str, extra: tuple[str,
     assert (found.text, found.extra) == (text, extra)
 
 
+@pytest.mark.parametrize(("task", "weigh"), [
+    ("Should I buy a flat now or wait until interest rates drop?", True),
+    ("Is it worth switching our team from Slack to Teams?", True),
+    ("Help me decide between two job offers: one pays more, one is remote.", True),
+    ("im torn between the postdoc in zurich and the industry job in berlin", True),
+    ("Sollen wir unser Lager selbst betreiben oder auslagern?", True),
+    ("Lohnt es sich, jetzt eine Wärmepumpe einzubauen?", True),
+    ("Which one would you pick for a beginner?", True),
+    ("Should I take an umbrella today?", False),          # needs the weather, not a weighing
+    ("What should I cook for dinner?", False),            # no decision between ways
+    ("Write a blog post on whether we should go remote", False),
+])
+def test_a_decision_question_reads_as_weigh(task: str, weigh: bool) -> None:
+    found = read(task)
+    assert found.text.startswith("weigh ") is weigh
+    assert ("a decision question as 'weigh'" in found.notes) is weigh
+
+
 @pytest.mark.parametrize(("task", "migration"), [
     ("Move all 40 of our repos from Bitbucket to GitHub", True),
     ("Port our whole backend from Java 8 to Java 21", True),
