@@ -11,8 +11,9 @@ any set of tasks (docs/delegate.md, "Offline selector"):
   what: "a *two-minute* toast", "an *80-word* description", "die
   *4-Tage*-Woche" read as the number alone.
 - **Code**: a file name with a source-code extension (``x.py``), a path of
-  folders (``services/billing/``, ``/api/v1``) or a call
-  (``calculate_vat()``) reads as the word ``code``; a sentence that names
+  folders (``services/billing/``, ``/api/v1``), a call (``calculate_vat()``)
+  or an identifier in camelCase or snake_case (``useEffect``,
+  ``parse_date``) reads as the word ``code``; a sentence that names
   such code and asks *how* or *what* ("What does src/x.py do?") asks for an
   explanation: ``explain`` opens it. Pasted code (``material.pasted_code``)
   is material, and adds ``code``; the first sentence of the request that
@@ -187,6 +188,8 @@ _NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve
                  "eins|ein|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|elf|zwölf")
 _MEASURE = Lazy(rf"(?<![\w-])(\d+|{_NUMBER_WORDS})(?:-[^\W\d_]\w*)+", re.IGNORECASE)
 _TOKEN = re.compile(r"\S+")
+_IDENTIFIER = Lazy(r"[a-z]{2,}[a-z0-9]*(?:[A-Z][a-z0-9]+)+|_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+_*"
+                  r"|__[a-z][a-z0-9_]*__")
 _CALL = Lazy(r"^(?:[A-Za-z_]\w*(?:\.\w+)*\(\)|[A-Za-z_]\w*(?:[_.]\w+)+\([^()\s]*\))$")
 _SOURCE_FILE = Lazy(r"^[\w./-]*\w\.([a-z]{1,5})$")
 _PATH_PART = Lazy(r"[\w.{}-]{2,}")
@@ -346,7 +349,13 @@ def _measures(sentence: str) -> tuple[str, int]:
 
 
 def is_code(token: str) -> bool:
-    """True for a piece of a task that names code: a source file, a folder path or a call.
+    """True for a piece of a task that names code: a source file, a path, a call, an identifier.
+
+    An identifier is written as code writes names: camelCase (``useEffect``,
+    ``handleSubmit``: two lower-case letters or more before the first
+    capital, so ``iPhone`` and ``eBay`` are names of things) or snake_case
+    (``parse_date``, ``__init__``). PascalCase is left out: ``LinkedIn``,
+    ``YouTube`` and ``PowerPoint`` are written so.
 
     Args:
         token: one white-space separated piece of the task; quotes,
@@ -354,6 +363,8 @@ def is_code(token: str) -> bool:
     """
     bare = token.strip(_QUOTE_CHARS + ",;:!?")
     word = bare.strip("()[]{}<>.")
+    if _IDENTIFIER.re.fullmatch(word):
+        return True
     if not ("/" in word or "(" in bare or "." in word) or "://" in word or word.startswith("www."):
         return False
     if _CALL.re.match(bare.rstrip(".")):

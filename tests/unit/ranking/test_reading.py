@@ -41,6 +41,16 @@ def test_a_measure_reads_as_its_number(task: str, text: str) -> None:
     ("https://example.com/a/b/c", False),           # an address
     ("f(x)", False),                                # mathematics
     ("e.g.", False),
+    # identifiers as code writes them
+    ("useEffect", True),
+    ("`handleSubmit`", True),
+    ("parse_date", True),
+    ("__init__", True),
+    ("iPhone", False),                              # names of things
+    ("eBay", False),
+    ("macOS", False),
+    ("LinkedIn", False),
+    ("YouTube", False),
 ])
 def test_code_names(token: str, code: bool) -> None:
     assert is_code(token) is code
