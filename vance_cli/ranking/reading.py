@@ -19,6 +19,11 @@ any set of tasks (docs/delegate.md, "Offline selector"):
   is material, and adds ``code``; the first sentence of the request that
   asks *how* or *what* ("What does this bash script do, line by line?")
   then asks for an explanation too.
+- **Programs**: a script, function, query … of a programming language ("a
+  *bash script*", "ein *Python-Skript*", "a *SQL query*", "a *parser in
+  Rust*"; ``CODE_ARTEFACTS``) reads as ``code`` too, with the same rule for
+  a question about it: "Write a bash script that …" asks for code, not for
+  a piece of writing. A script alone may be a video's.
 - **Ports**: translating or converting into a programming language
   ("Translate our Java class into Rust") is a port: the verb reads as ``port``.
 - **Plain words**: translating into plain English, plain language, simple
@@ -90,6 +95,13 @@ PROGRAMMING_LANGUAGES = (
     r"c\+\+", "c#", "ruby", "php", "scala", "haskell", "perl", "bash", "elixir", "dart", "lua",
     "julia", "clojure", "erlang", "fortran", "cobol", "pascal", "objective-c", "zig")
 """Programming languages, as regular expressions ("Go" is left out: "ready *to go*")."""
+
+CODE_ARTEFACTS = ("script", "skript", "function", "funktion", "class", "klasse", "module",
+                  "modul", "program", "programm", "snippet", "query", "method", "methode",
+                  "library", "bibliothek", "package", "paket", "scraper", "parser", "cli",
+                  "code")
+"""What a program is made of: after a programming language ("a *bash script*", "ein
+*Python-Skript*", "a *SQL query*") or before "in" one ("a script in Rust") it is code."""
 
 TRANSLATE_VERBS = frozenset("""
 translate translating convert converting rewrite rewriting übersetze übersetzen übersetz
@@ -198,6 +210,10 @@ _END = Lazy(r"[.,;:!?]+$")
 _EXPLAIN_ASKS = frozenset({"how", "what", "wie", "was"})
 _INTO_LANGUAGE = Lazy(r"\b(?:into|to|in|nach|ins)\s+(?:" + "|".join(PROGRAMMING_LANGUAGES)
                       + r")(?![\w+#])", re.IGNORECASE)
+_LANGUAGES = r"(?:" + "|".join((*PROGRAMMING_LANGUAGES, "shell", "sql", "powershell")) + ")"
+_ARTEFACTS = r"(?:" + "|".join(CODE_ARTEFACTS) + r")(?:e?s)?"
+_ARTEFACT = Lazy(rf"(?<![\w-]){_LANGUAGES}[\s-]+{_ARTEFACTS}(?![\w-])"
+                 rf"|(?<![\w-]){_ARTEFACTS}\s+in\s+{_LANGUAGES}(?![\w+#-])", re.IGNORECASE)
 _PLAIN = Lazy(r"\b(?:into|to|in)\s+(?:plain|simple|everyday|layman['\u2019]?s|"
               r"einfache|einfaches|verständliche)\s+(?:english|language|terms|words|deutsch|"
               r"sprache|worte|wörter)\b", re.IGNORECASE)
@@ -379,7 +395,7 @@ def is_code(token: str) -> bool:
 
 
 def _code(sentence: str) -> tuple[str, int]:
-    """Read each code name as ``code``; a how/what sentence about code opens with ``explain``."""
+    """Read code names and programs as ``code``; a how/what question about them gets ``explain``."""
     count = 0
 
     def name(found: re.Match[str]) -> str:
@@ -390,8 +406,11 @@ def _code(sentence: str) -> tuple[str, int]:
         end = _END.re.search(found.group())
         return "code" + (end.group() if end else "")
 
+    sentence, programs = _ARTEFACT.re.subn("code", sentence)
     sentence = _TOKEN.sub(name, sentence)
-    if count and not _EXPLAIN_ASKS.isdisjoint(w.casefold() for w in _WORD.findall(sentence)):
+    count += programs
+    if (count and not _EXPLAIN_ASKS.isdisjoint(w.casefold() for w in _WORD.findall(sentence))
+            and not sentence.lstrip().startswith("explain ")):
         sentence = "explain " + sentence.lstrip()
     return sentence, count
 

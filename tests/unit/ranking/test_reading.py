@@ -69,7 +69,7 @@ def test_code_reads_as_code_and_a_question_about_it_as_explain(task: str, text: 
 
 @pytest.mark.parametrize(("task", "text", "note"), [
     ("What does this bash script do, line by line?\nfor f in *.csv; do\n  cat \"$f\"\ndone",
-     "explain What does this bash script do, line by line?\n\n\ndone",
+     "explain What does this code do, line by line?\n\n\ndone",
      "its question as 'explain'"),
     ("this crashes when the list is empty, pls fix:\ndef avg(xs):\n    return sum(xs) / len(xs)",
      "this crashes when the list is empty, pls fix:", "pasted code as 'code'"),
@@ -93,7 +93,20 @@ def test_a_writing_verb_typed_with_two_letters_swapped_reads_as_the_verb(task: s
 
 
 @pytest.mark.parametrize(("task", "text"), [
-    ("Translate our Java class into Rust", "port our Java class into Rust"),
+    ("Write a bash script that backs up my photos", "Write a code that backs up my photos"),
+    ("Schreib ein Python-Skript, das CSV-Dateien liest", "Schreib ein code, das CSV-Dateien liest"),
+    ("Give me a SQL query for the top customers", "Give me a code for the top customers"),
+    ("I need a parser in Rust", "I need a code"),
+    ("What does this bash script do?", "explain What does this code do?"),
+    ("Write a script for our launch video", "Write a script for our launch video"),   # a video's
+    ("Write a poem about Python", "Write a poem about Python"),
+])
+def test_a_program_in_a_programming_language_reads_as_code(task: str, text: str) -> None:
+    assert read(task).text == text
+
+
+@pytest.mark.parametrize(("task", "text"), [
+    ("Translate our Java class into Rust", "port our code into Rust"),
     ("Konvertiere das Skript nach Kotlin", "port das Skript nach Kotlin"),
     ("Translate this letter into German", "Translate this letter into German"),
     ("Translate it so it is ready to go", "Translate it so it is ready to go"),
