@@ -248,6 +248,11 @@ _RECENT_PHRASE = Lazy(r"\b(?:last (?:night|week|month)|yesterday|gestern|letzte[
                       r"(?:nacht|woche|monat))\b", re.IGNORECASE)
 _NOW_PHRASE = Lazy(r"\b(?:right now|last night|at the moment|im moment|heute abend)\b",
                    re.IGNORECASE)
+_OWN_STATE = Lazy(r"(?:how\s+(?:much|many)|wie\s+viele?|where|wo|did|has|have|hat|haben|"
+                  r"what\s+(?:did|has|have))\b", re.IGNORECASE)
+_I_HAVE = Lazy(r"\b(?:do|did)\s+i\s+have\b|\bhave\s+i\b|\b(?:habe|hab|hatte)\s+ich\b",
+               re.IGNORECASE)
+_GENERAL = frozenset("should can could would need must soll sollte sollen kann muss".split())
 _DEADLINE = Lazy(r"\b(?:by|until|till|before|bis)\s+(?:tonight|today|tomorrow|heute(?:\s+abend)?|"
                  r"morgen)\b", re.IGNORECASE)
 _ASKED = Lazy(r"\b(?:tell me|let me know|sag mir|sagt mir)\s+(?:wh\w+|how|if|was|wo|wer|wann|"
@@ -574,6 +579,13 @@ def live_question(text: str) -> str | None:
       moment", "so far" …) or the recent past ("last month", "yesterday" …):
       "Where's my Amazon package right now?", "What's my current account
       balance?" — answering needs live access to their accounts or devices;
+    - about the state of the person's own things or what happened to them:
+      one short question (at most ``FACT_WORDS`` words) opened by *how
+      much*, *how many*, *where*, *did*, *has*, *have*, *wie viele*, *wo* …
+      with *my*/*our* or *do I have*/*habe ich*, and no modal of a general
+      question (*should*, *can*, *need* …): "How much money is in my
+      savings account?", "Did my transfer to Anna go through?", "Wie viele
+      Urlaubstage habe ich noch übrig?";
     - about the world at this moment: a direct question (``QUESTION_OPENERS``,
       ending with ``?``) with an adverb of now or the day just gone
       (``NOW_WORDS``, "right now", "last night" …): "Who won last night's
@@ -597,8 +609,12 @@ def live_question(text: str) -> str | None:
     now = not NOW_WORDS.isdisjoint(words) or _NOW_PHRASE.re.search(text) is not None
     lately = (not LIVE_WORDS.isdisjoint(words) or _LIVE_PHRASE.re.search(text) is not None
               or _RECENT_PHRASE.re.search(text) is not None)
-    if ((question or _ASKED.re.search(text) is not None) and lately
-            and _POSSESSIVE.re.search(text) is not None):
+    own = _POSSESSIVE.re.search(text) is not None
+    if (question or _ASKED.re.search(text) is not None) and own and lately:
+        return "own"
+    has = own or _I_HAVE.re.search(text) is not None
+    if (question and has and len(words) <= FACT_WORDS and FUTURE_WORDS.isdisjoint(words)
+            and _GENERAL.isdisjoint(words) and _OWN_STATE.re.match(text.strip()) is not None):
         return "own"
     if question and words and words[0] in QUESTION_OPENERS and now:
         return "world"

@@ -270,7 +270,7 @@ def test_fact_questions(task: str, fact: bool) -> None:
     ("Here are the minutes of yesterday's meeting, what are the key points?", None),
     ("What's my average over 27:40, 27:15 and 26:58 today?", None),  # numbers: a calculation
     ("Where is my package right now? Also summarise the mail.", None),  # more than one question
-    ("Where's my Amazon package?", None),                             # not about now
+    ("Where's my Amazon package?", "own"),                            # the state of one's own
     ("Translate my letter and tell me what it says by tonight.", None),  # a deadline
 ])
 def test_live_questions(task: str, live: str | None) -> None:

@@ -71,11 +71,24 @@ def test_the_best_recipe_with_evidence_is_chosen_not_only_the_best_score() -> No
     "What's my current checking account balance?",
     "How many visitors are on our website right now?",
     "Wie ist mein aktueller Kontostand?",
+    # the state of one's own things, or what happened to them
+    "How much money is in my savings account?",
+    "Did my transfer to Anna go through?",
+    "Wie viele Urlaubstage habe ich laut Personalportal noch übrig?",
 ])
 def test_a_live_question_about_ones_own_data_is_none(task: str) -> None:
     decision = select_offline(task, [*INVENTORY, _recipe("where", ("where", "how many"))])
     assert decision.reason is NoneReason.OFFLINE_NO_MATCH and decision.mode is Mode.OFFLINE
     assert "own data as it is now" in decision.rationale
+
+
+@pytest.mark.parametrize("task", [
+    "How much water should my dog drink a day?",      # a general question: a modal
+    "How many calories are in my lunch of 2 eggs and 3 slices of toast?",  # numbers
+    "Where did my startup go wrong? We ran out of money after the second round.",  # two
+])
+def test_a_general_question_with_my_is_no_live_question(task: str) -> None:
+    assert "own data" not in select_offline(task, INVENTORY).rationale
 
 
 @pytest.mark.parametrize("task", [
