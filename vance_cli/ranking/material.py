@@ -14,6 +14,9 @@ for the ranking. Material is:
 - every line after a request line that ends with a colon ("tl;dr this
   thread pls:", "Turn these notes into a post:"); a line of fewer than
   ``BLOCK_WORDS`` words ("Context:") is a heading, not a request;
+- every paragraph after a first one that points at it (*this*, *these*,
+  *the following*, *below*, *dies*, *folgende* …: "Can you give me the
+  gist of this?" and an empty line, then the text);
 - pasted code: a line after the first that looks like source code
   (``code_line``), and the lines between two such lines ("What does this
   script do?", then lines such as ``for f in *.csv; do`` and ``done``).
@@ -50,6 +53,9 @@ _BLOCK = re.compile(r":[ \t]*\n(?=\s*\S)")
 _WORD = re.compile(r"\w+")
 _VISIBLE = re.compile(r"\S")
 _LINE = re.compile(r"[^\n]*")
+_PARAGRAPH = re.compile(r"\n[ \t]*\n(?=\s*\S)")
+_POINTS = Lazy(r"\b(?:this|these|following|below|beneath|here|dies\w*|folgende\w*|unten|"
+               r"hier)\b", re.IGNORECASE)
 _CODE_LINE = Lazy(
     # a keyword that opens a statement (lower case, as code writes it), then a bracket, a
     # semicolon, = or $ on the line
@@ -89,6 +95,11 @@ def request(task: str) -> str:
         line = text[text.rfind("\n", 0, block.start()) + 1:block.start()]
         if len(_WORD.findall(line)) >= BLOCK_WORDS:
             return text[:block.end()] + _blank(text[block.end():])
+    paragraph = _PARAGRAPH.search(text)
+    if paragraph is not None:
+        first = text[:paragraph.start()]
+        if len(_WORD.findall(first)) >= BLOCK_WORDS and _POINTS.re.search(first) is not None:
+            return text[:paragraph.end()] + _blank(text[paragraph.end():])
     return text
 
 

@@ -26,6 +26,10 @@ from vance_cli.ranking.material import code_line, pasted_code, request
     ("tl;dr this thread pls:\n\nAnna: I'll fix checkout by the 9th", "tl;dr this thread",
      "checkout"),
     ("Turn these notes into a post:\n- opened in Leipzig\n- hiring", "into a post", "Leipzig"),
+    # the paragraphs after a first one that points at them
+    ("Can you give me the gist of this?\n\nThe council met on Tuesday.", "the gist of this",
+     "council"),
+    ("Was steht hier drin?\n\nDer Rat tagte am Dienstag.", "Was steht hier drin", "Rat"),
 ])
 def test_material_is_blanked_out(task: str, kept: str, left_out: str | None) -> None:
     found = request(task)
@@ -33,6 +37,11 @@ def test_material_is_blanked_out(task: str, kept: str, left_out: str | None) -> 
     assert kept in found
     if left_out is not None:
         assert left_out not in found
+
+
+def test_a_second_paragraph_is_no_material_unless_the_first_points_at_it() -> None:
+    task = "Write a haiku about autumn.\n\nMake it melancholic, please."
+    assert request(task) == task
 
 
 def test_a_heading_line_is_no_request() -> None:

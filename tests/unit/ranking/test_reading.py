@@ -69,7 +69,7 @@ def test_code_reads_as_code_and_a_question_about_it_as_explain(task: str, text: 
 
 @pytest.mark.parametrize(("task", "text", "note"), [
     ("What does this bash script do, line by line?\nfor f in *.csv; do\n  cat \"$f\"\ndone",
-     "explain What does this code do, line by line?\n\n\ndone",
+     "explain What does this code do, line by line?",
      "its question as 'explain'"),
     ("this crashes when the list is empty, pls fix:\ndef avg(xs):\n    return sum(xs) / len(xs)",
      "this crashes when the list is empty, pls fix:", "pasted code as 'code'"),
