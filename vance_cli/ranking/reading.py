@@ -99,9 +99,17 @@ PROGRAMMING_LANGUAGES = (
 CODE_ARTEFACTS = ("script", "skript", "function", "funktion", "class", "klasse", "module",
                   "modul", "program", "programm", "snippet", "query", "method", "methode",
                   "library", "bibliothek", "package", "paket", "scraper", "parser", "cli",
-                  "code")
-"""What a program is made of: after a programming language ("a *bash script*", "ein
-*Python-Skript*", "a *SQL query*") or before "in" one ("a script in Rust") it is code."""
+                  "code", "app", "project", "projekt", "component", "komponente", "service",
+                  "backend", "frontend", "api", "repo", "codebase")
+"""What a program is made of: after a programming language or framework ("a *bash script*",
+"ein *Python-Skript*", "a *SQL query*", "our *React app*") or before "in" one ("a script in
+Rust") it is code."""
+
+FRAMEWORKS = ("react", "vue", "angular", "svelte", "django", "flask", "fastapi", "rails",
+              "spring", "laravel", "express", "node", "next.js", "nuxt", "flutter", "swiftui",
+              "android", "ios", "unity", "wordpress")
+"""Frameworks and platforms that programs are built on: as the programming languages, before a
+program's part ("this *Django project*", "our *React app*")."""
 
 TRANSLATE_VERBS = frozenset("""
 translate translating convert converting rewrite rewriting übersetze übersetzen übersetz
@@ -210,7 +218,8 @@ _END = Lazy(r"[.,;:!?]+$")
 _EXPLAIN_ASKS = frozenset({"how", "what", "wie", "was"})
 _INTO_LANGUAGE = Lazy(r"\b(?:into|to|in|nach|ins)\s+(?:" + "|".join(PROGRAMMING_LANGUAGES)
                       + r")(?![\w+#])", re.IGNORECASE)
-_LANGUAGES = r"(?:" + "|".join((*PROGRAMMING_LANGUAGES, "shell", "sql", "powershell")) + ")"
+_LANGUAGES = r"(?:" + "|".join((*PROGRAMMING_LANGUAGES, "shell", "sql", "powershell",
+                                 *(re.escape(f) for f in FRAMEWORKS))) + ")"
 _ARTEFACTS = r"(?:" + "|".join(CODE_ARTEFACTS) + r")(?:e?s)?"
 _ARTEFACT = Lazy(rf"(?<![\w-]){_LANGUAGES}[\s-]+{_ARTEFACTS}(?![\w-])"
                  rf"|(?<![\w-]){_ARTEFACTS}\s+in\s+{_LANGUAGES}(?![\w+#-])", re.IGNORECASE)

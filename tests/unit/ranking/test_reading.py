@@ -97,6 +97,9 @@ def test_a_writing_verb_typed_with_two_letters_swapped_reads_as_the_verb(task: s
     ("Schreib ein Python-Skript, das CSV-Dateien liest", "Schreib ein code, das CSV-Dateien liest"),
     ("Give me a SQL query for the top customers", "Give me a code for the top customers"),
     ("I need a parser in Rust", "I need a code"),
+    ("Add a dark mode toggle to our React app", "Add a dark mode toggle to our code"),
+    ("i inherited this django project", "i inherited this code"),
+    ("Plant the spring flowers", "Plant the spring flowers"),
     ("What does this bash script do?", "explain What does this code do?"),
     ("Write a script for our launch video", "Write a script for our launch video"),   # a video's
     ("Write a poem about Python", "Write a poem about Python"),
