@@ -146,9 +146,10 @@ formulieren
 a polite email", "*Verfasse* eine Rede"). Not "compose" (also music) nor "create" or "make"
 (also pictures and things). The kind is the object's to name; the verbs are light verbs."""
 
-COME_UP_WITH = ("come", "up", "with")
-"""The phrasal verb that asks for something thought up: with a short piece of writing as its
-object ("*Come up with* a catchy slogan") it asks for that piece, as a light verb does."""
+INVENTING = (("come", "up", "with"), ("make", "up"), ("think", "up"), ("dream", "up"))
+"""Phrasal verbs that ask for something thought up: with a short piece of writing as their
+object ("*Come up with* a catchy slogan", "*Make up* a bedtime story") they ask for that
+piece, as a light verb does."""
 
 MAKING_VERBS = frozenset("""
 make makes made create creates produce prepare generate compose mach mache machen erstelle
@@ -397,8 +398,9 @@ def writing_job(task: str) -> str | None:
     The task asks for one piece of writing when that predicate is a writing
     verb ("Can you *write* a cover letter", "*Draft* a polite email", "Kannst
     du mir eine Rede *schreiben*?"), or when the clause has no predicate of
-    substance but a light verb (not one of ``MAKING_VERBS``) or *come up
-    with* whose object names a short piece of writing (``TEXT_GENRES``: "I
+    substance but a light verb (not one of ``MAKING_VERBS``) or a verb of
+    inventing (``INVENTING``: *come up with*, *make up*) whose object names a
+    short piece of writing (``TEXT_GENRES``: "I
     need a *toast* for my brother's wedding", "Come up with a catchy
     *slogan*", "Ich brauche eine kurze *Rede*"). The object's head is its
     last word before a preposition, a comma or the clause end: "a LinkedIn
@@ -435,8 +437,13 @@ def _writing_predicate(clause: list[_Word], at: int, verb_last: bool) -> str | N
         if (candidate is not None and candidate.word in WRITING_VERBS
                 and not candidate.negated):
             return candidate.word
-    if first.word == COME_UP_WITH[0] and tuple(c.word for c in clause[at:at + 3]) == COME_UP_WITH:
-        at += 3  # "come up with" takes an object as a light verb does
+    words = tuple(c.word for c in clause)
+    invented = next((j + len(verb) for j in range(at + 1) for verb in INVENTING
+                     if words[j:j + len(verb)] == verb), None)
+    if invented is not None:  # "come up with", "make up": their object as a light verb's
+        at = next((i for i in range(invented, len(clause)) if is_content(words[i])), len(clause))
+        if at == len(clause):
+            return None
     elif not any(c.word in LIGHT_VERBS and c.word not in MAKING_VERBS for c in clause[:at]):
         return None
     last = None  # the object's last word of substance: the head of its noun phrase

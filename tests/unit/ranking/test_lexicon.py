@@ -214,6 +214,8 @@ def test_analysed_text_is_a_bounded_prefix_without_a_cut_word() -> None:
     ("Create a birthday party invitation for my son", None),  # making: maybe a card
     ("Compose a song about Java", None),
     ("Come up with a new multi-step recipe for reviews", None),  # no piece of writing
+    ("Make up a bedtime story about a brave little turtle", "story"),  # a verb of inventing
+    ("make up your mind", None),
     ("I need an email, not a letter", "email"),
     ("Tell me a joke about cats", "joke"),
 ])
