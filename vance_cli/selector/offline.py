@@ -181,9 +181,15 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
 def intent(hit: ranking.Hit) -> bool:
     """True when ``hit`` names the deliverable: a cue, a phrase, or ``MIN_WORDS`` tag words.
 
+    A cue that names a short piece of writing (``lexicon.is_genre``: a
+    research recipe's tag *Nachrichten*, news, is also the plural of
+    *Nachricht*, a message) names the general worker's deliverable, not this
+    recipe's.
+
     Rule: the single-job rule of docs/delegate.md, "Offline selector".
     """
-    return bool(hit.cues or hit.phrases) or hit.intent >= MIN_WORDS
+    cues = [cue for cue in hit.cues if not lexicon.is_genre(cue)]
+    return bool(cues or hit.phrases) or hit.intent >= MIN_WORDS
 
 
 def _words(terms: Sequence[str]) -> str:

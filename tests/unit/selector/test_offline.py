@@ -53,6 +53,13 @@ def test_single_job_rule(task: str, expected: str | None, why: str) -> None:
     assert decision.rationale.startswith(OFFLINE) and why in decision.rationale
 
 
+def test_a_cue_that_names_a_piece_of_writing_leaves_it_to_the_general_worker() -> None:
+    # "Nachrichten" (news) is also the plural of "Nachricht" (a message)
+    inventory = [*INVENTORY, _recipe("news", ("nachrichten", "news"))]
+    decision = select_offline("Schreib eine kurze Nachricht an meine Nachbarin", inventory)
+    assert decision.recipe is not None and decision.recipe.name == "general", decision.rationale
+
+
 def test_without_a_general_worker_a_writing_job_is_none() -> None:
     inventory = [r for r in INVENTORY if r.name != "general"]
     decision = select_offline("Write a short poem for my grandma", inventory)
