@@ -95,14 +95,14 @@ give gives gave given make makes made take takes took go goes went tell show hel
 create creates write writes produce prepare compose generate love wish draft drafts formulate
 one two three four five six seven eight nine ten eleven twelve
 task tasks
-wanna gonna gotta whats thats im u ur pls plz
+wanna gonna gotta whats wats thats im u ur pls plz
 """.split())
 """English words dropped from a task: function words; light verbs that go with
 any request ("give me", "make", "create", "write", "draft", "need"), so the
 object names the deliverable; number words ("in three sentences"). The
 question words who/when/where/why are kept. "task" is dropped too: every
 request is one. So are the chat spellings of function words ("wanna", "whats",
-"pls", "u"): typed requests are full of them."""
+"wats", "pls", "u"): typed requests are full of them."""
 
 GERMAN_STOP_WORDS = frozenset("""
 aber alle allem allen aller alles als also am an ander andere anderen auch auf aus bei

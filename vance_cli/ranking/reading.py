@@ -163,7 +163,7 @@ match?", "Is the train on time *today*?"), the answer is live data. Not *current
 Secretary-General", "current research"), which is a fact or research."""
 
 QUESTION_OPENERS = frozenset("""
-who what whats when where which how is are was were does did do has have
+who what whats wats when where which how is are was were does did do has have
 wer was wann wo welche welcher welches wie ist sind war waren hat haben gibt
 """.split())
 """Words that open a direct question about the world. Not *can*, *could*, *would*, *will*,
@@ -190,7 +190,7 @@ _POLITE = frozenset("please pls can could would will you bitte kannst könntest 
 _HAND_OVER = frozenset({"send", "email", "forward", "schick", "schicke", "sende"})
 _TO_ME = frozenset({"me", "us", "mir", "uns"})
 
-_WH_WORDS = frozenset("who what whats when where which how wer was wann wo welche welcher "
+_WH_WORDS = frozenset("who what whats wats when where which how wer was wann wo welche welcher "
                       "welches wie".split())
 
 FACT_WORDS = 12
@@ -232,7 +232,7 @@ _SELF = Lazy(r"(?:^|(?<=[.!?;\n]))\s*(?:I['\u2019]?m|I am|ich bin)\s+(?:an?\s+|e
 _QUANTITY = Lazy(
     r"\b(?:how\s+(?:much|many|long|often|far|old)|wie\s+(?:viele?|lange|oft|weit|alt))\b",
     re.IGNORECASE)
-_ASKS = Lazy(r"(^\s*|,\s*)(?:what(?:['\u2019]s|s)?|which|how|was|welche[rsm]?|wie)\b",
+_ASKS = Lazy(r"(^\s*|,\s*)(?:what(?:['\u2019]s|s)?|wats|which|how|was|welche[rsm]?|wie)\b",
              re.IGNORECASE)
 _SCOPE = Lazy(r"\b(?:all|entire|whole|complete|full|every|alle[nms]?|ganze[nmrs]?|"
               r"gesamte[nmrs]?|komplette[nmrs]?|sämtliche[nmrs]?)\b", re.IGNORECASE)

@@ -131,6 +131,7 @@ BUNDLED = [
      "python"),
     ("What's the standard deviaton of 4, 8, 15, 16, 23 and 42?", "python"),
     ("How many ounces in a kilo?", "quick-lookup"),
+    ("wats the capitol of australia", "quick-lookup"),            # chat spelling and a typo
     ("What's the boiling point of water at sea level in Fahrenheit?", "quick-lookup"),  # shape
     # file paths as evidence for code reading (and for code changes)
     ("How does calculate_vat() in tax/utils.go compute the rate?", "code-read"),
