@@ -151,6 +151,16 @@ INVENTING = (("come", "up", "with"), ("make", "up"), ("think", "up"), ("dream", 
 object ("*Come up with* a catchy slogan", "*Make up* a bedtime story") they ask for that
 piece, as a light verb does."""
 
+TURNING = frozenset("""
+turn turns transform rewrite convert change make verwandle verwandeln wandle umwandeln
+""".split())
+"""Verbs that turn something given into something else: the deliverable is what follows
+*into* ("*Turn* these notes *into* a LinkedIn post", "*Verwandle* das Protokoll *in* eine
+Rede")."""
+
+INTO = frozenset({"into", "in"})
+"""The words after which a turning verb names what it makes (``TURNING``)."""
+
 MAKING_VERBS = frozenset("""
 make makes made create creates produce prepare generate compose mach mache machen erstelle
 erstellen erstell
@@ -400,11 +410,13 @@ def writing_job(task: str) -> str | None:
     du mir eine Rede *schreiben*?"), or when the clause has no predicate of
     substance but a light verb (not one of ``MAKING_VERBS``) or a verb of
     inventing (``INVENTING``: *come up with*, *make up*) whose object names a
-    short piece of writing (``TEXT_GENRES``: "I
+    short piece of writing, or what a turning verb makes (``TURNING``: "Turn
+    these notes *into* a LinkedIn *post*") is one (``TEXT_GENRES``: "I
     need a *toast* for my brother's wedding", "Come up with a catchy
     *slogan*", "Ich brauche eine kurze *Rede*"). The object's head is its
-    last word before a preposition, a comma or the clause end: "a LinkedIn
-    *post* about …" names a post, "a *post* office" does not. A writing
+    last word before a preposition, a participle, a comma or the clause end:
+    "a LinkedIn *post* about …" and "a *post* announcing …" name a post, "a
+    *post* office" does not. A writing
     verb later on is a step of a larger request ("Add dark mode and *write*
     tests"). A negated verb or object does not count ("Don't write anything,
     just …").
@@ -440,8 +452,13 @@ def _writing_predicate(clause: list[_Word], at: int, verb_last: bool) -> str | N
     words = tuple(c.word for c in clause)
     invented = next((j + len(verb) for j in range(at + 1) for verb in INVENTING
                      if words[j:j + len(verb)] == verb), None)
-    if invented is not None:  # "come up with", "make up": their object as a light verb's
-        at = next((i for i in range(invented, len(clause)) if is_content(words[i])), len(clause))
+    into = next((i + 1 for i in range(at + 1, len(clause)) if words[i] in INTO
+                 and not TURNING.isdisjoint(words[:i])), None)
+    if invented is not None or into is not None:
+        # "come up with", "make up", "turn … into": their object as a light verb's
+        start = invented if invented is not None else into
+        at = next((i for i in range(start or 0, len(clause)) if is_content(words[i])),
+                  len(clause))
         if at == len(clause):
             return None
     elif not any(c.word in LIGHT_VERBS and c.word not in MAKING_VERBS for c in clause[:at]):
@@ -450,6 +467,8 @@ def _writing_predicate(clause: list[_Word], at: int, verb_last: bool) -> str | N
     for i, c in enumerate(clause[at:]):
         if c.word in _OBJECT_ENDS or c.negated or (i and c.comma):
             break
+        if last is not None and c.word.endswith("ing") and c.word not in TEXT_GENRES:
+            break  # a participle after the head: "a post *announcing* our new office"
         if is_content(c.word):
             last = c
     german_noun = (last is not None and verb_last and not last.sentence_start

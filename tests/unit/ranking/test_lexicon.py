@@ -216,6 +216,12 @@ def test_analysed_text_is_a_bounded_prefix_without_a_cut_word() -> None:
     ("Come up with a new multi-step recipe for reviews", None),  # no piece of writing
     ("Make up a bedtime story about a brave little turtle", "story"),  # a verb of inventing
     ("make up your mind", None),
+    # what a turning verb makes
+    ("Turn these notes into a LinkedIn post announcing our new office:", "post"),
+    ("Verwandle das Protokoll in eine kurze Rede", "rede"),
+    ("Turn these notes into a summary", None),
+    ("Turn on the lights in the kitchen", None),
+    ("I need a birthday greeting for Tom", "greeting"),
     ("I need an email, not a letter", "email"),
     ("Tell me a joke about cats", "joke"),
 ])
