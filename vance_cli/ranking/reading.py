@@ -26,6 +26,12 @@ any set of tasks (docs/delegate.md, "Offline selector"):
   a piece of writing. A script alone may be a video's.
 - **Ports**: translating or converting into a programming language
   ("Translate our Java class into Rust") is a port: the verb reads as ``port``.
+- **Languages**: a given text wanted in a language — a sentence that points
+  at it (*this*, *these* …), asks for nothing else before it (only light
+  verbs, *render*, *put* …) and ends with *in* and a language ("Render this
+  press release in French", "I need this privacy policy in French") — asks
+  to translate it: *in* reads as *into*, which the translating recipes tag.
+  "Explain this concept in German" asks for an explanation.
 - **Plain words**: translating into plain English, plain language, simple
   terms, einfache Sprache … ("Translate this regex into plain English") is no
   other language: it asks for an explanation, and the verb reads as ``explain``.
@@ -75,7 +81,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from vance_cli.base.patterns import Lazy
-from vance_cli.ranking.lexicon import WRITING_VERBS
+from vance_cli.ranking.lexicon import WRITING_VERBS, is_content
 from vance_cli.ranking.material import pasted_code, request
 
 GIVEN_NUMBERS = 2
@@ -223,6 +229,14 @@ _LANGUAGES = r"(?:" + "|".join((*PROGRAMMING_LANGUAGES, "shell", "sql", "powersh
 _ARTEFACTS = r"(?:" + "|".join(CODE_ARTEFACTS) + r")(?:e?s)?"
 _ARTEFACT = Lazy(rf"(?<![\w-]){_LANGUAGES}[\s-]+{_ARTEFACTS}(?![\w-])"
                  rf"|(?<![\w-]){_ARTEFACTS}\s+in\s+{_LANGUAGES}(?![\w+#-])", re.IGNORECASE)
+LANGUAGES = ("english", "german", "french", "spanish", "italian", "portuguese", "dutch",
+             "polish", "russian", "chinese", "japanese", "korean", "arabic", "turkish", "greek",
+             "swedish", "danish", "norwegian", "finnish", "czech", "hindi", "ukrainian")
+"""Languages people write in: "this press release *in French*" asks for it in that language."""
+
+_RENDER = frozenset({"render", "put", "redo", "have", "get", "do"})
+_IN_LANGUAGE = Lazy(r"\b(?:this|these|that|those)\b.*?\b(in)\s+(?:" + "|".join(LANGUAGES)
+                    + r")\W*(?:please|pls|thanks)?\W*$", re.IGNORECASE)
 _PLAIN = Lazy(r"\b(?:into|to|in)\s+(?:plain|simple|everyday|layman['\u2019]?s|"
               r"einfache|einfaches|verständliche)\s+(?:english|language|terms|words|deutsch|"
               r"sprache|worte|wörter)\b", re.IGNORECASE)
@@ -319,6 +333,7 @@ def read(task: str) -> Reading:
         notes.append("who is asking left out")
     for rewrite, note in ((_measures, "measures as numbers"), (_code, "code as 'code'"),
                           (_port, "translating into a programming language as 'port'"),
+                          (_in_language, "a given text in another language as 'into'"),
                           (_plain, "translating into plain words as 'explain'")):
         text, count = _each_sentence(text, rewrite)
         if count:
@@ -455,6 +470,16 @@ def _plain(sentence: str) -> tuple[str, int]:
     if verb is None or not _PLAIN.re.search(sentence):
         return sentence, 0
     return sentence[:verb.start()] + "explain" + sentence[verb.end():], 1
+
+
+def _in_language(sentence: str) -> tuple[str, int]:
+    found = _IN_LANGUAGE.re.search(sentence)
+    if found is None:
+        return sentence, 0
+    before = _WORD.findall(sentence[:found.start()].casefold())
+    if any(is_content(w) and w not in _RENDER for w in before):
+        return sentence, 0  # another request: "Explain this concept in German"
+    return sentence[:found.start(1)] + "into" + sentence[found.end(1):], 1
 
 
 def plain_words(text: str) -> str:

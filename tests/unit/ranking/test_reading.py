@@ -109,6 +109,16 @@ def test_a_program_in_a_programming_language_reads_as_code(task: str, text: str)
 
 
 @pytest.mark.parametrize(("task", "text"), [
+    ("Render this press release in French", "Render this press release into French"),
+    ("I need this policy in French, please", "I need this policy into French, please"),
+    ("Explain this concept to me in German", "Explain this concept to me in German"),  # explain
+    ("Write an essay in English", "Write an essay in English"),      # nothing given
+])
+def test_a_given_text_wanted_in_a_language_reads_as_into(task: str, text: str) -> None:
+    assert read(task).text == text
+
+
+@pytest.mark.parametrize(("task", "text"), [
     ("Translate our Java class into Rust", "port our code into Rust"),
     ("Konvertiere das Skript nach Kotlin", "port das Skript nach Kotlin"),
     ("Translate this letter into German", "Translate this letter into German"),
