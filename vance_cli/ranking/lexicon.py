@@ -139,12 +139,14 @@ formuliere formulieren
 stands in its clause ("My professor *wants* an *essay*", "Ich *brauche* einen *Aufsatz*")."""
 
 WRITING_VERBS = frozenset("""
-write writes draft drafts formulate schreib schreibe schreiben verfasse verfassen formuliere
-formulieren
+write writes draft drafts formulate rewrite rephrase reword paraphrase schreib schreibe schreiben
+verfasse verfassen formuliere formulieren umformulieren
 """.split())
 """Verbs that ask for one piece of writing, whatever its kind ("*Write* a short poem", "*Draft*
-a polite email", "*Verfasse* eine Rede"). Not "compose" (also music) nor "create" or "make"
-(also pictures and things). The kind is the object's to name; the verbs are light verbs."""
+a polite email", "*Verfasse* eine Rede", "*Rewrite* this sentence so it sounds
+professional"). Not "compose" (also music) nor "create" or "make" (also pictures and things).
+The kind is the object's to name ("*Rewrite* the parser module in Rust" is code); the verbs
+are light verbs."""
 
 INVENTING = (("come", "up", "with"), ("make", "up"), ("think", "up"), ("dream", "up"))
 """Phrasal verbs that ask for something thought up: with a short piece of writing as their

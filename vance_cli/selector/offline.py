@@ -150,7 +150,8 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
                    for why in [evidence(hit)] if why is not None), None)
     verb = lexicon.writing_job(read.text)
     general = next((r for r in inventory if GENERAL_TAG in map(str.casefold, r.tags)), None)
-    if verb is not None and general is not None and (chosen is None or not intent(chosen[0])):
+    if verb is not None and general is not None and (chosen is None
+                                                     or not intent(chosen[0], verb)):
         beside = (f"best '{chosen[0].recipe.name}' matched only {_words(chosen[0].terms)}"
                   if chosen else "no recipe has enough evidence")
         return match(general, f"{OFFLINE}: '{general.name}' is the general worker: the task "
@@ -178,17 +179,18 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
     return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: {detail}{how}", Mode.OFFLINE)
 
 
-def intent(hit: ranking.Hit) -> bool:
+def intent(hit: ranking.Hit, verb: str = "") -> bool:
     """True when ``hit`` names the deliverable: a cue, a phrase, or ``MIN_WORDS`` tag words.
 
-    A cue that names a short piece of writing (``lexicon.is_genre``: a
-    research recipe's tag *Nachrichten*, news, is also the plural of
-    *Nachricht*, a message) names the general worker's deliverable, not this
-    recipe's.
+    The writing verb ``verb`` is no cue of the deliverable (coding tags
+    *rewrite*: "Rewrite this sentence" is no code), nor is a cue that names a
+    short piece of writing (``lexicon.is_genre``: a research recipe's tag
+    *Nachrichten*, news, is also the plural of *Nachricht*, a message): that
+    is the general worker's deliverable, not this recipe's.
 
     Rule: the single-job rule of docs/delegate.md, "Offline selector".
     """
-    cues = [cue for cue in hit.cues if not lexicon.is_genre(cue)]
+    cues = [cue for cue in hit.cues if cue != verb and not lexicon.is_genre(cue)]
     return bool(cues or hit.phrases) or hit.intent >= MIN_WORDS
 
 

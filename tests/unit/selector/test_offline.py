@@ -123,6 +123,8 @@ BUNDLED = [
     ("Verfasse eine freundliche Absage an einen Bewerber", "default"),
     ("I need a toast for my brother's wedding, about two minutes, funny but warm.", "default"),
     ("wirte a polite msg to my neighbour about the dog", "default"),
+    ("Rewrite this sentence so it sounds more professional: 'hey, need it asap'", "default"),
+    ("Rewrite this function so it uses async", "coding"),     # a writing verb, code named
     ("Write a short essay about the history of tea", "essay-pipeline"),
     ("just wanna chat about whether remote work is changing how people make friends",
      "discuss"),                                   # topic words are no evidence of their own
