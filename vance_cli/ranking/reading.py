@@ -19,8 +19,9 @@ any set of tasks (docs/delegate.md, "Offline selector"):
   is material, and adds ``code``; the first sentence of the request that
   asks *how* or *what* ("What does this bash script do, line by line?")
   then asks for an explanation too.
-- **Programs**: a script, function, query … of a programming language ("a
-  *bash script*", "ein *Python-Skript*", "a *SQL query*", "a *parser in
+- **Programs**: a script, function, query … of a programming language or
+  framework, up to two words after it ("a *bash script*", "ein
+  *Python-Skript*", "a *Go flag parser*", "our *React app*", "a *parser in
   Rust*"; ``CODE_ARTEFACTS``) reads as ``code`` too, with the same rule for
   a question about it: "Write a bash script that …" asks for code, not for
   a piece of writing. A script alone may be a video's.
@@ -100,7 +101,12 @@ PROGRAMMING_LANGUAGES = (
     "python", "java", "javascript", "typescript", "rust", "golang", "kotlin", "swift", "c",
     r"c\+\+", "c#", "ruby", "php", "scala", "haskell", "perl", "bash", "elixir", "dart", "lua",
     "julia", "clojure", "erlang", "fortran", "cobol", "pascal", "objective-c", "zig")
-"""Programming languages, as regular expressions ("Go" is left out: "ready *to go*")."""
+"""Programming languages, as regular expressions ("Go" is left out: "ready *to go*"; it
+counts written with its capital, ``GO_LANGUAGE``)."""
+
+GO_LANGUAGE = r"(?-i:Go)"
+"""Go, the language, as it is written ("Port this script to *Go*", "a *Go* service"): with its
+capital only, so "ready to go" stays a phrase."""
 
 CODE_ARTEFACTS = ("script", "skript", "function", "funktion", "class", "klasse", "module",
                   "modul", "program", "programm", "snippet", "query", "method", "methode",
@@ -222,12 +228,16 @@ _PATH_PART = Lazy(r"[\w.{}-]{2,}")
 _QUOTE_CHARS = "\"'`\u201c\u201d\u201e\u2018\u2019\u00ab\u00bb"
 _END = Lazy(r"[.,;:!?]+$")
 _EXPLAIN_ASKS = frozenset({"how", "what", "wie", "was"})
-_INTO_LANGUAGE = Lazy(r"\b(?:into|to|in|nach|ins)\s+(?:" + "|".join(PROGRAMMING_LANGUAGES)
+_INTO_LANGUAGE = Lazy(r"\b(?:into|to|in|nach|ins)\s+(?:" + "|".join((*PROGRAMMING_LANGUAGES,
+                                                                      GO_LANGUAGE))
                       + r")(?![\w+#])", re.IGNORECASE)
-_LANGUAGES = r"(?:" + "|".join((*PROGRAMMING_LANGUAGES, "shell", "sql", "powershell",
+_LANGUAGES = r"(?:" + "|".join((*PROGRAMMING_LANGUAGES, GO_LANGUAGE, "shell", "sql", "powershell",
                                  *(re.escape(f) for f in FRAMEWORKS))) + ")"
 _ARTEFACTS = r"(?:" + "|".join(CODE_ARTEFACTS) + r")(?:e?s)?"
-_ARTEFACT = Lazy(rf"(?<![\w-]){_LANGUAGES}[\s-]+{_ARTEFACTS}(?![\w-])"
+_BETWEEN = (r"(?:[\s-]+(?!(?:and|or|is|are|was|the|a|an|in|of|to|for|with|und|oder|ist|der|"
+            r"die|das|ein|eine|für|mit)\b)[\w.]+){0,2}")
+"""Up to two words of substance between a language and a program's part ("a Go *flag* parser")."""
+_ARTEFACT = Lazy(rf"(?<![\w-]){_LANGUAGES}{_BETWEEN}[\s-]+{_ARTEFACTS}(?![\w-])"
                  rf"|(?<![\w-]){_ARTEFACTS}\s+in\s+{_LANGUAGES}(?![\w+#-])", re.IGNORECASE)
 LANGUAGES = ("english", "german", "french", "spanish", "italian", "portuguese", "dutch",
              "polish", "russian", "chinese", "japanese", "korean", "arabic", "turkish", "greek",

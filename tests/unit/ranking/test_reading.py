@@ -100,6 +100,10 @@ def test_a_writing_verb_typed_with_two_letters_swapped_reads_as_the_verb(task: s
     ("Add a dark mode toggle to our React app", "Add a dark mode toggle to our code"),
     ("i inherited this django project", "i inherited this code"),
     ("Plant the spring flowers", "Plant the spring flowers"),
+    ("Write a small Go flag parser for our CLI", "Write a small code for our CLI"),  # Go, words
+    ("Rewrite our checkout service in Go", "Rewrite our checkout code"),
+    ("I'm ready to go with the scripts", "I'm ready to go with the scripts"),      # go: a verb
+    ("Write a poem about Python and its scripts", "Write a poem about Python and its scripts"),
     ("What does this bash script do?", "explain What does this code do?"),
     ("Write a script for our launch video", "Write a script for our launch video"),   # a video's
     ("Write a poem about Python", "Write a poem about Python"),
