@@ -50,12 +50,13 @@ any set of tasks (docs/delegate.md, "Offline selector"):
   calculation: the question word reads as ``calculate``. Given numbers
   without such a question add ``calculate`` as one more word.
 - **Decisions**: a question that asks which way to decide — *should I/we*,
-  *is it worth*, *decide/choose between*, *which would you pick*, *soll(en)
-  ich/wir*, *lohnt es sich* … ("Should I buy a flat now or wait?", "Is it
-  worth switching our team to Teams?") — asks for a weighed
-  recommendation: ``weigh`` opens it. Not one about now or tomorrow
-  ("Should I take an umbrella today?" needs the weather), nor one already
-  read as a calculation.
+  *is it worth*, *decide/choose between*, *which would you pick*, *what
+  would you do*, *we're considering*, *soll(en) ich/wir*, *lohnt es sich*,
+  *wir überlegen, ob* … ("Should I buy a flat now or wait?", "Is it worth
+  switching our team to Teams?", "… 10% higher rent, or I can leave. What
+  would you do?") — asks for a weighed recommendation: ``weigh`` opens it,
+  and its numbers are no question to compute. Not one about today or
+  tomorrow ("Should I take an umbrella today?" needs the weather).
 - **Scale**: moving a whole system — a move verb (*move*, *migrate*,
   *port*, *upgrade*, *umziehen* …), a scope word (*all*, *entire*, *whole*,
   *komplett* …) and a target (*to*, *onto*, *auf*, *nach*) in one sentence,
@@ -268,7 +269,11 @@ _DECISION = Lazy(
     r"|\b(?:lohnt|lohnen)\s+(?:es\s+)?sich\b|\bsich\s+lohnen\b"
     r"|\b(?:decide|choose|pick|torn)\s+between\b|\bdecide\s+(?:whether|if)\b"
     r"|\bentscheiden\s+(?:zwischen|ob)\b|\bentscheide\w*\s+(?:mich|uns)\s+(?:zwischen|ob)\b"
-    r"|\bwhich\s+(?:one\s+)?(?:should|would)\s+(?:i|we|you)\b",
+    r"|\bwhich\s+(?:one\s+)?(?:should|would)\s+(?:i|we|you)\b"
+    r"|\bwhat\s+would\s+you\s+(?:do|recommend|suggest|advise|pick|choose)\b"
+    r"|\bwas\s+(?:würdest|würden)\s+(?:du|sie)\s+(?:tun|machen|raten|empfehlen)\b"
+    r"|\b(?:i\s+am|i['\u2019]m|we\s+are|we['\u2019]re)\s+considering\b"
+    r"|\b(?:überlege|überlegen)\s*,?\s*ob\b",
     re.IGNORECASE)
 _SOON = frozenset("today tonight tomorrow heute morgen".split())
 _OWN = Lazy(r"\b(?:my|mine|mein\w*)\b", re.IGNORECASE)
@@ -348,14 +353,14 @@ def read(task: str) -> Reading:
         text, count = _each_sentence(text, rewrite)
         if count:
             notes.append(note)
+    text, decisions = _each_sentence(text, _decision)
+    if decisions:
+        notes.append("a decision question as 'weigh'")
     if len(_DIGITS.findall(text)) >= GIVEN_NUMBERS:
         text, asked = _each_sentence(text, _calculate)
         notes.append("a question about given numbers as 'calculate'" if asked
                      else "given numbers add 'calculate'")
         extra += [] if asked else ["calculate"]
-    text, decisions = _each_sentence(text, _decision)
-    if decisions:
-        notes.append("a decision question as 'weigh'")
     text, moves = _each_sentence(text, _scale)
     if moves:
         extra.append("subtasks")
@@ -450,8 +455,14 @@ def _code(sentence: str) -> tuple[str, int]:
     count += programs
     if (count and not _EXPLAIN_ASKS.isdisjoint(w.casefold() for w in _WORD.findall(sentence))
             and not sentence.lstrip().startswith("explain ")):
-        sentence = "explain " + sentence.lstrip()
+        sentence = _opened(sentence, "explain")
     return sentence, count
+
+
+def _opened(sentence: str, word: str) -> str:
+    """Return ``sentence`` opened by ``word``, the white space before it kept."""
+    body = sentence.lstrip()
+    return sentence[:len(sentence) - len(body)] + word + " " + body
 
 
 def _explain_first(text: str) -> tuple[str, bool]:
@@ -459,7 +470,7 @@ def _explain_first(text: str) -> tuple[str, bool]:
     parts = _SENTENCE.findall(text)
     for i, sentence in enumerate(parts):
         if not _EXPLAIN_ASKS.isdisjoint(w.casefold() for w in _WORD.findall(sentence)):
-            parts[i] = "explain " + sentence.lstrip()
+            parts[i] = _opened(sentence, "explain")
             return "".join(parts), True
     return text, False
 
@@ -503,6 +514,8 @@ def _calculate(sentence: str) -> tuple[str, int]:
     A *how much*/*how many* question anywhere; a *what*/*which*/*how* question
     that ends with ``?`` or opens its sentence ("whats the end value if …").
     """
+    if sentence.lstrip().startswith("weigh "):
+        return sentence, 0  # a decision question: weighed, not computed
     sentence, count = _QUANTITY.re.subn("; calculate", sentence)
     if count or not (sentence.rstrip().endswith("?") or _ASKS.re.match(sentence)):
         return sentence, count
@@ -515,9 +528,9 @@ def _decision(sentence: str) -> tuple[str, int]:
     if _DECISION.re.search(sentence) is None:
         return sentence, 0
     words = {w.casefold() for w in _WORD.findall(sentence)}
-    if "calculate" in words or not _SOON.isdisjoint(words):
+    if not _SOON.isdisjoint(words):
         return sentence, 0
-    return "weigh " + sentence.lstrip(), 1
+    return _opened(sentence, "weigh"), 1
 
 
 def _scale(sentence: str) -> tuple[str, int]:

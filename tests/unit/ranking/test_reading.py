@@ -169,6 +169,8 @@ def test_given_numbers_read_as_calculate(task: str, text: str, extra: tuple[str,
     ("Sollen wir unser Lager selbst betreiben oder auslagern?", True),
     ("Lohnt es sich, jetzt eine Wärmepumpe einzubauen?", True),
     ("Which one would you pick for a beginner?", True),
+    ("We're considering a move to biweekly sprints.", True),
+    ("Wir überlegen, ob wir ein zweites Café eröffnen.", True),
     ("Should I take an umbrella today?", False),          # needs the weather, not a weighing
     ("What should I cook for dinner?", False),            # no decision between ways
     ("Write a blog post on whether we should go remote", False),
@@ -177,6 +179,13 @@ def test_a_decision_question_reads_as_weigh(task: str, weigh: bool) -> None:
     found = read(task)
     assert found.text.startswith("weigh ") is weigh
     assert ("a decision question as 'weigh'" in found.notes) is weigh
+
+
+def test_a_decision_question_after_numbers_is_weighed_not_computed() -> None:
+    found = read("My landlord offers 3 more years at a 10% higher rent, or I can leave. "
+                 "What would you do?")
+    assert found.text.endswith("leave. weigh What would you do?")   # its own sentence
+    assert "calculate" not in found.text.split()
 
 
 @pytest.mark.parametrize(("task", "migration"), [
