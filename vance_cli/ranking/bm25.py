@@ -58,7 +58,8 @@ Invariants:
   (``lexicon``: where a request names what it wants) that are a single-word
   tag or keyword of this recipe and of no other — an unambiguous intent word
   in the predicate's or the object's place; ``intent``, how many distinct
-  task words are a single-word tag or keyword of this recipe.
+  task words are a single-word tag or keyword of this recipe; ``named``,
+  how many of those are head words, shared with other recipes or not.
 """
 
 from __future__ import annotations
@@ -150,6 +151,8 @@ class Hit:
         cues: the task's head words that are an intent word of this recipe only.
         intent: how many distinct content words of the task matched a single-word
             tag or trigger keyword of this recipe (the author's intent words).
+        named: how many of those are head words of the task, whether or not other
+            recipes tag them too ("Write *tests* for …").
     """
 
     recipe: Recipe
@@ -159,6 +162,7 @@ class Hit:
     phrases: tuple[str, ...] = ()
     cues: tuple[str, ...] = ()
     intent: int = 0
+    named: int = 0
 
 
 @dataclass
@@ -169,6 +173,7 @@ class _Evidence:
     phrases: list[tuple[int, str]] = field(default_factory=list)
     cues: list[str] = field(default_factory=list)
     intent: int = 0
+    named: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -401,7 +406,7 @@ def _names_pattern(names: Sequence[str]) -> re.Pattern[str]:
 def _hit(recipe: Recipe, ev: _Evidence) -> Hit:
     return Hit(recipe, round(ev.score, 4), tuple(t for _p, t in sorted(ev.terms)),
                len(ev.covered), tuple(t for _p, t in sorted(ev.phrases)), tuple(ev.cues),
-               ev.intent)
+               ev.intent, ev.named)
 
 
 def _match_words(index: _Index, query: _Query, found: dict[int, _Evidence]) -> None:
@@ -424,6 +429,8 @@ def _match_words(index: _Index, query: _Query, found: dict[int, _Evidence]) -> N
         for row in rows:
             found[row].intent += 1
         if token.head:
+            for row in rows:
+                found[row].named += 1
             if len(rows) == 1:
                 found[rows.pop()].cues.append(token.word)
 

@@ -49,8 +49,8 @@ before or instead of the ranking:
   verb's object names a short piece of writing (``lexicon.writing_job``:
   "*Write* a short poem", "*Draft* a polite email", "I need a *toast* for
   my brother's wedding") asks for one piece of writing. When no recipe names that
-  deliverable — none has a cue, a phrase or ``MIN_WORDS`` tag words
-  (``intent``) — it goes to the general worker, the recipe tagged
+  deliverable — none has a cue, a phrase, a tag of its own as a head word or
+  ``MIN_WORDS`` tag words (``intent``) — it goes to the general worker, the recipe tagged
   ``GENERAL_TAG``; topic words of the task ("a product description for the
   *online* shop") do not make it research.
 
@@ -180,7 +180,12 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
 
 
 def intent(hit: ranking.Hit, verb: str = "") -> bool:
-    """True when ``hit`` names the deliverable: a cue, a phrase, or ``MIN_WORDS`` tag words.
+    """True when ``hit`` names the deliverable: a cue, a phrase, a tagged head word, 2 tag words.
+
+    Two tag words: ``MIN_WORDS``.
+
+    A head word that two recipes tag is no cue, but it still names what the
+    request wants ("Write *tests* for the payment module").
 
     The writing verb ``verb`` is no cue of the deliverable (coding tags
     *rewrite*: "Rewrite this sentence" is no code), nor is a cue that names a
@@ -191,7 +196,8 @@ def intent(hit: ranking.Hit, verb: str = "") -> bool:
     Rule: the single-job rule of docs/delegate.md, "Offline selector".
     """
     cues = [cue for cue in hit.cues if cue != verb and not lexicon.is_genre(cue)]
-    return bool(cues or hit.phrases) or hit.intent >= MIN_WORDS
+    return bool(cues or hit.phrases or hit.named > len(hit.cues) - len(cues)) or (
+        hit.intent >= MIN_WORDS)
 
 
 def _words(terms: Sequence[str]) -> str:

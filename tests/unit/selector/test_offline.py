@@ -60,6 +60,15 @@ def test_a_cue_that_names_a_piece_of_writing_leaves_it_to_the_general_worker() -
     assert decision.recipe is not None and decision.recipe.name == "general", decision.rationale
 
 
+def test_a_tag_that_names_the_object_leaves_a_writing_job_to_its_recipe() -> None:
+    # 'tests' is tagged by two recipes, so it is no cue; as the object it still names them
+    inventory = [*INVENTORY, _recipe("feature", ("tests", "phases"))]
+    coding = _recipe("coding", ("code", "tests", "fix"), "write tests for a module")
+    inventory = [coding if r.name == "coding" else r for r in inventory]
+    decision = select_offline("Write tests for the payment module", inventory)
+    assert decision.recipe is not None and decision.recipe.name == "coding", decision.rationale
+
+
 def test_without_a_general_worker_a_writing_job_is_none() -> None:
     inventory = [r for r in INVENTORY if r.name != "general"]
     decision = select_offline("Write a short poem for my grandma", inventory)
