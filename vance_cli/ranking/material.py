@@ -19,7 +19,9 @@ for the ranking. Material is:
   gist of this?" and an empty line, then the text);
 - pasted code: a line after the first that looks like source code
   (``code_line``), and the lines between two such lines ("What does this
-  script do?", then lines such as ``for f in *.csv; do`` and ``done``).
+  script do?", then lines such as ``for f in *.csv; do`` and ``done``); and
+  code in backticks within a line ("what this line does: `const x =
+  arr.reduce((a, b) => a + b, 0);`"), not a word in backticks (a name).
 
 Pasted code is also evidence: ``pasted_code`` says whether the task holds
 any (in the material above too), so the reading can name it ``code``.
@@ -53,6 +55,7 @@ _BLOCK = re.compile(r":[ \t]*\n(?=\s*\S)")
 _WORD = re.compile(r"\w+")
 _VISIBLE = re.compile(r"\S")
 _LINE = re.compile(r"[^\n]*")
+_INLINE = re.compile(r"`([^`\n]+)`")
 _PARAGRAPH = re.compile(r"\n[ \t]*\n(?=\s*\S)")
 _POINTS = Lazy(r"\b(?:this|these|following|below|beneath|here|dies\w*|folgende\w*|unten|"
                r"hier)\b", re.IGNORECASE)
@@ -121,7 +124,16 @@ def code_line(line: str) -> bool:
 
 
 def _code_spans(task: str) -> list[tuple[int, int]]:
-    """Return the spans of pasted code lines after the first line, and the lines between them."""
+    """Return the spans of pasted code (see the module docstring)."""
+    inline = ([m.span() for m in _INLINE.finditer(task) if code_line(m.group(1))]
+              if "`" in task else [])
+    return inline + _line_spans(task)
+
+
+def _line_spans(task: str) -> list[tuple[int, int]]:
+    """Return the span from the first code line after the first line to the last, if any."""
+    if "\n" not in task:
+        return []
     spans: list[tuple[int, int]] = []
     first = True
     for line in _LINE.finditer(task):
@@ -134,19 +146,17 @@ def _code_spans(task: str) -> list[tuple[int, int]]:
 
 
 def pasted_code(task: str) -> bool:
-    """True when ``task`` holds pasted code: a line after its first that ``code_line`` accepts.
+    """True when ``task`` holds pasted code (a line after its first, or code in backticks).
+
+    Code is what ``code_line`` accepts.
 
     Args:
         task: the task text (or the part of it the analysis reads).
     """
-    if "\n" not in task:
-        return False
     return bool(_code_spans(task))
 
 
 def _without_code(task: str) -> str:
-    if "\n" not in task:
-        return task
     for start, end in _code_spans(task):
         task = task[:start] + _blank(task[start:end]) + task[end:]
     return task

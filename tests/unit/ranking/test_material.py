@@ -81,6 +81,12 @@ def test_pasted_code_is_material_and_evidence() -> None:
                        "    return sum(xs) / len(xs)")
 
 
+def test_code_in_backticks_is_pasted_code_and_a_name_in_backticks_is_not() -> None:
+    task = "Not sure what this line does: `const x = arr.reduce((a, b) => a + b, 0);` explain?"
+    assert pasted_code(task) and "reduce" not in request(task) and "explain" in request(task)
+    assert not pasted_code("Use the `translate` recipe for this letter")
+
+
 @pytest.mark.parametrize("task", [
     "def avg(xs): return sum(xs) / len(xs)",                # one line: the request itself
     "Turn these notes into a post:\n- opened in Leipzig (Friday)\n- hiring",
