@@ -10,6 +10,9 @@ any set of tasks (docs/delegate.md, "Offline selector"):
 - **Measures**: a word joined to a number by a hyphen says how big, not
   what: "a *two-minute* toast", "an *80-word* description", "die
   *4-Tage*-Woche" read as the number alone.
+- **Codes of no program**: *code* after *QR*, *promo*, *discount*, *zip*,
+  *dress*, *area*, *Rabatt* … names no program and is left out: "Create a
+  QR code for our menu" asks for no code.
 - **Code**: a file name with a source-code extension (``x.py``), a path of
   folders (``services/billing/``, ``/api/v1``), a call (``calculate_vat()``)
   or an identifier in camelCase or snake_case (``useEffect``,
@@ -248,6 +251,9 @@ LANGUAGES = ("english", "german", "french", "spanish", "italian", "portuguese", 
 _RENDER = frozenset({"render", "put", "redo", "have", "get", "do"})
 _IN_LANGUAGE = Lazy(r"\b(?:this|these|that|those)\b.*?\b(in)\s+(?:" + "|".join(LANGUAGES)
                     + r")\W*(?:please|pls|thanks)?\W*$", re.IGNORECASE)
+_OTHER_CODE = Lazy(r"\b(?:qr|promo|discount|voucher|coupon|gift|zip|postal|post|dress|area|"
+                   r"country|morse|pin|access|tracking|booking|confirmation|activation|bar|"
+                   r"rabatt|gutschein)[\s-]?(codes?)\b", re.IGNORECASE)
 _PLAIN = Lazy(r"\b(?:into|to|in)\s+(?:plain|simple|everyday|layman['\u2019]?s|"
               r"einfache|einfaches|verständliche)\s+(?:english|language|terms|words|deutsch|"
               r"sprache|worte|wörter)\b", re.IGNORECASE)
@@ -346,7 +352,8 @@ def read(task: str) -> Reading:
     text, selves = _SELF.re.subn(lambda m: " " * len(m.group()), text)
     if selves:
         notes.append("who is asking left out")
-    for rewrite, note in ((_measures, "measures as numbers"), (_code, "code as 'code'"),
+    for rewrite, note in ((_measures, "measures as numbers"), (_other_code, "a code of no program"),
+                          (_code, "code as 'code'"),
                           (_port, "translating into a programming language as 'port'"),
                           (_in_language, "a given text in another language as 'into'"),
                           (_plain, "translating into plain words as 'explain'")):
@@ -400,6 +407,13 @@ def _each_sentence(text: str, rewrite: Rewrite) -> tuple[str, int]:
         parts.append(done)
         total += count
     return "".join(parts), total
+
+
+def _other_code(sentence: str) -> tuple[str, int]:
+    """Leave out *code* where it names no program: a QR code, a promo code, a dress code."""
+    if "ode" not in sentence:
+        return sentence, 0
+    return _OTHER_CODE.re.subn(lambda m: m.group()[:m.start(1) - m.start()], sentence)
 
 
 def _measures(sentence: str) -> tuple[str, int]:

@@ -57,6 +57,16 @@ def test_code_names(token: str, code: bool) -> None:
 
 
 @pytest.mark.parametrize(("task", "text"), [
+    ("Create a QR code for our menu", "Create a QR  for our menu"),
+    ("Erstelle einen QR-Code für die Speisekarte", "Erstelle einen QR- für die Speisekarte"),
+    ("What's the dress code?", "What's the dress ?"),
+    ("Review the code in app.py", "Review the code in code"),           # code of a program
+])
+def test_a_code_of_no_program_is_left_out(task: str, text: str) -> None:
+    assert read(task).text == text
+
+
+@pytest.mark.parametrize(("task", "text"), [
     ("Port tools/rotate_logs.pl to Python 3.", "Port code to Python 3."),
     ("What does src/auth/middleware.py do?", "explain What does code do?"),
     ("i dont get this regex in validators.js, what is it doing",
