@@ -116,7 +116,7 @@ nie niemals noch nun nur ob oder ohne sehr sein seine sich sie sind so soll solc
 wir wird wurde würde würdest zu zum zur
 gib geben gebe mach mache machen lass lasst zeig zeige hilf erstelle erstellen erstell
 schreib schreibe schreiben heißt heißen lautet möchte möchten hätte gern gerne
-brauche brauchen benötige benötigen verfasse verfassen formuliere formulieren
+brauche brauchen benötige benötigen verfasse verfassen formuliere formulieren suche
 eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf
 aufgabe
 """.casefold().split())
@@ -133,7 +133,7 @@ produce prepare compose generate draft drafts formulate want wants need needs li
 wanna
 gib geben gebe mach mache machen lass lasst zeig zeige hilf erstelle erstellen erstell schreib
 schreibe schreiben möchte möchten hätte brauche brauchen benötige benötigen verfasse verfassen
-formuliere formulieren
+formuliere formulieren suche
 """.split())
 """The light verbs among the stop words: what follows one names the deliverable, wherever it
 stands in its clause ("My professor *wants* an *essay*", "Ich *brauche* einen *Aufsatz*")."""
@@ -175,8 +175,8 @@ slogan")."""
 TEXT_GENRES = frozenset("""
 email mail letter note message msg reply poem haiku limerick sonnet verse rhyme lyrics
 toast speech eulogy slogan tagline motto caption headline title bio tweet post announcement
-invitation invite greeting apology joke riddle story tale
-brief nachricht antwort gedicht reim liedtext rede ansprache trinkspruch spruch
+invitation invite greeting apology joke riddle story tale text description blurb
+brief nachricht antwort gedicht reim liedtext rede ansprache trinkspruch spruch text beschreibung
 werbespruch überschrift titel bildunterschrift einladung glückwunsch gruß anschreiben
 bewerbung absage zusage entschuldigung witz geschichte
 """.split())

@@ -222,6 +222,8 @@ def test_analysed_text_is_a_bounded_prefix_without_a_cut_word() -> None:
     ("Turn these notes into a summary", None),
     ("Turn on the lights in the kitchen", None),
     ("I need a birthday greeting for Tom", "greeting"),
+    ("Need a short product description for handmade candles", "description"),
+    ("Ich suche einen netten Spruch für die Glückwunschkarte", "spruch"),  # suche: light
     ("I need an email, not a letter", "email"),
     ("Tell me a joke about cats", "joke"),
 ])
