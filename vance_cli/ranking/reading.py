@@ -52,7 +52,7 @@ any set of tasks (docs/delegate.md, "Offline selector"):
   *how many*, *wie viele* …, or a *what*/*which*/*how* question — asks for a
   calculation: the question word reads as ``calculate``. Given numbers
   without such a question add ``calculate`` as one more word.
-- **Decisions**: a question that asks which way to decide — *should I/we*,
+- **Decisions**: a question that asks which way to decide — *should I/we/our …*,
   *is it worth*, *decide/choose between*, *which would you pick*, *what
   would you do*, *we're considering*, *soll(en) ich/wir*, *lohnt es sich*,
   *wir überlegen, ob* … ("Should I buy a flat now or wait?", "Is it worth
@@ -270,8 +270,8 @@ _SCOPE = Lazy(r"\b(?:all|entire|whole|complete|full|every|alle[nms]?|ganze[nmrs]
 _TARGET = Lazy(r"\b(?:to|onto|into|auf|nach)\b", re.IGNORECASE)
 _DECISION = Lazy(
     r"^\W*(?:(?:so|and|but|also|ok|okay|also|hmm+|ehrlich gesagt)\W+)?"
-    r"(?:should|shall|sollen|sollten|soll|sollte)\s+(?:i|we|ich|wir)\b"
-    r"|\b(?:is|was|would|will)\s+(?:it|this|that)\s+(?:be\s+)?(?:really\s+)?worth\b"
+    r"(?:should|shall|sollen|sollten|soll|sollte)\s+(?:i|we|our|my|ich|wir|unser\w*|mein\w*)\b"
+    r"|\b(?:is|was|would|will)\s+(?:it|this|that)\s+(?:not\s+)?(?:be\s+)?(?:really\s+)?worth\b"
     r"|\b(?:lohnt|lohnen)\s+(?:es\s+)?sich\b|\bsich\s+lohnen\b"
     r"|\b(?:decide|choose|pick|torn)\s+between\b|\bdecide\s+(?:whether|if)\b"
     r"|\bentscheiden\s+(?:zwischen|ob)\b|\bentscheide\w*\s+(?:mich|uns)\s+(?:zwischen|ob)\b"

@@ -180,6 +180,7 @@ def test_given_numbers_read_as_calculate(task: str, text: str, extra: tuple[str,
     ("Lohnt es sich, jetzt eine Wärmepumpe einzubauen?", True),
     ("Which one would you pick for a beginner?", True),
     ("We're considering a move to biweekly sprints.", True),
+    ("Should our bakery deliver through apps, or is it not worth the fees?", True),
     ("Wir überlegen, ob wir ein zweites Café eröffnen.", True),
     ("Should I take an umbrella today?", False),          # needs the weather, not a weighing
     ("What should I cook for dinner?", False),            # no decision between ways
