@@ -48,11 +48,12 @@ before or instead of the ranking:
 - **Single job**: a task whose predicate is a writing verb, or whose light
   verb's object names a short piece of writing (``lexicon.writing_job``:
   "*Write* a short poem", "*Draft* a polite email", "I need a *toast* for
-  my brother's wedding") asks for one piece of writing. When no recipe names that
-  deliverable — none has a cue, a phrase, a tag of its own as a head word or
-  ``MIN_WORDS`` tag words (``intent``) — it goes to the general worker, the recipe tagged
-  ``GENERAL_TAG``; topic words of the task ("a product description for the
-  *online* shop") do not make it research.
+  my brother's wedding") asks for one piece of writing. When no recipe
+  names that deliverable — none has a cue, a phrase, a tag of its own as a
+  head word or ``MIN_WORDS`` tag words (``intent``) — it goes to the
+  general worker, the recipe tagged ``GENERAL_TAG``; topic words of the
+  task ("a product description for the *online* shop") do not make it
+  research.
 
 The rest is the ranking's: stems (inflection only, so "water" is not
 "waterfall"), names that are no evidence ("answer MATCH coding"), negated
@@ -156,7 +157,7 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
                   if chosen else "no recipe has enough evidence")
         return match(general, f"{OFFLINE}: '{general.name}' is the general worker: the task "
                      f"asks for one piece of writing ('{verb}') that no recipe names ({beside}; "
-                     f"no cue, phrase or {MIN_WORDS} tag words{how})", Mode.OFFLINE)
+                     f"no cue, phrase, tagged object or {MIN_WORDS} tag words{how})", Mode.OFFLINE)
     if chosen is not None:
         hit, why = chosen
         return match(hit.recipe, f"{OFFLINE}: '{hit.recipe.name}' matched "
