@@ -315,7 +315,7 @@ class _Word(NamedTuple):
     sentence_start: bool
     clause_start: bool
     negated: bool
-    comma: bool  # a comma (or other punctuation) stands right before it
+    punctuated: bool  # punctuation stands right before it (a comma, unless it opens a clause)
 
 
 def _walk(text: str, negated: bool = False
@@ -407,21 +407,23 @@ def writing_job(task: str) -> str | None:
     The predicate is that of the first clause with a word of substance: its
     first word that is not a stop word — or, unless the task is clearly
     English, its last word (German puts the verb of a modal request last).
-    The task asks for one piece of writing when that predicate is a writing
-    verb ("Can you *write* a cover letter", "*Draft* a polite email", "Kannst
-    du mir eine Rede *schreiben*?"), or when the clause has no predicate of
-    substance but a light verb (not one of ``MAKING_VERBS``) or a verb of
-    inventing (``INVENTING``: *come up with*, *make up*) whose object names a
-    short piece of writing, or what a turning verb makes (``TURNING``: "Turn
-    these notes *into* a LinkedIn *post*") is one (``TEXT_GENRES``: "I
-    need a *toast* for my brother's wedding", "Come up with a catchy
-    *slogan*", "Ich brauche eine kurze *Rede*"). The object's head is its
-    last word before a preposition, a participle, a comma or the clause end:
-    "a LinkedIn *post* about …" and "a *post* announcing …" name a post, "a
-    *post* office" does not. A writing
-    verb later on is a step of a larger request ("Add dark mode and *write*
-    tests"). A negated verb or object does not count ("Don't write anything,
-    just …").
+    The task asks for one piece of writing when
+
+    - that predicate is a writing verb ("Can you *write* a cover letter",
+      "*Draft* a polite email", "Kannst du mir eine Rede *schreiben*?"); or
+    - the object of a light verb (not one of ``MAKING_VERBS``), of a verb of
+      inventing (``INVENTING``) or what a turning verb makes (``TURNING``,
+      after *into*) names a short piece of writing (``TEXT_GENRES``): "I
+      need a *toast* for my brother's wedding", "Come up with a catchy
+      *slogan*", "Turn these notes into a LinkedIn *post*", "Ich brauche
+      eine kurze *Rede*". The object's name is its last word before a
+      preposition, a participle, a comma or the clause end: "a LinkedIn
+      *post* about …" and "a *post* announcing …" name a post, "a *post*
+      office" does not.
+
+    A writing verb later on is a step of a larger request ("Add dark mode
+    and *write* tests"). A negated verb or object does not count ("Don't
+    write anything, just …").
 
     Args:
         task: the task text (its material already left out, ``material.request``).
@@ -430,9 +432,8 @@ def writing_job(task: str) -> str | None:
         The writing verb or the genre word, case-folded.
     """
     verb_last = language(task) != "en"
-    scanned = _scan(task)
     clause: list[_Word] = []
-    for w in [*scanned, None]:
+    for w in [*_scan(task), None]:
         if w is not None and not w.clause_start:
             clause.append(w)
             continue
@@ -467,7 +468,7 @@ def _writing_predicate(clause: list[_Word], at: int, verb_last: bool) -> str | N
         return None
     last = None  # the object's last word of substance: the head of its noun phrase
     for i, c in enumerate(clause[at:]):
-        if c.word in _OBJECT_ENDS or c.negated or (i and c.comma):
+        if c.word in _OBJECT_ENDS or c.negated or (i and c.punctuated):
             break
         if last is not None and c.word.endswith("ing") and c.word not in TEXT_GENRES:
             break  # a participle after the head: "a post *announcing* our new office"
@@ -510,7 +511,7 @@ def prose_words(text: str) -> list[str]:
 
     Drops negated stretches (``NEGATIONS``) and ``QUESTION_WORDS``.
     """
-    return [word for _raw, word, _sentence, _clause, negated, _comma in _walk(text)
+    return [word for _raw, word, _sentence, _clause, negated, _punctuated in _walk(text)
             if not negated and word not in QUESTION_WORDS]
 
 
@@ -537,7 +538,7 @@ def tokens(task: str) -> list[Token]:
         if w.clause_start:
             found.extend(_heads(clause, opened, verb_last, objects, parts))
             clause, objects, parts, fresh, light, topic = [], set(), set(), True, False, False
-        elif w.comma:
+        elif w.punctuated:
             topic = False  # a topic ends with its clause or at a comma
             if lang == "de" and clause:
                 parts.add(len(clause) - 1)
