@@ -248,7 +248,7 @@ LANGUAGES = ("english", "german", "french", "spanish", "italian", "portuguese", 
              "swedish", "danish", "norwegian", "finnish", "czech", "hindi", "ukrainian")
 """Languages people write in: "this press release *in French*" asks for it in that language."""
 
-_RENDER = frozenset({"render", "put", "redo", "have", "get", "do"})
+_RENDER = frozenset({"render", "put", "redo"})
 _IN_LANGUAGE = Lazy(r"\b(?:this|these|that|those)\b.*?\b(in)\s+(?:" + "|".join(LANGUAGES)
                     + r")\W*(?:please|pls|thanks)?\W*$", re.IGNORECASE)
 _OTHER_CODE = Lazy(r"\b(?:qr|promo|discount|voucher|coupon|gift|zip|postal|post|dress|area|"
@@ -269,7 +269,7 @@ _SCOPE = Lazy(r"\b(?:all|entire|whole|complete|full|every|alle[nms]?|ganze[nmrs]
               r"gesamte[nmrs]?|komplette[nmrs]?|sämtliche[nmrs]?)\b", re.IGNORECASE)
 _TARGET = Lazy(r"\b(?:to|onto|into|auf|nach)\b", re.IGNORECASE)
 _DECISION = Lazy(
-    r"^\W*(?:(?:so|and|but|also|ok|okay|also|hmm+|ehrlich gesagt)\W+)?"
+    r"^\W*(?:(?:so|and|but|also|ok|okay|hmm+|ehrlich gesagt)\W+)?"
     r"(?:should|shall|sollen|sollten|soll|sollte)\s+(?:i|we|our|my|ich|wir|unser\w*|mein\w*)\b"
     r"|\b(?:is|was|would|will)\s+(?:it|this|that)\s+(?:not\s+)?(?:be\s+)?(?:really\s+)?worth\b"
     r"|\b(?:lohnt|lohnen)\s+(?:es\s+)?sich\b|\bsich\s+lohnen\b"
