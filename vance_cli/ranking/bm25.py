@@ -25,7 +25,9 @@ Invariants:
   reading adds without a place in the task (``Reading.extra``) count as
   content words, never as head words.
 - A word of the task that matches nothing and is one slip from exactly one
-  word of the inventory is read as that word (``vance_cli.ranking.spelling``).
+  word of the inventory is read as that word; one that is a two-word tag or
+  keyword written as one word ("tradeoffs" for ``trade-offs``) is read as
+  those two words (``vance_cli.ranking.spelling``).
 - A recipe is indexed by four fields, ``FIELDS``: title, tags, trigger
   keywords and description (its negated stretches and question words left
   out, ``lexicon.prose_words``), weighted by ``FIELD_WEIGHTS``. Not by its
@@ -56,7 +58,8 @@ Invariants:
   (``lexicon``: where a request names what it wants) that are a single-word
   tag or keyword of this recipe and of no other — an unambiguous intent word
   in the predicate's or the object's place; ``intent``, how many distinct
-  task words are a single-word tag or keyword of this recipe.
+  task words are a single-word tag or keyword of this recipe; ``named``,
+  how many of those are head words, shared with other recipes or not.
 """
 
 from __future__ import annotations
@@ -148,6 +151,8 @@ class Hit:
         cues: the task's head words that are an intent word of this recipe only.
         intent: how many distinct content words of the task matched a single-word
             tag or trigger keyword of this recipe (the author's intent words).
+        named: how many of those are head words of the task, whether or not other
+            recipes tag them too ("Write *tests* for …").
     """
 
     recipe: Recipe
@@ -157,6 +162,7 @@ class Hit:
     phrases: tuple[str, ...] = ()
     cues: tuple[str, ...] = ()
     intent: int = 0
+    named: int = 0
 
 
 @dataclass
@@ -167,6 +173,7 @@ class _Evidence:
     phrases: list[tuple[int, str]] = field(default_factory=list)
     cues: list[str] = field(default_factory=list)
     intent: int = 0
+    named: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +188,8 @@ class _Query:
         keys: every stem key a lookup of these words and runs can ask for,
             compound heads (``COMPOUND_HEAD``) included.
         phrase_words: the words of the inventory's phrase terms (for ``spelling``).
+        pairs: the inventory's phrase terms of two words, first word → second words
+            (for ``spelling.split_compound``).
     """
 
     keep: slice
@@ -188,6 +197,7 @@ class _Query:
     grams: list[tuple[int, tuple[str, ...]]]
     keys: set[str]
     phrase_words: set[str]
+    pairs: dict[str, set[str]]
 
 
 def _query(task: str, vocabulary: set[Term], extra: Sequence[str] = ()) -> _Query:
@@ -213,7 +223,12 @@ def _query(task: str, vocabulary: set[Term], extra: Sequence[str] = ()) -> _Quer
              if not starts.isdisjoint(lexicon.word_keys(gram[0]))]
     for _start, gram in grams:
         keys.update(lexicon.phrase_keys(gram)[keep])
-    return _Query(keep, tokens, grams, keys, {word for words in phrases for word in words})
+    pairs: dict[str, set[str]] = defaultdict(set)
+    for words in phrases:
+        if len(words) == 2:
+            pairs[words[0]].add(words[1])
+    return _Query(keep, tokens, grams, keys, {word for words in phrases for word in words},
+                  pairs)
 
 
 def _term_keys(term: Term) -> tuple[str, str]:
@@ -343,7 +358,8 @@ def _typos(task: str, query: _Query, wanted: set[Term], vocabulary: set[Term]) -
     for word in sorted(unmatched):
         if word in vocabulary or word in query.phrase_words:
             continue  # a known word that only matched nothing by its stem
-        meant = spelling.correct(word, vocabulary, query.phrase_words)
+        meant = (spelling.split_compound(word, query.pairs)
+                 or spelling.correct(word, vocabulary, query.phrase_words))
         if meant is not None:
             task = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", meant, task, flags=re.IGNORECASE)
     return task
@@ -390,7 +406,7 @@ def _names_pattern(names: Sequence[str]) -> re.Pattern[str]:
 def _hit(recipe: Recipe, ev: _Evidence) -> Hit:
     return Hit(recipe, round(ev.score, 4), tuple(t for _p, t in sorted(ev.terms)),
                len(ev.covered), tuple(t for _p, t in sorted(ev.phrases)), tuple(ev.cues),
-               ev.intent)
+               ev.intent, ev.named)
 
 
 def _match_words(index: _Index, query: _Query, found: dict[int, _Evidence]) -> None:
@@ -413,6 +429,8 @@ def _match_words(index: _Index, query: _Query, found: dict[int, _Evidence]) -> N
         for row in rows:
             found[row].intent += 1
         if token.head:
+            for row in rows:
+                found[row].named += 1
             if len(rows) == 1:
                 found[rows.pop()].cues.append(token.word)
 

@@ -73,6 +73,10 @@ ANALYSED_CHARS = 20_000
 ten pages): far past what names an intent, small enough that the offline
 selector stays fast (uncapped, a 4.8 MB task took 40 s and 1.2 GB of memory)."""
 
+ORDINAL_DIGITS = 2
+"""Most digits of a number that a full stop makes an ordinal ("die 10. Klasse", "am 3. März");
+a longer one ("… is 1,350. What …", "in 2023. Then …") ends its sentence."""
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 _PIECE = re.compile(r"\w+|[.!?;:]+(?=\s|$)|[\n\r]+|,", re.UNICODE)
 _CONTRACTION = re.compile(r"n['\u2019]t\b", re.IGNORECASE)
@@ -91,14 +95,14 @@ give gives gave given make makes made take takes took go goes went tell show hel
 create creates write writes produce prepare compose generate love wish draft drafts formulate
 one two three four five six seven eight nine ten eleven twelve
 task tasks
-wanna gonna gotta whats thats im u ur pls plz
+wanna gonna gotta whats wats thats im u ur pls plz
 """.split())
 """English words dropped from a task: function words; light verbs that go with
 any request ("give me", "make", "create", "write", "draft", "need"), so the
 object names the deliverable; number words ("in three sentences"). The
 question words who/when/where/why are kept. "task" is dropped too: every
 request is one. So are the chat spellings of function words ("wanna", "whats",
-"pls", "u"): typed requests are full of them."""
+"wats", "pls", "u"): typed requests are full of them."""
 
 GERMAN_STOP_WORDS = frozenset("""
 aber alle allem allen aller alles als also am an ander andere anderen auch auf aus bei
@@ -112,7 +116,7 @@ nie niemals noch nun nur ob oder ohne sehr sein seine sich sie sind so soll solc
 wir wird wurde würde würdest zu zum zur
 gib geben gebe mach mache machen lass lasst zeig zeige hilf erstelle erstellen erstell
 schreib schreibe schreiben heißt heißen lautet möchte möchten hätte gern gerne
-brauche brauchen benötige benötigen verfasse verfassen formuliere formulieren
+brauche brauchen benötige benötigen verfasse verfassen formuliere formulieren suche
 eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf
 aufgabe
 """.casefold().split())
@@ -129,18 +133,71 @@ produce prepare compose generate draft drafts formulate want wants need needs li
 wanna
 gib geben gebe mach mache machen lass lasst zeig zeige hilf erstelle erstellen erstell schreib
 schreibe schreiben möchte möchten hätte brauche brauchen benötige benötigen verfasse verfassen
-formuliere formulieren
+formuliere formulieren suche
 """.split())
 """The light verbs among the stop words: what follows one names the deliverable, wherever it
 stands in its clause ("My professor *wants* an *essay*", "Ich *brauche* einen *Aufsatz*")."""
 
 WRITING_VERBS = frozenset("""
-write writes draft drafts formulate schreib schreibe schreiben verfasse verfassen formuliere
-formulieren
+write writes draft drafts formulate rewrite rephrase reword paraphrase schreib schreibe schreiben
+verfasse verfassen formuliere formulieren umformulieren
 """.split())
 """Verbs that ask for one piece of writing, whatever its kind ("*Write* a short poem", "*Draft*
-a polite email", "*Verfasse* eine Rede"). Not "compose" (also music) nor "create" or "make"
-(also pictures and things). The kind is the object's to name; the verbs are light verbs."""
+a polite email", "*Verfasse* eine Rede", "*Rewrite* this sentence so it sounds
+professional"). Not "compose" (also music) nor "create" or "make" (also pictures and things).
+The kind is the object's to name ("*Rewrite* the parser module in Rust" is code); the verbs
+are light verbs."""
+
+INVENTING = (("come", "up", "with"), ("make", "up"), ("think", "up"), ("dream", "up"))
+"""Phrasal verbs that ask for something thought up: with a short piece of writing as their
+object ("*Come up with* a catchy slogan", "*Make up* a bedtime story") they ask for that
+piece, as a light verb does."""
+
+TURNING = frozenset("""
+turn turns transform rewrite convert change make verwandle verwandeln wandle umwandeln
+""".split())
+"""Verbs that turn something given into something else: the deliverable is what follows
+*into* ("*Turn* these notes *into* a LinkedIn post", "*Verwandle* das Protokoll *in* eine
+Rede")."""
+
+INTO = frozenset({"into", "in"})
+"""The words after which a turning verb names what it makes (``TURNING``)."""
+
+MAKING_VERBS = frozenset("""
+make makes made create creates produce prepare generate compose mach mache machen erstelle
+erstellen erstell
+""".split())
+"""The light verbs that make things, not only texts: "*Create* a birthday invitation" may be a
+card to design, "*Compose* a song" music. With them a genre object is no piece of writing
+(``writing_job``); the other light verbs ask for one ("I *need* a toast", "*Give* me a
+slogan")."""
+
+TEXT_GENRES = frozenset("""
+email mail letter note message msg reply poem haiku limerick sonnet verse rhyme lyrics
+toast speech eulogy slogan tagline motto caption headline title bio tweet post announcement
+invitation invite greeting apology joke riddle story tale text description blurb
+brief nachricht antwort gedicht reim liedtext rede ansprache trinkspruch spruch text beschreibung
+werbespruch überschrift titel bildunterschrift einladung glückwunsch gruß anschreiben
+bewerbung absage zusage entschuldigung witz geschichte
+""".split())
+"""Nouns that name one short piece of writing: the deliverable of a request whose light verb
+takes one as its object ("I need a *toast* for my brother's wedding", "Give me a catchy
+*slogan*", "Ich brauche eine kurze *Rede*") is a piece of writing, as if a writing verb had
+asked for it (``writing_job``). German compounds count by their head ("Geburtstags*gruß*").
+Not the deliverables specialised recipes name (essay, article, summary, report, translation,
+code), ones that are no text (logo, picture, playlist) nor ones that may be music (song,
+Lied)."""
+
+GENRE_HEAD = 4
+"""Fewest letters of a genre that the end of a German compound is taken for ("Geburtstags*gruß*",
+"Hochzeits*rede*")."""
+
+_OBJECT_ENDS = frozenset("""
+for about to of on from with at by in that which who für über an zu zum zur von mit bei
+auf dass die der das
+""".split())
+"""Words that end the object after a light verb: a preposition or relative word opens what
+it is for or about ("a toast *for* my brother", "eine Rede *für* die Hochzeit")."""
 
 _ONLY_ENGLISH = ENGLISH_STOP_WORDS - GERMAN_STOP_WORDS
 _ONLY_GERMAN = GERMAN_STOP_WORDS - ENGLISH_STOP_WORDS
@@ -258,40 +315,47 @@ class _Word(NamedTuple):
     sentence_start: bool
     clause_start: bool
     negated: bool
+    punctuated: bool  # punctuation stands right before it (a comma, unless it opens a clause)
 
 
-def _walk(text: str, negated: bool = False) -> Iterator[tuple[str, str, bool, bool, bool]]:
-    """Yield each word of ``text`` as (raw, case-folded, sentence start, clause start, negated).
+def _walk(text: str, negated: bool = False
+          ) -> Iterator[tuple[str, str, bool, bool, bool, bool]]:
+    """Yield each word of ``text`` as a tuple of six (see ``_Word``).
+
+    Its fields: raw, case-folded, sentence start, clause start, negated, after
+    punctuation.
 
     A generator of plain tuples: recipe descriptions of thousands of words
     go through here (``prose_words``). ``negated``: the text continues a
     negated stretch (``negated_at`` walks a text piece by piece). A full stop
-    right after a number ends no sentence: it is a German ordinal ("die 10.
-    Klasse", "im 19. Jahrhundert").
+    right after a number of one or two digits ends no sentence: it is a German
+    ordinal ("die 10. Klasse", "im 19. Jahrhundert"); after a longer number,
+    or one with a separator ("my rent is 1,350. What …"), it does.
     """
     sentence = clause = True
-    ordinal = False  # the last piece was a number
+    ordinal = punctuated = False  # the last piece may be an ordinal; punctuation
     for piece in _PIECE.findall(_CONTRACTION.sub(" not", text)):
         if not piece[0].isalnum() and piece[0] != "_":
             if piece != "," and not (ordinal and piece == "."):
                 sentence = clause = True
             negated = ordinal = False
+            punctuated = True
             continue
-        ordinal = piece.isdigit()
+        ordinal = piece.isdigit() and len(piece) <= ORDINAL_DIGITS and not punctuated
         word = piece.casefold()
         if word in CLAUSE_WORDS or word in CONTRASTS:
             clause = clause or word in CLAUSE_WORDS
             negated = False
         elif word in NEGATIONS:
             negated = True
-        yield piece, word, sentence, clause, negated
-        sentence = clause = False
+        yield piece, word, sentence, clause, negated, punctuated
+        sentence = clause = punctuated = False
 
 
 def _scan(text: str) -> list[_Word]:
     """Split text into words, noting sentence and clause starts and negated stretches."""
-    return [_Word(raw, word, position, sentence, clause, negated)
-            for position, (raw, word, sentence, clause, negated) in enumerate(_walk(text))]
+    return [_Word(*walked[:2], position, *walked[2:])
+            for position, walked in enumerate(_walk(text))]
 
 
 def negated_at(text: str, offsets: Iterable[int]) -> dict[int, bool]:
@@ -337,22 +401,35 @@ def language(text: str) -> str | None:
     return "en" if english > german else "de"
 
 
-def writing_verb(task: str) -> str | None:
-    """Return the writing verb that is the task's predicate, or None.
+def writing_job(task: str) -> str | None:
+    """Return the word that makes the task one piece of writing, or None.
 
     The predicate is that of the first clause with a word of substance: its
     first word that is not a stop word — or, unless the task is clearly
-    English, its last word (German puts the verb of a modal request last):
-    "Can you *write* a cover letter", "*Draft* a polite email", "Kannst du
-    mir eine Rede *schreiben*?". A writing verb later on is a step of a
-    larger request ("Add dark mode and *write* tests"). A negated verb does
-    not count ("Don't write anything, just …").
+    English, its last word (German puts the verb of a modal request last).
+    The task asks for one piece of writing when
+
+    - that predicate is a writing verb ("Can you *write* a cover letter",
+      "*Draft* a polite email", "Kannst du mir eine Rede *schreiben*?"); or
+    - the object of a light verb (not one of ``MAKING_VERBS``), of a verb of
+      inventing (``INVENTING``) or what a turning verb makes (``TURNING``,
+      after *into*) names a short piece of writing (``TEXT_GENRES``): "I
+      need a *toast* for my brother's wedding", "Come up with a catchy
+      *slogan*", "Turn these notes into a LinkedIn *post*", "Ich brauche
+      eine kurze *Rede*". The object's name is its last word before a
+      preposition, a participle, a comma or the clause end: "a LinkedIn
+      *post* about …" and "a *post* announcing …" name a post, "a *post*
+      office" does not.
+
+    A writing verb later on is a step of a larger request ("Add dark mode
+    and *write* tests"). A negated verb or object does not count ("Don't
+    write anything, just …").
 
     Args:
         task: the task text (its material already left out, ``material.request``).
 
     Returns:
-        The verb, case-folded, when it is one of ``WRITING_VERBS``.
+        The writing verb or the genre word, case-folded.
     """
     verb_last = language(task) != "en"
     clause: list[_Word] = []
@@ -360,15 +437,73 @@ def writing_verb(task: str) -> str | None:
         if w is not None and not w.clause_start:
             clause.append(w)
             continue
-        first = next((c for c in clause if c.word in WRITING_VERBS or is_content(c.word)), None)
-        if first is not None:
-            for candidate in (first, clause[-1] if verb_last else None):
-                if (candidate is not None and candidate.word in WRITING_VERBS
-                        and not candidate.negated):
-                    return candidate.word
-            return None
+        at = next((i for i, c in enumerate(clause)
+                   if c.word in WRITING_VERBS or is_content(c.word)), None)
+        if at is not None:
+            return _writing_predicate(clause, at, verb_last)
         clause = [w] if w is not None else []
     return None
+
+
+def _writing_predicate(clause: list[_Word], at: int, verb_last: bool) -> str | None:
+    """The writing verb or genre of ``clause``, whose first word of substance is ``clause[at]``."""
+    first = clause[at]
+    for candidate in (first, clause[-1] if verb_last else None):
+        if (candidate is not None and candidate.word in WRITING_VERBS
+                and not candidate.negated):
+            return candidate.word
+    words = tuple(c.word for c in clause)
+    invented = next((j + len(verb) for j in range(at + 1) for verb in INVENTING
+                     if words[j:j + len(verb)] == verb), None)
+    into = next((i + 1 for i in range(at + 1, len(clause)) if words[i] in INTO
+                 and not TURNING.isdisjoint(words[:i])), None)
+    if invented is not None or into is not None:
+        # "come up with", "make up", "turn … into": their object as a light verb's
+        start = invented if invented is not None else into
+        at = next((i for i in range(start or 0, len(clause)) if is_content(words[i])),
+                  len(clause))
+        if at == len(clause):
+            return None
+    elif not any(c.word in LIGHT_VERBS and c.word not in MAKING_VERBS for c in clause[:at]):
+        return None
+    last = None  # the object's last word of substance: the head of its noun phrase
+    for i, c in enumerate(clause[at:]):
+        if c.word in _OBJECT_ENDS or c.negated or (i and c.punctuated):
+            break
+        if last is not None and c.word.endswith("ing") and c.word not in TEXT_GENRES:
+            break  # a participle after the head: "a post *announcing* our new office"
+        if is_content(c.word):
+            last = c
+    german_noun = (last is not None and verb_last and not last.sentence_start
+                   and last.raw[:1].isupper() and last.raw[1:].islower())
+    return last.word if last is not None and is_genre(last.word, german_noun) else None
+
+
+def is_genre(word: str, compound: bool = False) -> bool:
+    """True when ``word`` names a short piece of writing (``TEXT_GENRES``).
+
+    Args:
+        word: a case-folded word.
+        compound: the word is written as a German noun, so it may be a compound
+            whose head is the genre ("Geburtstagsgruß"); an English word's end is
+            chance ("history" is no "story", "universe" no "verse").
+    """
+    keys = word_keys(word)
+    if not _genre_keys().isdisjoint(keys):
+        return True
+    stem = keys[1][2:]
+    return compound and any(stem.endswith(head) for head in _genre_heads())
+
+
+@lru_cache(maxsize=1)
+def _genre_keys() -> frozenset[str]:
+    return frozenset(key for genre in TEXT_GENRES for key in word_keys(genre))
+
+
+@lru_cache(maxsize=1)
+def _genre_heads() -> tuple[str, ...]:
+    return tuple(sorted({word_keys(genre)[1][2:] for genre in TEXT_GENRES
+                         if len(word_keys(genre)[1]) - 2 >= GENRE_HEAD}))
 
 
 def prose_words(text: str) -> list[str]:
@@ -376,7 +511,7 @@ def prose_words(text: str) -> list[str]:
 
     Drops negated stretches (``NEGATIONS``) and ``QUESTION_WORDS``.
     """
-    return [word for _raw, word, _sentence, _clause, negated in _walk(text)
+    return [word for _raw, word, _sentence, _clause, negated, _punctuated in _walk(text)
             if not negated and word not in QUESTION_WORDS]
 
 
@@ -390,17 +525,23 @@ def tokens(task: str) -> list[Token]:
 
     Words in a negated stretch are left out.
     """
-    verb_last = language(task) != "en"
+    lang = language(task)
+    verb_last = lang != "en"
     found: list[Token] = []
     clause: list[Token] = []
     objects: set[int] = set()  # indices in clause of a content word right after a light verb
+    parts: set[int] = set()    # German: indices in clause of the last content word before a comma
     fresh = opened = light = topic = False  # opened: the clause's first word is a content word
     for w in _scan(task):
         word = w.word
         content = is_content(word) and word not in CLAUSE_WORDS
         if w.clause_start:
-            found.extend(_heads(clause, opened, verb_last, objects))
-            clause, objects, fresh, light, topic = [], set(), True, False, False
+            found.extend(_heads(clause, opened, verb_last, objects, parts))
+            clause, objects, parts, fresh, light, topic = [], set(), set(), True, False, False
+        elif w.punctuated:
+            topic = False  # a topic ends with its clause or at a comma
+            if lang == "de" and clause:
+                parts.add(len(clause) - 1)
         if fresh and word not in CLAUSE_WORDS:
             opened, fresh = content, False
         if content and not w.negated:
@@ -410,22 +551,26 @@ def tokens(task: str) -> list[Token]:
             clause.append(Token(word, w.position, False, noun, topic))
         light = word in LIGHT_VERBS or (light and not content)
         topic = topic or word in TOPIC_WORDS
-    found.extend(_heads(clause, opened, verb_last, objects))
+    found.extend(_heads(clause, opened, verb_last, objects, parts))
     return found
 
 
 def _heads(clause: list[Token], opened_by_content: bool, verb_last: bool,
-           objects: set[int]) -> list[Token]:
+           objects: set[int], parts: set[int]) -> list[Token]:
     """Mark the head words of one clause (see the module docstring).
 
     ``opened_by_content``: the clause's first word is a content word, its
     predicate. ``verb_last``: the task may be German, so the clause's last
     content word may be its verb — unless it is written as a noun. ``objects``:
     indices of the content words that follow a light verb; each starts a run.
+    ``parts``: in German, indices of the last content word before a comma,
+    which ends a clause of its own there ("… über Ideen *plaudern*, hast du
+    Lust?"); one not written as a noun is a verb as well. A verb ends the
+    topic before it: it is the request, not what it is about.
     """
     heads = {0}
-    if verb_last and clause and not clause[-1].noun:
-        heads.add(len(clause) - 1)
+    verbs = {i for i in (*parts, len(clause) - 1) if verb_last and clause and not clause[i].noun}
+    heads |= verbs
     starts = set(objects) | ({0} if clause and not opened_by_content else set())
     for start in starts:
         i = start
@@ -433,7 +578,8 @@ def _heads(clause: list[Token], opened_by_content: bool, verb_last: bool,
         while i + 1 < len(clause) and clause[i + 1].position == clause[i].position + 1:
             i += 1
             heads.add(i)
-    return [replace(t, head=i in heads) for i, t in enumerate(clause)]
+    return [replace(t, head=i in heads, topic=t.topic and i not in verbs)
+            for i, t in enumerate(clause)]
 
 
 SKIPPABLE = frozenset("""

@@ -10,16 +10,40 @@ any set of tasks (docs/delegate.md, "Offline selector"):
 - **Measures**: a word joined to a number by a hyphen says how big, not
   what: "a *two-minute* toast", "an *80-word* description", "die
   *4-Tage*-Woche" read as the number alone.
+- **Codes of no program**: *code* after *QR*, *promo*, *discount*, *zip*,
+  *dress*, *area*, *Rabatt* … names no program and is left out: "Create a
+  QR code for our menu" asks for no code.
 - **Code**: a file name with a source-code extension (``x.py``), a path of
-  folders (``services/billing/``, ``/api/v1``) or a call
-  (``calculate_vat()``) reads as the word ``code``; a sentence that names
+  folders (``services/billing/``, ``/api/v1``), a call (``calculate_vat()``)
+  or an identifier in camelCase or snake_case (``useEffect``,
+  ``parse_date``) reads as the word ``code``; a sentence that names
   such code and asks *how* or *what* ("What does src/x.py do?") asks for an
-  explanation: ``explain`` opens it.
+  explanation: ``explain`` opens it. Pasted code (``material.pasted_code``)
+  is material, and adds ``code``; the first sentence of the request that
+  asks *how* or *what* ("What does this bash script do, line by line?")
+  then asks for an explanation too.
+- **Programs**: a script, function, query … of a programming language or
+  framework, up to two words after it ("a *bash script*", "ein
+  *Python-Skript*", "a *Go flag parser*", "our *React app*", "a *parser in
+  Rust*"; ``CODE_ARTEFACTS``) reads as ``code`` too, with the same rule for
+  a question about it: "Write a bash script that …" asks for code, not for
+  a piece of writing. A script alone may be a video's.
 - **Ports**: translating or converting into a programming language
   ("Translate our Java class into Rust") is a port: the verb reads as ``port``.
+- **Languages**: a given text wanted in a language — a sentence that points
+  at it (*this*, *these* …), asks for nothing else before it (only light
+  verbs, *render*, *put* …) and ends with *in* and a language ("Render this
+  press release in French", "I need this privacy policy in French") — asks
+  to translate it: *in* reads as *into*, which the translating recipes tag.
+  "Explain this concept in German" asks for an explanation.
 - **Plain words**: translating into plain English, plain language, simple
   terms, einfache Sprache … ("Translate this regex into plain English") is no
   other language: it asks for an explanation, and the verb reads as ``explain``.
+- **Writing verbs typed fast**: a writing verb with two neighbouring
+  letters swapped (never the first) reads as that verb: "*wirte* a polite
+  msg", "*darft* an email". The spelling rule of the ranking leaves words
+  under six letters alone; these few verbs are the predicate of the
+  single-job rule, and no real word is one swap from them.
 - **Who is asking**: a clause in which the person says what they are ("I'm a
   project manager and …", "Ich bin Lehrerin, …": *I'm*/*I am*/*ich bin* and up
   to ``SELF_WORDS`` words) is context, not the request: it is left out.
@@ -28,6 +52,14 @@ any set of tasks (docs/delegate.md, "Offline selector"):
   *how many*, *wie viele* …, or a *what*/*which*/*how* question — asks for a
   calculation: the question word reads as ``calculate``. Given numbers
   without such a question add ``calculate`` as one more word.
+- **Decisions**: a question that asks which way to decide — *should I/we/our …*,
+  *is it worth*, *decide/choose between*, *which would you pick*, *what
+  would you do*, *we're considering*, *soll(en) ich/wir*, *lohnt es sich*,
+  *wir überlegen, ob* … ("Should I buy a flat now or wait?", "Is it worth
+  switching our team to Teams?", "… 10% higher rent, or I can leave. What
+  would you do?") — asks for a weighed recommendation: ``weigh`` opens it,
+  and its numbers are no question to compute. Not one about today or
+  tomorrow ("Should I take an umbrella today?" needs the weather).
 - **Scale**: moving a whole system — a move verb (*move*, *migrate*,
   *port*, *upgrade*, *umziehen* …), a scope word (*all*, *entire*, *whole*,
   *komplett* …) and a target (*to*, *onto*, *auf*, *nach*) in one sentence,
@@ -49,12 +81,13 @@ Every rule is one linear pass over the ``lexicon.analysed`` prefix.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
 from vance_cli.base.patterns import Lazy
-from vance_cli.ranking.material import request
+from vance_cli.ranking.lexicon import WRITING_VERBS, is_content
+from vance_cli.ranking.material import pasted_code, request
 
 GIVEN_NUMBERS = 2
 """Fewest digit groups that make numbers *given*: one number is a fact of the
@@ -72,7 +105,27 @@ PROGRAMMING_LANGUAGES = (
     "python", "java", "javascript", "typescript", "rust", "golang", "kotlin", "swift", "c",
     r"c\+\+", "c#", "ruby", "php", "scala", "haskell", "perl", "bash", "elixir", "dart", "lua",
     "julia", "clojure", "erlang", "fortran", "cobol", "pascal", "objective-c", "zig")
-"""Programming languages, as regular expressions ("Go" is left out: "ready *to go*")."""
+"""Programming languages, as regular expressions ("Go" is left out: "ready *to go*"; it
+counts written with its capital, ``GO_LANGUAGE``)."""
+
+GO_LANGUAGE = r"(?-i:Go)"
+"""Go, the language, as it is written ("Port this script to *Go*", "a *Go* service"): with its
+capital only, so "ready to go" stays a phrase."""
+
+CODE_ARTEFACTS = ("script", "skript", "function", "funktion", "class", "klasse", "module",
+                  "modul", "program", "programm", "snippet", "query", "method", "methode",
+                  "library", "bibliothek", "package", "paket", "scraper", "parser", "cli",
+                  "code", "app", "project", "projekt", "component", "komponente", "service",
+                  "backend", "frontend", "api", "repo", "codebase")
+"""What a program is made of: after a programming language or framework ("a *bash script*",
+"ein *Python-Skript*", "a *SQL query*", "our *React app*") or before "in" one ("a script in
+Rust") it is code."""
+
+FRAMEWORKS = ("react", "vue", "angular", "svelte", "django", "flask", "fastapi", "rails",
+              "spring", "laravel", "express", "node", "next.js", "nuxt", "flutter", "swiftui",
+              "android", "ios", "unity", "wordpress")
+"""Frameworks and platforms that programs are built on: as the programming languages, before a
+program's part ("this *Django project*", "our *React app*")."""
 
 TRANSLATE_VERBS = frozenset("""
 translate translating convert converting rewrite rewriting übersetze übersetzen übersetz
@@ -126,7 +179,7 @@ match?", "Is the train on time *today*?"), the answer is live data. Not *current
 Secretary-General", "current research"), which is a fact or research."""
 
 QUESTION_OPENERS = frozenset("""
-who what whats when where which how is are was were does did do has have
+who what whats wats when where which how is are was were does did do has have
 wer was wann wo welche welcher welches wie ist sind war waren hat haben gibt
 """.split())
 """Words that open a direct question about the world. Not *can*, *could*, *would*, *will*,
@@ -153,7 +206,7 @@ _POLITE = frozenset("please pls can could would will you bitte kannst könntest 
 _HAND_OVER = frozenset({"send", "email", "forward", "schick", "schicke", "sende"})
 _TO_ME = frozenset({"me", "us", "mir", "uns"})
 
-_WH_WORDS = frozenset("who what whats when where which how wer was wann wo welche welcher "
+_WH_WORDS = frozenset("who what whats wats when where which how wer was wann wo welche welcher "
                       "welches wie".split())
 
 FACT_WORDS = 12
@@ -171,14 +224,36 @@ _NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve
                  "eins|ein|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|elf|zwölf")
 _MEASURE = Lazy(rf"(?<![\w-])(\d+|{_NUMBER_WORDS})(?:-[^\W\d_]\w*)+", re.IGNORECASE)
 _TOKEN = re.compile(r"\S+")
+_IDENTIFIER = Lazy(r"[a-z]{2,}[a-z0-9]*(?:[A-Z][a-z0-9]+)+|_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+_*"
+                  r"|__[a-z][a-z0-9_]*__")
 _CALL = Lazy(r"^(?:[A-Za-z_]\w*(?:\.\w+)*\(\)|[A-Za-z_]\w*(?:[_.]\w+)+\([^()\s]*\))$")
 _SOURCE_FILE = Lazy(r"^[\w./-]*\w\.([a-z]{1,5})$")
 _PATH_PART = Lazy(r"[\w.{}-]{2,}")
 _QUOTE_CHARS = "\"'`\u201c\u201d\u201e\u2018\u2019\u00ab\u00bb"
 _END = Lazy(r"[.,;:!?]+$")
 _EXPLAIN_ASKS = frozenset({"how", "what", "wie", "was"})
-_INTO_LANGUAGE = Lazy(r"\b(?:into|to|in|nach|ins)\s+(?:" + "|".join(PROGRAMMING_LANGUAGES)
+_INTO_LANGUAGE = Lazy(r"\b(?:into|to|in|nach|ins)\s+(?:" + "|".join((*PROGRAMMING_LANGUAGES,
+                                                                      GO_LANGUAGE))
                       + r")(?![\w+#])", re.IGNORECASE)
+_LANGUAGES = r"(?:" + "|".join((*PROGRAMMING_LANGUAGES, GO_LANGUAGE, "shell", "sql", "powershell",
+                                 *(re.escape(f) for f in FRAMEWORKS))) + ")"
+_ARTEFACTS = r"(?:" + "|".join(CODE_ARTEFACTS) + r")(?:e?s)?"
+_BETWEEN = (r"(?:[\s-]+(?!(?:and|or|is|are|was|the|a|an|in|of|to|for|with|und|oder|ist|der|"
+            r"die|das|ein|eine|für|mit)\b)[\w.]+){0,2}")
+"""Up to two words of substance between a language and a program's part ("a Go *flag* parser")."""
+_ARTEFACT = Lazy(rf"(?<![\w-]){_LANGUAGES}{_BETWEEN}[\s-]+{_ARTEFACTS}(?![\w-])"
+                 rf"|(?<![\w-]){_ARTEFACTS}\s+in\s+{_LANGUAGES}(?![\w+#-])", re.IGNORECASE)
+LANGUAGES = ("english", "german", "french", "spanish", "italian", "portuguese", "dutch",
+             "polish", "russian", "chinese", "japanese", "korean", "arabic", "turkish", "greek",
+             "swedish", "danish", "norwegian", "finnish", "czech", "hindi", "ukrainian")
+"""Languages people write in: "this press release *in French*" asks for it in that language."""
+
+_RENDER = frozenset({"render", "put", "redo"})
+_IN_LANGUAGE = Lazy(r"\b(?:this|these|that|those)\b.*?\b(in)\s+(?:" + "|".join(LANGUAGES)
+                    + r")\W*(?:please|pls|thanks)?\W*$", re.IGNORECASE)
+_OTHER_CODE = Lazy(r"\b(?:qr|promo|discount|voucher|coupon|gift|zip|postal|post|dress|area|"
+                   r"country|morse|pin|access|tracking|booking|confirmation|activation|bar|"
+                   r"rabatt|gutschein)[\s-]?(codes?)\b", re.IGNORECASE)
 _PLAIN = Lazy(r"\b(?:into|to|in)\s+(?:plain|simple|everyday|layman['\u2019]?s|"
               r"einfache|einfaches|verständliche)\s+(?:english|language|terms|words|deutsch|"
               r"sprache|worte|wörter)\b", re.IGNORECASE)
@@ -188,11 +263,25 @@ _SELF = Lazy(r"(?:^|(?<=[.!?;\n]))\s*(?:I['\u2019]?m|I am|ich bin)\s+(?:an?\s+|e
 _QUANTITY = Lazy(
     r"\b(?:how\s+(?:much|many|long|often|far|old)|wie\s+(?:viele?|lange|oft|weit|alt))\b",
     re.IGNORECASE)
-_ASKS = Lazy(r"(^\s*|,\s*)(?:what(?:['\u2019]s|s)?|which|how|was|welche[rsm]?|wie)\b",
+_ASKS = Lazy(r"(^\s*|,\s*)(?:what(?:['\u2019]s|s)?|wats|which|how|was|welche[rsm]?|wie)\b",
              re.IGNORECASE)
 _SCOPE = Lazy(r"\b(?:all|entire|whole|complete|full|every|alle[nms]?|ganze[nmrs]?|"
               r"gesamte[nmrs]?|komplette[nmrs]?|sämtliche[nmrs]?)\b", re.IGNORECASE)
 _TARGET = Lazy(r"\b(?:to|onto|into|auf|nach)\b", re.IGNORECASE)
+_DECISION = Lazy(
+    r"^\W*(?:(?:so|and|but|also|ok|okay|hmm+|ehrlich gesagt)\W+)?"
+    r"(?:should|shall|sollen|sollten|soll|sollte)\s+(?:i|we|our|my|ich|wir|unser\w*|mein\w*)\b"
+    r"|\b(?:is|was|would|will)\s+(?:it|this|that)\s+(?:not\s+)?(?:be\s+)?(?:really\s+)?worth\b"
+    r"|\b(?:lohnt|lohnen)\s+(?:es\s+)?sich\b|\bsich\s+lohnen\b"
+    r"|\b(?:decide|choose|pick|torn)\s+between\b|\bdecide\s+(?:whether|if)\b"
+    r"|\bentscheiden\s+(?:zwischen|ob)\b|\bentscheide\w*\s+(?:mich|uns)\s+(?:zwischen|ob)\b"
+    r"|\bwhich\s+(?:one\s+)?(?:should|would)\s+(?:i|we|you)\b"
+    r"|\bwhat\s+would\s+you\s+(?:do|recommend|suggest|advise|pick|choose)\b"
+    r"|\bwas\s+(?:würdest|würden)\s+(?:du|sie)\s+(?:tun|machen|raten|empfehlen)\b"
+    r"|\b(?:i\s+am|i['\u2019]m|we\s+are|we['\u2019]re)\s+considering\b"
+    r"|\b(?:überlege|überlegen)\s*,?\s*ob\b",
+    re.IGNORECASE)
+_SOON = frozenset("today tonight tomorrow heute morgen".split())
 _OWN = Lazy(r"\b(?:my|mine|mein\w*)\b", re.IGNORECASE)
 _LIST_PIECE = re.compile(r"\w[\w'\u2019-]*|[,.;:!?\n]")
 _CONJUNCTIONS = frozenset({"and", "or", "und", "oder"})
@@ -203,6 +292,11 @@ _RECENT_PHRASE = Lazy(r"\b(?:last (?:night|week|month)|yesterday|gestern|letzte[
                       r"(?:nacht|woche|monat))\b", re.IGNORECASE)
 _NOW_PHRASE = Lazy(r"\b(?:right now|last night|at the moment|im moment|heute abend)\b",
                    re.IGNORECASE)
+_OWN_STATE = Lazy(r"(?:how\s+(?:much|many)|wie\s+viele?|where|wo|did|has|have|hat|haben|"
+                  r"what\s+(?:did|has|have))\b", re.IGNORECASE)
+_I_HAVE = Lazy(r"\b(?:do|did)\s+i\s+have\b|\bhave\s+i\b|\b(?:habe|hab|hatte)\s+ich\b",
+               re.IGNORECASE)
+_GENERAL = frozenset("should can could would need must soll sollte sollen kann muss".split())
 _DEADLINE = Lazy(r"\b(?:by|until|till|before|bis)\s+(?:tonight|today|tomorrow|heute(?:\s+abend)?|"
                  r"morgen)\b", re.IGNORECASE)
 _ASKED = Lazy(r"\b(?:tell me|let me know|sag mir|sagt mir)\s+(?:wh\w+|how|if|was|wo|wer|wann|"
@@ -247,15 +341,28 @@ def read(task: str) -> Reading:
     text = request(task)
     if text != task:
         notes.append("quoted or pasted material left out")
+    if pasted_code(task):
+        extra.append("code")
+        text, explained = _explain_first(text)
+        notes.append("pasted code as 'code'" + (", its question as 'explain'" if explained
+                                                else ""))
+    if any(w.casefold() in _VERB_SLIPS for w in _WORD.findall(text)):
+        text = _WORD.sub(_writing_slip, text)
+        notes.append("a slip of a writing verb as that verb")
     text, selves = _SELF.re.subn(lambda m: " " * len(m.group()), text)
     if selves:
         notes.append("who is asking left out")
-    for rewrite, note in ((_measures, "measures as numbers"), (_code, "code as 'code'"),
+    for rewrite, note in ((_measures, "measures as numbers"), (_other_code, "a code of no program"),
+                          (_code, "code as 'code'"),
                           (_port, "translating into a programming language as 'port'"),
+                          (_in_language, "a given text in another language as 'into'"),
                           (_plain, "translating into plain words as 'explain'")):
         text, count = _each_sentence(text, rewrite)
         if count:
             notes.append(note)
+    text, decisions = _each_sentence(text, _decision)
+    if decisions:
+        notes.append("a decision question as 'weigh'")
     if len(_DIGITS.findall(text)) >= GIVEN_NUMBERS:
         text, asked = _each_sentence(text, _calculate)
         notes.append("a question about given numbers as 'calculate'" if asked
@@ -273,6 +380,24 @@ def read(task: str) -> Reading:
     return Reading(text, tuple(extra), tuple(notes))
 
 
+def _swaps(word: str) -> Iterator[str]:
+    """Yield ``word`` with two neighbouring letters swapped, the first letter kept."""
+    for i in range(1, len(word) - 1):
+        if word[i] != word[i + 1]:
+            yield word[:i] + word[i + 1] + word[i] + word[i + 2:]
+
+
+_VERB_SLIPS = {slip: verb for verb in sorted(WRITING_VERBS) for slip in _swaps(verb)
+               if slip not in WRITING_VERBS | {"schrieb", "schriebe", "schrieben"}}
+"""Each writing verb with two neighbouring letters swapped → the verb (not the past tense of
+*schreiben*, a real word)."""
+
+
+def _writing_slip(found: re.Match[str]) -> str:
+    meant = _VERB_SLIPS.get(found.group().casefold())
+    return found.group() if meant is None else meant
+
+
 def _each_sentence(text: str, rewrite: Rewrite) -> tuple[str, int]:
     """Apply ``rewrite`` to each sentence of ``text``; return the text and the count."""
     total = 0
@@ -284,6 +409,13 @@ def _each_sentence(text: str, rewrite: Rewrite) -> tuple[str, int]:
     return "".join(parts), total
 
 
+def _other_code(sentence: str) -> tuple[str, int]:
+    """Leave out *code* where it names no program: a QR code, a promo code, a dress code."""
+    if "ode" not in sentence:
+        return sentence, 0
+    return _OTHER_CODE.re.subn(lambda m: m.group()[:m.start(1) - m.start()], sentence)
+
+
 def _measures(sentence: str) -> tuple[str, int]:
     if "-" not in sentence:
         return sentence, 0
@@ -291,7 +423,13 @@ def _measures(sentence: str) -> tuple[str, int]:
 
 
 def is_code(token: str) -> bool:
-    """True for a piece of a task that names code: a source file, a folder path or a call.
+    """True for a piece of a task that names code: a source file, a path, a call, an identifier.
+
+    An identifier is written as code writes names: camelCase (``useEffect``,
+    ``handleSubmit``: two lower-case letters or more before the first
+    capital, so ``iPhone`` and ``eBay`` are names of things) or snake_case
+    (``parse_date``, ``__init__``). PascalCase is left out: ``LinkedIn``,
+    ``YouTube`` and ``PowerPoint`` are written so.
 
     Args:
         token: one white-space separated piece of the task; quotes,
@@ -299,6 +437,8 @@ def is_code(token: str) -> bool:
     """
     bare = token.strip(_QUOTE_CHARS + ",;:!?")
     word = bare.strip("()[]{}<>.")
+    if _IDENTIFIER.re.fullmatch(word):
+        return True
     if not ("/" in word or "(" in bare or "." in word) or "://" in word or word.startswith("www."):
         return False
     if _CALL.re.match(bare.rstrip(".")):
@@ -313,7 +453,7 @@ def is_code(token: str) -> bool:
 
 
 def _code(sentence: str) -> tuple[str, int]:
-    """Read each code name as ``code``; a how/what sentence about code opens with ``explain``."""
+    """Read code names and programs as ``code``; a how/what question about them gets ``explain``."""
     count = 0
 
     def name(found: re.Match[str]) -> str:
@@ -324,10 +464,29 @@ def _code(sentence: str) -> tuple[str, int]:
         end = _END.re.search(found.group())
         return "code" + (end.group() if end else "")
 
+    sentence, programs = _ARTEFACT.re.subn("code", sentence)
     sentence = _TOKEN.sub(name, sentence)
-    if count and not _EXPLAIN_ASKS.isdisjoint(w.casefold() for w in _WORD.findall(sentence)):
-        sentence = "explain " + sentence.lstrip()
+    count += programs
+    if (count and not _EXPLAIN_ASKS.isdisjoint(w.casefold() for w in _WORD.findall(sentence))
+            and not sentence.lstrip().startswith("explain ")):
+        sentence = _opened(sentence, "explain")
     return sentence, count
+
+
+def _opened(sentence: str, word: str) -> str:
+    """Return ``sentence`` opened by ``word``, the white space before it kept."""
+    body = sentence.lstrip()
+    return sentence[:len(sentence) - len(body)] + word + " " + body
+
+
+def _explain_first(text: str) -> tuple[str, bool]:
+    """Open the first sentence of ``text`` that asks *how* or *what* with ``explain``."""
+    parts = _SENTENCE.findall(text)
+    for i, sentence in enumerate(parts):
+        if not _EXPLAIN_ASKS.isdisjoint(w.casefold() for w in _WORD.findall(sentence)):
+            parts[i] = _opened(sentence, "explain")
+            return "".join(parts), True
+    return text, False
 
 
 def _verb(sentence: str, verbs: frozenset[str]) -> re.Match[str] | None:
@@ -348,18 +507,44 @@ def _plain(sentence: str) -> tuple[str, int]:
     return sentence[:verb.start()] + "explain" + sentence[verb.end():], 1
 
 
+def _in_language(sentence: str) -> tuple[str, int]:
+    found = _IN_LANGUAGE.re.search(sentence)
+    if found is None:
+        return sentence, 0
+    before = _WORD.findall(sentence[:found.start()].casefold())
+    if any(is_content(w) and w not in _RENDER for w in before):
+        return sentence, 0  # another request: "Explain this concept in German"
+    return sentence[:found.start(1)] + "into" + sentence[found.end(1):], 1
+
+
 def plain_words(text: str) -> str:
     """Return ``text`` with each translating into plain words read as ``explain`` (see above)."""
     return _each_sentence(text, _plain)[0]
 
 
 def _calculate(sentence: str) -> tuple[str, int]:
-    """Read the question about given numbers as ``calculate`` (a question opens a clause)."""
+    """Read the question about given numbers as ``calculate`` (a question opens a clause).
+
+    A *how much*/*how many* question anywhere; a *what*/*which*/*how* question
+    that ends with ``?`` or opens its sentence ("whats the end value if …").
+    """
+    if sentence.lstrip().startswith("weigh "):
+        return sentence, 0  # a decision question: weighed, not computed
     sentence, count = _QUANTITY.re.subn("; calculate", sentence)
-    if count or not sentence.rstrip().endswith("?"):
+    if count or not (sentence.rstrip().endswith("?") or _ASKS.re.match(sentence)):
         return sentence, count
     return _ASKS.re.subn(lambda m: "; calculate" if "," in m.group(1) else m.group(1) + "calculate",
                       sentence, count=1)
+
+
+def _decision(sentence: str) -> tuple[str, int]:
+    """Open a question about which way to decide with ``weigh`` (see the module docstring)."""
+    if _DECISION.re.search(sentence) is None:
+        return sentence, 0
+    words = {w.casefold() for w in _WORD.findall(sentence)}
+    if not _SOON.isdisjoint(words):
+        return sentence, 0
+    return _opened(sentence, "weigh"), 1
 
 
 def _scale(sentence: str) -> tuple[str, int]:
@@ -465,6 +650,13 @@ def live_question(text: str) -> str | None:
       moment", "so far" …) or the recent past ("last month", "yesterday" …):
       "Where's my Amazon package right now?", "What's my current account
       balance?" — answering needs live access to their accounts or devices;
+    - about the state of the person's own things or what happened to them:
+      one short question (at most ``FACT_WORDS`` words) opened by *how
+      much*, *how many*, *where*, *did*, *has*, *have*, *wie viele*, *wo* …
+      with *my*/*our* or *do I have*/*habe ich*, and no modal of a general
+      question (*should*, *can*, *need* …): "How much money is in my
+      savings account?", "Did my transfer to Anna go through?", "Wie viele
+      Urlaubstage habe ich noch übrig?";
     - about the world at this moment: a direct question (``QUESTION_OPENERS``,
       ending with ``?``) with an adverb of now or the day just gone
       (``NOW_WORDS``, "right now", "last night" …): "Who won last night's
@@ -488,8 +680,12 @@ def live_question(text: str) -> str | None:
     now = not NOW_WORDS.isdisjoint(words) or _NOW_PHRASE.re.search(text) is not None
     lately = (not LIVE_WORDS.isdisjoint(words) or _LIVE_PHRASE.re.search(text) is not None
               or _RECENT_PHRASE.re.search(text) is not None)
-    if ((question or _ASKED.re.search(text) is not None) and lately
-            and _POSSESSIVE.re.search(text) is not None):
+    own = _POSSESSIVE.re.search(text) is not None
+    if (question or _ASKED.re.search(text) is not None) and own and lately:
+        return "own"
+    has = own or _I_HAVE.re.search(text) is not None
+    if (question and has and len(words) <= FACT_WORDS and FUTURE_WORDS.isdisjoint(words)
+            and _GENERAL.isdisjoint(words) and _OWN_STATE.re.match(text.strip()) is not None):
         return "own"
     if question and words and words[0] in QUESTION_OPENERS and now:
         return "world"

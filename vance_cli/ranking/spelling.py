@@ -10,6 +10,10 @@ the first letter, which people rarely get wrong and which keeps real words
 apart (``refine`` is not ``define``); see ``slips`` for the letters that
 keep other real words apart.
 
+A two-word tag or keyword written as one word ("tradeoffs" for
+``trade-offs``, "followup" for ``follow up``) is read as its two words
+(``split_compound``): a compound is spelt closed, hyphenated or open.
+
 Invariants:
 - Only words that match nothing are corrected, so a correct task reads as before.
 - Ambiguity corrects nothing: when the slips lead to two different words,
@@ -20,8 +24,10 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
+
+from vance_cli.ranking import lexicon
 
 TYPO_MIN = 6
 """Fewest letters of a word that may be a typo: shorter words are too close to each
@@ -40,6 +46,10 @@ ALPHABET = "abcdefghijklmnopqrstuvwxyzäöüß"
 """Letters a slip may add or change (case-folded English and German)."""
 
 VOWELS = "aeiouäöüy"
+
+COMPOUND_PART = 3
+"""Fewest letters of each part of a compound that ``split_compound`` splits ("up" is
+too short to be found inside a word by chance: "setup" is no "set up" of a recipe)."""
 
 
 def slips(word: str) -> Iterator[str]:
@@ -86,6 +96,34 @@ def correct(word: str, *known: AbstractSet[str]) -> str | None:
         return None
     candidates = set(slips(word))
     found: set[str] = set().union(*(candidates & words for words in known))
+    return found.pop() if len(found) == 1 else None
+
+
+def split_compound(word: str, pairs: Mapping[str, AbstractSet[str]]) -> str | None:
+    """Return ``word`` split into a two-word phrase term it writes as one word, or None.
+
+    "tradeoffs" is ``trade`` + ``offs``, the phrase ``trade offs`` (a tag
+    ``trade-offs``); the second part is compared by its stems, so
+    "tradeoff" splits too. Each part has at least ``COMPOUND_PART`` letters.
+
+    Args:
+        word: a case-folded word of the task that matched nothing.
+        pairs: the inventory's two-word phrase terms, first word → second words.
+
+    Returns:
+        The two words joined by a space, when exactly one split matches.
+    """
+    if len(word) < 2 * COMPOUND_PART or not word.isalpha():
+        return None
+    found = set()
+    for cut in range(COMPOUND_PART, len(word) - COMPOUND_PART + 1):
+        seconds = pairs.get(word[:cut])
+        if not seconds:
+            continue
+        rest = word[cut:]
+        keys = set(lexicon.word_keys(rest))
+        if any(not keys.isdisjoint(lexicon.word_keys(second)) for second in seconds):
+            found.add(f"{word[:cut]} {rest}")
     return found.pop() if len(found) == 1 else None
 
 

@@ -45,13 +45,15 @@ before or instead of the ranking:
 - **One fact** (``reading.fact_question``): one short direct question about
   the world that no recipe has enough evidence for ("What's the boiling
   point of water?") goes to the recipe tagged ``FACT_TAG``.
-- **Single job**: a task whose predicate is a writing verb
-  (``lexicon.writing_verb``: "*Write* a short poem", "*Draft* a polite
-  email") asks for one piece of writing. When no recipe names that
-  deliverable — none has a cue, a phrase or ``MIN_WORDS`` tag words
-  (``intent``) — it goes to the general worker, the recipe tagged
-  ``GENERAL_TAG``; topic words of the task ("a product description for the
-  *online* shop") do not make it research.
+- **Single job**: a task whose predicate is a writing verb, or whose light
+  verb's object names a short piece of writing (``lexicon.writing_job``:
+  "*Write* a short poem", "*Draft* a polite email", "I need a *toast* for
+  my brother's wedding") asks for one piece of writing. When no recipe
+  names that deliverable — none has a cue, a phrase, a tag of its own as a
+  head word or ``MIN_WORDS`` tag words (``intent``) — it goes to the
+  general worker, the recipe tagged ``GENERAL_TAG``; topic words of the
+  task ("a product description for the *online* shop") do not make it
+  research.
 
 The rest is the ranking's: stems (inflection only, so "water" is not
 "waterfall"), names that are no evidence ("answer MATCH coding"), negated
@@ -147,14 +149,15 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
     how = f"; read: {', '.join(read.notes)}" if read.notes else ""
     chosen = next(((hit, why) for hit in hits if hit.score >= limit
                    for why in [evidence(hit)] if why is not None), None)
-    verb = lexicon.writing_verb(read.text)
+    verb = lexicon.writing_job(read.text)
     general = next((r for r in inventory if GENERAL_TAG in map(str.casefold, r.tags)), None)
-    if verb is not None and general is not None and (chosen is None or not intent(chosen[0])):
+    if verb is not None and general is not None and (chosen is None
+                                                     or not intent(chosen[0], verb)):
         beside = (f"best '{chosen[0].recipe.name}' matched only {_words(chosen[0].terms)}"
                   if chosen else "no recipe has enough evidence")
         return match(general, f"{OFFLINE}: '{general.name}' is the general worker: the task "
                      f"asks for one piece of writing ('{verb}') that no recipe names ({beside}; "
-                     f"no cue, phrase or {MIN_WORDS} tag words{how})", Mode.OFFLINE)
+                     f"no cue, phrase, tagged object or {MIN_WORDS} tag words{how})", Mode.OFFLINE)
     if chosen is not None:
         hit, why = chosen
         return match(hit.recipe, f"{OFFLINE}: '{hit.recipe.name}' matched "
@@ -177,12 +180,25 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
     return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: {detail}{how}", Mode.OFFLINE)
 
 
-def intent(hit: ranking.Hit) -> bool:
-    """True when ``hit`` names the deliverable: a cue, a phrase, or ``MIN_WORDS`` tag words.
+def intent(hit: ranking.Hit, verb: str = "") -> bool:
+    """True when ``hit`` names the deliverable: a cue, a phrase, a tagged head word, 2 tag words.
+
+    Two tag words: ``MIN_WORDS``.
+
+    A head word that two recipes tag is no cue, but it still names what the
+    request wants ("Write *tests* for the payment module").
+
+    The writing verb ``verb`` is no cue of the deliverable (coding tags
+    *rewrite*: "Rewrite this sentence" is no code), nor is a cue that names a
+    short piece of writing (``lexicon.is_genre``: a research recipe's tag
+    *Nachrichten*, news, is also the plural of *Nachricht*, a message): that
+    is the general worker's deliverable, not this recipe's.
 
     Rule: the single-job rule of docs/delegate.md, "Offline selector".
     """
-    return bool(hit.cues or hit.phrases) or hit.intent >= MIN_WORDS
+    cues = [cue for cue in hit.cues if cue != verb and not lexicon.is_genre(cue)]
+    return bool(cues or hit.phrases or hit.named > len(hit.cues) - len(cues)) or (
+        hit.intent >= MIN_WORDS)
 
 
 def _words(terms: Sequence[str]) -> str:

@@ -79,11 +79,17 @@ def _heads(task: str) -> list[str]:
     ("Our importer crashes on empty lines, please patch it", ["patch"], []),  # so does "please"
     ("Paint a picture of two people debating", ["paint"], ["debating"]),    # English: not last
     ("Lass uns über Ideen für den Ausflug plaudern", ["plaudern"], []),     # German: verb last
+    # a German comma ends a clause of its own: the word before it may be a verb
+    ("Ich würde gern über Ideen für unser Fest plaudern, hast du Lust?", ["plaudern"], ["fest"]),
+    ("Ideas for the party, plans for the trip and so on", [], ["party"]),   # English: no
     # A capitalised last word is a noun, not the verb of a German request
     ("Schreib mir eine Erörterung für die 10. Klasse", ["erörterung"], ["klasse"]),
     ("Ich brauche einen Aufsatz über die Rolle der Industrie", ["aufsatz"], ["rolle", "industrie"]),
     # A full stop after a number is an ordinal, not the end of a sentence
     ("Ein Aufsatz über das 19. Jahrhundert bitte", ["aufsatz"], ["jahrhundert"]),
+    # … unless the number is long or has a separator: then it ends its sentence
+    ("My rent is 1,350. Calculate my share", ["calculate"], []),
+    ("We moved in 2023. Explain the costs", ["explain"], []),
     # The object after a light verb is a head wherever the verb stands
     ("My professor wants an essay on Kant", ["professor", "essay"], ["kant"]),
     ("I need a background report on the EU", ["background", "report"], ["eu"]),
@@ -140,6 +146,11 @@ def test_words_after_a_topic_word_are_the_topic_up_to_the_clause_end() -> None:
     assert topic["remote"] is True and topic["changing"] is True
     assert topic["summary"] is False                  # a new clause
     assert {t.word: t.topic for t in tokens("Ein Referat über den Buchdruck")}["buchdruck"]
+    # a comma ends the topic too, and a German verb at the end is the request
+    topic = {t.word: t.topic for t in tokens("Write an essay about tea, with sources")}
+    assert topic["tea"] is True and topic["sources"] is False
+    topic = {t.word: t.topic for t in tokens("Ich möchte über Ideen für das Fest plaudern")}
+    assert topic["ideen"] is True and topic["plaudern"] is False
 
 
 def test_phrases_may_leave_out_pronouns_and_determiners_but_not_negated_words() -> None:
@@ -191,6 +202,31 @@ def test_analysed_text_is_a_bounded_prefix_without_a_cut_word() -> None:
     ("My professor wants an essay. Can you write it?", None),    # the first predicate decides
     ("Compose a melody for my niece", None),                      # compose: also music
     ("Email the essay I wrote yesterday", None),
+    # a light verb whose object names a short piece of writing
+    ("I need a toast for my brother's wedding, about two minutes", "toast"),
+    ("Can you give me a catchy slogan for my bakery?", "slogan"),
+    ("Come up with a catchy slogan for my bakery", "slogan"),
+    ("I need a LinkedIn post about our launch", "post"),
+    ("Ich brauche eine kurze Rede für die Hochzeit", "rede"),
+    ("Ich hätte gern einen Geburtstagsgruß für Anna", "geburtstagsgruss"),  # a compound head
+    ("I need a post office near the station", None),     # the object's head is 'office'
+    ("I need a history of the Roman empire", None),      # an English word's end is chance
+    ("Create a birthday party invitation for my son", None),  # making: maybe a card
+    ("Compose a song about Java", None),
+    ("Come up with a new multi-step recipe for reviews", None),  # no piece of writing
+    ("Make up a bedtime story about a brave little turtle", "story"),  # a verb of inventing
+    ("make up your mind", None),
+    # what a turning verb makes
+    ("Turn these notes into a LinkedIn post announcing our new office:", "post"),
+    ("Verwandle das Protokoll in eine kurze Rede", "rede"),
+    ("Turn these notes into a summary", None),
+    ("Turn on the lights in the kitchen", None),
+    ("I need a birthday greeting for Tom", "greeting"),
+    ("Need a short product description for handmade candles", "description"),
+    ("Ich suche einen netten Spruch für die Glückwunschkarte", "spruch"),  # suche: light
+    ("I need an email, not a letter", "email"),
+    ("Tell me a joke about cats", "joke"),
 ])
-def test_writing_verb_is_the_predicate_of_the_first_clause(task: str, verb: str | None) -> None:
-    assert lexicon.writing_verb(task) == verb
+def test_a_writing_job_is_a_writing_verb_or_a_short_text_asked_for(task: str,
+                                                                    verb: str | None) -> None:
+    assert lexicon.writing_job(task) == verb

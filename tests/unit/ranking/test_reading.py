@@ -41,9 +41,29 @@ def test_a_measure_reads_as_its_number(task: str, text: str) -> None:
     ("https://example.com/a/b/c", False),           # an address
     ("f(x)", False),                                # mathematics
     ("e.g.", False),
+    # identifiers as code writes them
+    ("useEffect", True),
+    ("`handleSubmit`", True),
+    ("parse_date", True),
+    ("__init__", True),
+    ("iPhone", False),                              # names of things
+    ("eBay", False),
+    ("macOS", False),
+    ("LinkedIn", False),
+    ("YouTube", False),
 ])
 def test_code_names(token: str, code: bool) -> None:
     assert is_code(token) is code
+
+
+@pytest.mark.parametrize(("task", "text"), [
+    ("Create a QR code for our menu", "Create a QR  for our menu"),
+    ("Erstelle einen QR-Code für die Speisekarte", "Erstelle einen QR- für die Speisekarte"),
+    ("What's the dress code?", "What's the dress ?"),
+    ("Review the code in app.py", "Review the code in code"),           # code of a program
+])
+def test_a_code_of_no_program_is_left_out(task: str, text: str) -> None:
+    assert read(task).text == text
 
 
 @pytest.mark.parametrize(("task", "text"), [
@@ -57,8 +77,63 @@ def test_code_reads_as_code_and_a_question_about_it_as_explain(task: str, text: 
     assert read(task).text == text
 
 
+@pytest.mark.parametrize(("task", "text", "note"), [
+    ("What does this bash script do, line by line?\nfor f in *.csv; do\n  cat \"$f\"\ndone",
+     "explain What does this code do, line by line?",
+     "its question as 'explain'"),
+    ("this crashes when the list is empty, pls fix:\ndef avg(xs):\n    return sum(xs) / len(xs)",
+     "this crashes when the list is empty, pls fix:", "pasted code as 'code'"),
+])
+def test_pasted_code_adds_code_and_its_question_reads_as_explain(task: str, text: str,
+                                                                  note: str) -> None:
+    found = read(task)
+    assert " ".join(found.text.split()) == " ".join(text.split()) and found.extra == ("code",)
+    assert any(note in n for n in found.notes)
+
+
 @pytest.mark.parametrize(("task", "text"), [
-    ("Translate our Java class into Rust", "port our Java class into Rust"),
+    ("wirte a polite msg to my neighbour", "write a polite msg to my neighbour"),
+    ("Pls darft an email to HR", "Pls draft an email to HR"),
+    ("Schreib mir, was er schrieb", "Schreib mir, was er schrieb"),   # a real word stays
+    ("Wirte the report", "write the report"),
+])
+def test_a_writing_verb_typed_with_two_letters_swapped_reads_as_the_verb(task: str,
+                                                                          text: str) -> None:
+    assert read(task).text == text
+
+
+@pytest.mark.parametrize(("task", "text"), [
+    ("Write a bash script that backs up my photos", "Write a code that backs up my photos"),
+    ("Schreib ein Python-Skript, das CSV-Dateien liest", "Schreib ein code, das CSV-Dateien liest"),
+    ("Give me a SQL query for the top customers", "Give me a code for the top customers"),
+    ("I need a parser in Rust", "I need a code"),
+    ("Add a dark mode toggle to our React app", "Add a dark mode toggle to our code"),
+    ("i inherited this django project", "i inherited this code"),
+    ("Plant the spring flowers", "Plant the spring flowers"),
+    ("Write a small Go flag parser for our CLI", "Write a small code for our CLI"),  # Go, words
+    ("Rewrite our checkout service in Go", "Rewrite our checkout code"),
+    ("I'm ready to go with the scripts", "I'm ready to go with the scripts"),      # go: a verb
+    ("Write a poem about Python and its scripts", "Write a poem about Python and its scripts"),
+    ("What does this bash script do?", "explain What does this code do?"),
+    ("Write a script for our launch video", "Write a script for our launch video"),   # a video's
+    ("Write a poem about Python", "Write a poem about Python"),
+])
+def test_a_program_in_a_programming_language_reads_as_code(task: str, text: str) -> None:
+    assert read(task).text == text
+
+
+@pytest.mark.parametrize(("task", "text"), [
+    ("Render this press release in French", "Render this press release into French"),
+    ("I need this policy in French, please", "I need this policy into French, please"),
+    ("Explain this concept to me in German", "Explain this concept to me in German"),  # explain
+    ("Write an essay in English", "Write an essay in English"),      # nothing given
+])
+def test_a_given_text_wanted_in_a_language_reads_as_into(task: str, text: str) -> None:
+    assert read(task).text == text
+
+
+@pytest.mark.parametrize(("task", "text"), [
+    ("Translate our Java class into Rust", "port our code into Rust"),
     ("Konvertiere das Skript nach Kotlin", "port das Skript nach Kotlin"),
     ("Translate this letter into German", "Translate this letter into German"),
     ("Translate it so it is ready to go", "Translate it so it is ready to go"),
@@ -78,6 +153,12 @@ def test_translating_into_a_programming_language_reads_as_port(task: str, text: 
      ()),
     ("If I save 200 a month for 30 years, what do I end up with?",
      "If I save 200 a month for 30 years; calculate do I end up with?", ()),
+    # a what-question without a question mark, opening its sentence
+    ("whats the end value if i put 300/month into an etf at 6% a year for 25 yrs",
+     "calculate the end value if i put 300/month into an etf at 6% a year for 25 yrs", ()),
+    # the numbers may stand in the sentence before
+    ("I earn 4,200 net and my rent is 1,350. What share of my income goes to rent?",
+     "I earn 4,200 net and my rent is 1,350. calculate share of my income goes to rent?", ()),
     # numbers without such a question add a weak word
     ("Run a simulation of 10,000 dice rolls", "Run a simulation of 10,000 dice rolls",
      ("calculate",)),
@@ -88,6 +169,34 @@ def test_translating_into_a_programming_language_reads_as_port(task: str, text: 
 def test_given_numbers_read_as_calculate(task: str, text: str, extra: tuple[str, ...]) -> None:
     found = read(task)
     assert (found.text, found.extra) == (text, extra)
+
+
+@pytest.mark.parametrize(("task", "weigh"), [
+    ("Should I buy a flat now or wait until interest rates drop?", True),
+    ("Is it worth switching our team from Slack to Teams?", True),
+    ("Help me decide between two job offers: one pays more, one is remote.", True),
+    ("im torn between the postdoc in zurich and the industry job in berlin", True),
+    ("Sollen wir unser Lager selbst betreiben oder auslagern?", True),
+    ("Lohnt es sich, jetzt eine Wärmepumpe einzubauen?", True),
+    ("Which one would you pick for a beginner?", True),
+    ("We're considering a move to biweekly sprints.", True),
+    ("Should our bakery deliver through apps, or is it not worth the fees?", True),
+    ("Wir überlegen, ob wir ein zweites Café eröffnen.", True),
+    ("Should I take an umbrella today?", False),          # needs the weather, not a weighing
+    ("What should I cook for dinner?", False),            # no decision between ways
+    ("Write a blog post on whether we should go remote", False),
+])
+def test_a_decision_question_reads_as_weigh(task: str, weigh: bool) -> None:
+    found = read(task)
+    assert found.text.startswith("weigh ") is weigh
+    assert ("a decision question as 'weigh'" in found.notes) is weigh
+
+
+def test_a_decision_question_after_numbers_is_weighed_not_computed() -> None:
+    found = read("My landlord offers 3 more years at a 10% higher rent, or I can leave. "
+                 "What would you do?")
+    assert found.text.endswith("leave. weigh What would you do?")   # its own sentence
+    assert "calculate" not in found.text.split()
 
 
 @pytest.mark.parametrize(("task", "migration"), [
@@ -198,7 +307,7 @@ def test_fact_questions(task: str, fact: bool) -> None:
     ("Here are the minutes of yesterday's meeting, what are the key points?", None),
     ("What's my average over 27:40, 27:15 and 26:58 today?", None),  # numbers: a calculation
     ("Where is my package right now? Also summarise the mail.", None),  # more than one question
-    ("Where's my Amazon package?", None),                             # not about now
+    ("Where's my Amazon package?", "own"),                            # the state of one's own
     ("Translate my letter and tell me what it says by tonight.", None),  # a deadline
 ])
 def test_live_questions(task: str, live: str | None) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vance_cli.ranking.spelling import TYPO_MIN, correct, known_words
+from vance_cli.ranking.spelling import TYPO_MIN, correct, known_words, split_compound
 
 KNOWN = known_words(["cause", "capital", "explain", "translate", "recommendation", "simulate",
                      "standard deviation", "expert", "invent", "change", "convert", "weigh",
@@ -50,3 +50,21 @@ def test_short_words_are_never_guessed() -> None:
 def test_ambiguity_corrects_nothing() -> None:
     assert correct("planing", known_words(["planning"])) == "planning"
     assert correct("planing", known_words(["planning", "planting"])) is None
+
+
+PAIRS = {"trade": {"offs"}, "follow": {"up"}, "sum": {"up"}, "bullet": {"points"},
+         "set": {"up"}}
+
+
+@pytest.mark.parametrize(("typed", "meant"), [
+    ("tradeoffs", "trade offs"),     # a hyphenated tag written closed
+    ("tradeoff", "trade off"),       # its second part by its stem
+    ("bulletpoints", "bullet points"),
+    ("followup", None),              # "up" is too short a part to split off
+    ("setup", None),
+    ("trademark", None),             # no phrase ends so
+    ("trade", None),
+])
+def test_a_two_word_tag_written_as_one_word_reads_as_its_words(typed: str,
+                                                             meant: str | None) -> None:
+    assert split_compound(typed, PAIRS) == meant
