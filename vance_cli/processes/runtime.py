@@ -64,7 +64,7 @@ from vance_cli.state import events as event_store
 from vance_cli.state import process_store as store
 
 if TYPE_CHECKING:
-    from vance_cli.state.db import Row
+    from vance_cli.state.db import Database, Row
     from vance_cli.workspace import Workspace
 
 Settle = Literal["IDLE", "BLOCKED", "DONE"]
@@ -163,8 +163,11 @@ class StreamFile:
         self.inner = inner
         self._handle: TextIO | None = None
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = self.path.open("w", encoding="utf-8")
+            try:
+                self._handle = self.path.open("w", encoding="utf-8")
+            except FileNotFoundError:  # the first turn of this state folder
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._handle = self.path.open("w", encoding="utf-8")
         except OSError:
             self._handle = None
 
@@ -515,18 +518,16 @@ def transcript(ws: Workspace, process_id: str) -> list[Message]:
     return [Message.from_row(r) for r in conversation.transcript(ws.db, process_id)]
 
 
-def _take_events(ws: Workspace, process: Process) -> None:
-    """Move the process's unread events into its messages, as pending inputs."""
-    db, tenant = ws.db, ws.settings.tenant
-    with db.transaction():
-        rows = event_store.select_events(db, tenant, recipient=process.id)
-        for row in rows:
-            payload = json.loads(row["payload"] or "{}")
-            conversation.add_message(db, process.id, "event", row["kind"],
-                                     describe_event(row["kind"], payload),
-                                     meta={"source": row["source_process_id"],
-                                           "eventId": row["id"], "payload": payload})
-        event_store.mark_consumed(db, tenant, [r["id"] for r in rows])
+def _take_events(db: Database, tenant: str, process_id: str) -> None:
+    """Move the process's unread events into its messages, as pending inputs (in a transaction)."""
+    rows = event_store.select_events(db, tenant, recipient=process_id)
+    for row in rows:
+        payload = json.loads(row["payload"] or "{}")
+        conversation.add_message(db, process_id, "event", row["kind"],
+                                 describe_event(row["kind"], payload),
+                                 meta={"source": row["source_process_id"],
+                                       "eventId": row["id"], "payload": payload})
+    event_store.mark_consumed(db, tenant, [r["id"] for r in rows])
 
 
 def describe_event(kind: str, payload: Mapping[str, Any]) -> str:
@@ -600,22 +601,45 @@ def _claimable(ws: Workspace, process: Process, adopt: bool, retry: bool) -> Pro
     return process
 
 
+@dataclass(frozen=True, slots=True)
+class _Start:
+    """What the claim of a turn stored and read: the turn's number, the process, its inputs."""
+
+    number: int
+    process: Process
+    inputs: list[Message]
+
+
 @contextmanager
-def _claim(ws: Workspace, process_id: str, adopt: bool) -> Iterator[Run]:
+def _claim(ws: Workspace, process_id: str, adopt: bool) -> Iterator[tuple[Run, _Start]]:
     """``worker.running`` for a turn: a claim another turn or a stop won first is CannotRun.
 
     The status was checked before (``_claimable``); the claim itself is the
-    compare-and-set that settles a race between two turns.
+    compare-and-set that settles a race between two turns. In the claim's
+    transaction the process's events become pending inputs, the turn is
+    counted and recorded, and the inputs it takes are read.
     """
+    started: list[_Start] = []
+
+    def begin(full_id: str) -> None:
+        db = ws.db
+        _take_events(db, ws.settings.tenant, full_id)
+        row = store.count_turn(db, full_id)
+        assert row is not None  # the claim just changed this row
+        process = Process.from_row(row)
+        conversation.start_turn(db, full_id, process.turns, os.getpid())
+        inputs = [Message.from_row(r) for r in conversation.pending_inputs(db, full_id)]
+        started.append(_Start(process.turns, process, inputs))
+
     with ExitStack() as stack:
         try:
             run = stack.enter_context(running(ws, process_id, handle_sigterm=False,
-                                              adopt=adopt))
+                                              adopt=adopt, on_claim=begin))
         except InvalidTransition:
             now = load_process(ws, process_id)
             raise CannotRun(f"process {now.id} is {now.status.value}: another turn or a stop"
                             " came first", process=now.id) from None
-        yield run
+        yield run, started[0]
 
 
 EngineStep = Callable[[Turn], TurnOutcome]
@@ -625,18 +649,13 @@ WholeRun = Callable[["Workspace", Process, TurnSink, bool], Process]
 def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink,
                adopt: bool) -> TurnReport:
     """The common turn: claim, take inputs, one engine step, settle (see the module rules)."""
-    _take_events(ws, process)
     interrupted = False
     report: TurnReport
-    with _claim(ws, process.id, adopt) as run:
-        db = ws.db
-        with db.transaction():
-            number = store.next_turn(db, process.id)
-            conversation.start_turn(db, process.id, number, os.getpid())
-        inputs = [Message.from_row(r) for r in conversation.pending_inputs(db, process.id)]
+    with _claim(ws, process.id, adopt) as (run, started):
+        db, number = ws.db, started.number
         stream = StreamFile(ws, process.id, sink)
-        turn = Turn(ws, load_process(ws, process.id), number, inputs, stream,
-                    Budget.of(ws, process.params), run)
+        turn = Turn(ws, started.process, number, started.inputs, stream,
+                    Budget.of(ws, started.process.params), run)
         try:
             try:
                 outcome = step(turn)
@@ -699,7 +718,8 @@ def _settle(ws: Workspace, run: Run, turn: Turn, outcome: TurnOutcome,
         else:
             target = Status.BLOCKED if outcome.settle == "BLOCKED" else Status.IDLE
             if apply_transition(db, pid, Status.RUNNING, target,
-                                note=f"turn {turn.number} settled"):
+                                note=f"turn {turn.number} settled") and \
+                    turn.process.parent_process_id is not None:
                 notify_parent(db, pid, CHILD_SETTLED)
     run.settled()
 

@@ -37,7 +37,7 @@ import signal
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -278,7 +278,8 @@ def hand_over(ws: Workspace, process_id: str, pid: int) -> bool:
 
 @contextmanager
 def running(ws: Workspace, process_id: str, handle_sigterm: bool = True,
-            adopt: bool = False) -> Iterator[Run]:
+            adopt: bool = False,
+            on_claim: Callable[[str], object] | None = None) -> Iterator[Run]:
     """Run a turn of a process: RUNNING with a heartbeat, then closed or back to IDLE.
 
     Args:
@@ -288,6 +289,9 @@ def running(ws: Workspace, process_id: str, handle_sigterm: bool = True,
         handle_sigterm: in the main thread, turn SIGTERM into ``WorkerTerminated``.
         adopt: take over a process a launcher already made RUNNING under this
             pid (``hand_over``) instead of failing on RUNNING → RUNNING.
+        on_claim: called with the full id inside the transaction that makes the
+            process RUNNING, after it: what it writes is stored with the claim or
+            not at all (a turn's start and inputs).
 
     Yields:
         A Run: ``close()``, ``stop_requested``, ``process()``.
@@ -302,6 +306,8 @@ def running(ws: Workspace, process_id: str, handle_sigterm: bool = True,
         if not (adopt and current.status is Status.RUNNING and current.worker_pid == pid):
             apply_transition(db, current.id, current.status, Status.RUNNING, note=f"worker {pid}")
         store.set_worker(db, current.id, pid)
+        if on_claim is not None:
+            on_claim(current.id)
     settings = ws.settings
     beat = Heartbeat(settings.paths.db_file, current.id, pid, heartbeat_interval(
         settings.process_heartbeat_interval, settings.process_stale_timeout))

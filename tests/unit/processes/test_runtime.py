@@ -173,13 +173,14 @@ def test_a_claim_that_loses_the_race_is_cannot_run_and_changes_nothing(
         ws: Workspace, llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
     """Another worker claims the process between this turn's check and its own claim."""
     pid = new_process(ws)
-    take_events = runtime._take_events
+    claimable = runtime._claimable
 
-    def claimed_meanwhile(own: Workspace, process: Any) -> None:
-        take_events(own, process)
+    def claimed_meanwhile(*args: Any) -> Any:
+        checked = claimable(*args)
         assert hand_over(ws, pid, 999_999)  # the other worker's claim lands first
+        return checked
 
-    monkeypatch.setattr(runtime, "_take_events", claimed_meanwhile)
+    monkeypatch.setattr(runtime, "_claimable", claimed_meanwhile)
     with pytest.raises(CannotRun):
         run_turn(ws, pid)
     process = load_process(ws, pid)
