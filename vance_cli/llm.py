@@ -150,6 +150,7 @@ class Completion:
     json_mode: str
 
 
+@functools.lru_cache(maxsize=32)  # a handful of endpoints; recorded with every LLM call
 def safe_endpoint(url: str) -> str:
     """Return ``url`` without user info, query or fragment (what logs may show)."""
     parts = urlsplit(url)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import builtins
 import os
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -162,9 +163,12 @@ class DirectoryLayer:
 
     def find(self, kind: Kind, name: str) -> Path | None:
         """Return the file of ``name`` in this layer, or None (name must be checked already)."""
-        path = self.root / kind.value / (name + EXTENSIONS[kind])
-        # not is_file(): a FIFO or a device of that name is found, and refused when read
-        return path if os.path.exists(path) and not os.path.isdir(path) else None
+        path = os.path.join(self.root, kind.value, name + EXTENSIONS[kind])
+        try:  # one stat; not is_file(): a FIFO or a device of that name is found, refused when read
+            mode = os.stat(path).st_mode
+        except (OSError, ValueError):
+            return None
+        return None if stat.S_ISDIR(mode) else Path(path)
 
     def iter_documents(self, kind: Kind,
                        unreadable: list[tuple[str, Path, str]] | None = None,
