@@ -31,6 +31,7 @@ Rules (docs/processes.md "Turns"):
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import time
@@ -38,7 +39,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from vance_cli.base.errors import (
     BudgetExceeded,
@@ -161,22 +162,27 @@ class StreamFile:
     def __init__(self, ws: Workspace, process_id: str, inner: TurnSink) -> None:
         self.path = stream_path(ws, process_id)
         self.inner = inner
-        self._handle: TextIO | None = None
+        self._handle: io.FileIO | None = None  # unbuffered: each piece is one write
         try:
             try:
-                self._handle = self.path.open("w", encoding="utf-8")
+                self._handle = io.FileIO(self.path, "w")
             except FileNotFoundError:  # the first turn of this state folder
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._handle = self.path.open("w", encoding="utf-8")
+                self._handle = io.FileIO(self.path, "w")
         except OSError:
             self._handle = None
 
     def _append(self, text: str) -> None:
-        if self._handle is None:
+        handle = self._handle
+        if handle is None:
             return
         try:
-            self._handle.write(text)
-            self._handle.flush()  # a follower reads the file as it grows
+            data = text.encode("utf-8")
+            while data:  # a follower reads the file as it grows
+                written = handle.write(data)
+                if not written:
+                    raise OSError("nothing written")
+                data = data[written:]
         except (OSError, ValueError):  # a full disk, or closed: the follower loses, not the turn
             self.close()
 
