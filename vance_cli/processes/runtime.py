@@ -34,6 +34,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
@@ -145,46 +146,77 @@ class NullSink:
         """Drop the line."""
 
 
+STREAM_FILE_AFTER = 0.1
+"""Seconds into a turn before it makes a stream file that does not exist yet (a follower
+polls every 0.1 s): a short turn that nobody could follow makes none."""
+
+
 class StreamFile:
     """Keeps a turn's live output in ``<state>/streams/<processId>.txt`` for followers.
 
     The file is started afresh for each turn and appended to as text
     arrives (status lines on lines of their own, starting with ``» ``), so
     ``vance process follow`` in another terminal sees what the listener
-    sees. A write that fails costs the follower only, never the turn.
+    sees. A file that exists (an earlier turn's, or the one a launcher
+    emptied for its worker) is emptied at once. One that does not is made
+    at the first status line, or at the first text ``after`` seconds into
+    the turn, with everything kept so far: a follower sees the same, and a
+    short turn makes no file (docs/decisions/0013-turn-path.md). A write
+    that fails costs the follower only, never the turn.
 
     Args:
         ws: workspace (where the streams folder is).
         process_id: full id.
         inner: the listener the output goes to as well.
+        after: seconds before a missing file is made for text (``STREAM_FILE_AFTER``).
     """
 
-    def __init__(self, ws: Workspace, process_id: str, inner: TurnSink) -> None:
+    def __init__(self, ws: Workspace, process_id: str, inner: TurnSink,
+                 after: float | None = None) -> None:
         self.path = stream_path(ws, process_id)
         self.inner = inner
         self._handle: io.FileIO | None = None  # unbuffered: each piece is one write
+        self._held: list[str] | None = None
+        """Output kept while the file is not made yet (None: it is, or it failed)."""
+        self._make_at = time.monotonic() + (STREAM_FILE_AFTER if after is None else after)
+        self._lock = threading.Lock()  # heads of a council may stream from their threads
         try:
-            try:
-                self._handle = io.FileIO(self.path, "w")
-            except FileNotFoundError:  # the first turn of this state folder
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._handle = io.FileIO(self.path, "w")
+            self._handle = io.FileIO(os.open(self.path, os.O_WRONLY | os.O_TRUNC), "w")
+        except FileNotFoundError:
+            self._held = []
         except OSError:
             self._handle = None
 
-    def _append(self, text: str) -> None:
-        handle = self._handle
-        if handle is None:
-            return
+    def _append(self, text: str, now: bool = False) -> None:
+        with self._lock:
+            if self._held is not None:
+                self._held.append(text)
+                if not now and time.monotonic() < self._make_at:
+                    return
+                text, self._held = "".join(self._held), None
+                self._handle = self._make()
+            handle = self._handle
+            if handle is None:
+                return
+            try:
+                data = text.encode("utf-8")
+                while data:  # a follower reads the file as it grows
+                    written = handle.write(data)
+                    if not written:
+                        raise OSError("nothing written")
+                    data = data[written:]
+            except (OSError, ValueError):  # a full disk, or closed: the follower loses
+                self._close()
+
+    def _make(self) -> io.FileIO | None:
         try:
-            data = text.encode("utf-8")
-            while data:  # a follower reads the file as it grows
-                written = handle.write(data)
-                if not written:
-                    raise OSError("nothing written")
-                data = data[written:]
-        except (OSError, ValueError):  # a full disk, or closed: the follower loses, not the turn
-            self.close()
+            try:
+                return io.FileIO(self.path, "w")
+            except FileNotFoundError:  # the first turn of this state folder
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                return io.FileIO(self.path, "w")
+        except OSError:
+            return None
 
     def text(self, piece: str) -> None:
         """Pass the piece on and keep it."""
@@ -192,12 +224,24 @@ class StreamFile:
         self._append(piece)
 
     def status(self, line: str) -> None:
-        """Pass the line on and keep it."""
+        """Pass the line on and keep it (the file is made now if it was not)."""
         self.inner.status(line)
-        self._append(f"\n» {line}\n")
+        self._append(f"\n» {line}\n", now=True)
 
-    def close(self) -> None:
-        """Close the file (the turn settled); later pieces are not kept."""
+    def close(self, keep: bool = False) -> None:
+        """Close the file (the turn ended); later pieces are not kept.
+
+        Args:
+            keep: make the file for the output held so far (a turn that failed:
+                its output stays for followers, as its reply is not stored).
+        """
+        if keep:
+            self._append("", now=True)
+        with self._lock:
+            self._held = None
+            self._close()
+
+    def _close(self) -> None:
         handle, self._handle = self._handle, None
         if handle is not None:
             try:
@@ -665,8 +709,10 @@ def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink
         try:
             try:
                 outcome = step(turn)
-            finally:
-                stream.close()
+            except BaseException:
+                stream.close(keep=True)
+                raise
+            stream.close()
         except KeyboardInterrupt:
             _settle(ws, run, turn, TurnOutcome(reply=turn.partial or None), interrupted=True)
             interrupted = True
@@ -737,7 +783,7 @@ def _run_whole(ws: Workspace, process: Process, whole: WholeRun, sink: TurnSink,
     try:
         closed = whole(ws, process, stream, adopt)
     finally:
-        stream.close()
+        stream.close(keep=True)  # a whole run is long: its file is made, as before
     inputs = [Message.from_row(r) for r in conversation.pending_inputs(ws.db, process.id)]
     with ws.db.transaction():
         number = store.next_turn(ws.db, process.id)
