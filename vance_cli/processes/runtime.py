@@ -58,7 +58,6 @@ from vance_cli.processes.records import (
     apply_transition,
     load_process,
     notify_parent,
-    save_state,
 )
 from vance_cli.processes.worker import Run, running
 from vance_cli.state import conversation
@@ -349,6 +348,8 @@ class Turn:
         self._run = run
         self._started = time.monotonic()
         self._calls = 0
+        self._unstored: list[dict[str, Any]] = []
+        """LLM calls recorded since the turn's last write (``storing``)."""
 
     def load_state(self) -> dict[str, Any]:
         """Return the engine's state of the process as the turn started (a copy; {} when none)."""
@@ -357,7 +358,27 @@ class Turn:
 
     def save_state(self, state: Mapping[str, Any]) -> None:
         """Store the engine's state now (it outlives the turn, also a failed one)."""
-        save_state(self.ws, self.process.id, state)
+        with self.storing() as db:
+            store.set_state(db, self.process.id, state)
+
+    @contextmanager
+    def storing(self) -> Iterator[Database]:
+        """A transaction that also stores the LLM calls recorded since the turn's last one.
+
+        Every write of a turn goes through it (its state, its next call's
+        check, the transaction that ends it), so a turn of one call stores
+        the call with its settling (docs/decisions/0013-turn-path.md). The
+        calls stay unstored when the transaction fails.
+
+        Yields:
+            The database, inside the transaction.
+        """
+        db, calls = self.ws.db, self._unstored
+        with db.transaction():
+            for call in calls:
+                conversation.add_llm_call(db, self.process.id, self.number, **call)
+            yield db
+        self._unstored = self._unstored[len(calls):]
 
     def history(self) -> list[Message]:
         """Return the consumed inputs and the replies of earlier turns, oldest first."""
@@ -447,6 +468,9 @@ class Turn:
             TurnStopped: the process was stopped meanwhile.
         """
         self.check()
+        if self._unstored:  # the process's tokens include the calls made so far
+            with self.storing():
+                pass
         if self._calls >= self.budget.llm_calls:
             raise BudgetExceeded(f"the turn made its {counted(self.budget.llm_calls, 'LLM call')}:"
                                  " budget"
@@ -466,13 +490,14 @@ class Turn:
 
         ``complete`` records its own; an engine records those that other code
         made for the turn (the selector of a delegate), after ``check_call``.
+        The row is stored with the turn's next write (``storing``): its next
+        call's check, its state, or the transaction that ends it.
         """
         self._calls += 1
-        with self.ws.db.transaction():
-            conversation.add_llm_call(
-                self.ws.db, self.process.id, self.number, purpose, model=model,
-                endpoint=endpoint, tokens_in=tokens_in, tokens_out=tokens_out,
-                latency_ms=latency_ms, finish_reason=finish_reason, error=error)
+        self._unstored.append({"purpose": purpose, "model": model, "endpoint": endpoint,
+                               "tokens_in": tokens_in, "tokens_out": tokens_out,
+                               "latency_ms": latency_ms, "finish_reason": finish_reason,
+                               "error": error})
 
     def _bounded(self, config: LLMConfig, structured: bool) -> LLMConfig:
         """Fit a call's timeout and retries into the turn's seconds left; free text: no JSON mode.
@@ -720,13 +745,13 @@ def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink
                                 turn.partial or None)
         except TurnStopped:
             run.settled()
-            with db.transaction():
+            with turn.storing():
                 conversation.end_turn(db, process.id, number, "STOPPED", "stopped")
             report = TurnReport(load_process(ws, process.id), number, "STOPPED",
                                 reason="the process was stopped")
         except Exception as exc:  # every failure ends the turn: the process goes STALE
             reason = _reason(exc)
-            with db.transaction():
+            with turn.storing():
                 conversation.end_turn(db, process.id, number, "FAILED", reason)
             run.close(CloseReason.STALE, {"reason": reason, "turn": number}, note=reason)
             report = TurnReport(load_process(ws, process.id), number, "FAILED", reason=reason)
@@ -750,9 +775,9 @@ def _reason(exc: BaseException) -> str:
 
 def _settle(ws: Workspace, run: Run, turn: Turn, outcome: TurnOutcome,
             interrupted: bool = False) -> None:
-    """Store the turn's messages, consume its inputs and set the status, in one transaction."""
+    """Store the turn's messages and calls, consume its inputs, set the status: one transaction."""
     db, pid = ws.db, turn.process.id
-    with db.transaction():
+    with turn.storing():
         for kind, text in outcome.notes:
             conversation.add_message(db, pid, "note", kind, text, turn=turn.number)
         if outcome.reply is not None:

@@ -306,6 +306,33 @@ def test_every_llm_call_is_recorded(ws: Workspace, llm: ScriptedLLMServer) -> No
     assert tuple(conversation.llm_totals(ws.db, pid))[:3] == (2, 12, 5)
 
 
+def test_a_calls_tokens_count_before_the_next_call_of_the_same_turn(
+        llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vance_cli.engines import ford
+    from vance_cli.engines.registry import Engine
+
+    def twice(turn: runtime.Turn) -> runtime.TurnOutcome:
+        first = turn.complete([{"role": "user", "content": PERU}])
+        second = turn.complete([{"role": "user", "content": "And of Chile?"}])
+        return runtime.TurnOutcome.answered(second, reply=first.text + second.text)
+
+    monkeypatch.setattr(ford, "ENGINE", Engine(name="ford", run_turn=twice))
+    monkeypatch.setenv("VANCE_PROCESS_MAX_TOKENS", "100")
+    ws = Workspace(load_settings())
+    try:
+        pid = new_process(ws)
+        llm.reply(LIMA, prompt_tokens=90, completion_tokens=10)
+        llm.reply("Santiago.")
+        report = run_turn(ws, pid)
+        assert report.settle == "FAILED" and "process.max_tokens" in (report.reason or "")
+        assert len(llm.chat_requests) == 1  # the second call was never made
+        rows = ws.db.query("SELECT turn, tokens_in, tokens_out FROM llm_calls"
+                           " WHERE process_id = ?", (pid,))
+        assert [tuple(r) for r in rows] == [(1, 90, 10)]  # the failed turn's call is kept
+    finally:
+        ws.close()
+
+
 def test_retries_that_do_not_fit_the_turns_seconds_are_not_made(
         llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VANCE_TURN_TIMEOUT", "1")
