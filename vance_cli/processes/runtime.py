@@ -686,11 +686,12 @@ class _Start:
 
 
 @contextmanager
-def _claim(ws: Workspace, process_id: str, adopt: bool) -> Iterator[tuple[Run, _Start]]:
+def _claim(ws: Workspace, process: Process, adopt: bool) -> Iterator[tuple[Run, _Start]]:
     """``worker.running`` for a turn: a claim another turn or a stop won first is CannotRun.
 
     The status was checked before (``_claimable``); the claim itself is the
-    compare-and-set that settles a race between two turns. In the claim's
+    compare-and-set on that status (``worker.running(seen=…)``) that settles a
+    race between two turns. In the claim's
     transaction the process's events become pending inputs, the turn is
     counted and recorded, and the inputs it takes are read.
     """
@@ -701,17 +702,17 @@ def _claim(ws: Workspace, process_id: str, adopt: bool) -> Iterator[tuple[Run, _
         _take_events(db, ws.settings.tenant, full_id)
         row = store.count_turn(db, full_id)
         assert row is not None  # the claim just changed this row
-        process = Process.from_row(row)
-        conversation.start_turn(db, full_id, process.turns, os.getpid())
+        claimed = Process.from_row(row)
+        conversation.start_turn(db, full_id, claimed.turns, os.getpid())
         inputs = [Message.from_row(r) for r in conversation.pending_inputs(db, full_id)]
-        started.append(_Start(process.turns, process, inputs))
+        started.append(_Start(claimed.turns, claimed, inputs))
 
     with ExitStack() as stack:
         try:
-            run = stack.enter_context(running(ws, process_id, handle_sigterm=False,
-                                              adopt=adopt, on_claim=begin))
+            run = stack.enter_context(running(ws, process.id, handle_sigterm=False,
+                                              adopt=adopt, on_claim=begin, seen=process))
         except InvalidTransition:
-            now = load_process(ws, process_id)
+            now = load_process(ws, process.id)
             raise CannotRun(f"process {now.id} is {now.status.value}: another turn or a stop"
                             " came first", process=now.id) from None
         yield run, started[0]
@@ -726,7 +727,7 @@ def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink
     """The common turn: claim, take inputs, one engine step, settle (see the module rules)."""
     interrupted = False
     report: TurnReport
-    with _claim(ws, process.id, adopt) as (run, started):
+    with _claim(ws, process, adopt) as (run, started):
         db, number = ws.db, started.number
         stream = StreamFile(ws, process.id, sink)
         turn = Turn(ws, started.process, number, started.inputs, stream,

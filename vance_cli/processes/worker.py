@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from vance_cli.base.errors import InvalidTransition
 from vance_cli.base.signals import WorkerTerminated, install_sigterm
 from vance_cli.processes.lifecycle import close_process
 from vance_cli.processes.model import CloseReason, Process, Status
@@ -278,8 +279,8 @@ def hand_over(ws: Workspace, process_id: str, pid: int) -> bool:
 
 @contextmanager
 def running(ws: Workspace, process_id: str, handle_sigterm: bool = True,
-            adopt: bool = False,
-            on_claim: Callable[[str], object] | None = None) -> Iterator[Run]:
+            adopt: bool = False, on_claim: Callable[[str], object] | None = None,
+            seen: Process | None = None) -> Iterator[Run]:
     """Run a turn of a process: RUNNING with a heartbeat, then closed or back to IDLE.
 
     Args:
@@ -292,19 +293,25 @@ def running(ws: Workspace, process_id: str, handle_sigterm: bool = True,
         on_claim: called with the full id inside the transaction that makes the
             process RUNNING, after it: what it writes is stored with the claim or
             not at all (a turn's start and inputs).
+        seen: the process as the caller has just read it (not with ``adopt``): it is
+            claimed with compare-and-set on that status instead of being read again.
 
     Yields:
         A Run: ``close()``, ``stop_requested``, ``process()``.
 
     Raises:
         ProcessNotFound: no such process.
-        InvalidTransition: the process cannot start a turn (RUNNING already, or CLOSED).
+        InvalidTransition: the process cannot start a turn (RUNNING already, or CLOSED),
+            or it is no longer as ``seen``.
     """
     db, pid = ws.db, os.getpid()
     with db.transaction():
-        current = load_process(ws, process_id)
-        if not (adopt and current.status is Status.RUNNING and current.worker_pid == pid):
-            apply_transition(db, current.id, current.status, Status.RUNNING, note=f"worker {pid}")
+        current = seen if seen is not None and not adopt else load_process(ws, process_id)
+        if not (adopt and current.status is Status.RUNNING and current.worker_pid == pid) and \
+                not apply_transition(db, current.id, current.status, Status.RUNNING,
+                                     note=f"worker {pid}"):
+            raise InvalidTransition(f"process {current.id} is no longer"
+                                    f" {current.status.value}: another writer came first")
         store.set_worker(db, current.id, pid)
         if on_claim is not None:
             on_claim(current.id)
