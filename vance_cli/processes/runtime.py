@@ -178,7 +178,7 @@ class StreamFile:
         self._held: list[str] | None = None
         """Output kept while the file is not made yet (None: it is, or it failed)."""
         self._make_at = time.monotonic() + (STREAM_FILE_AFTER if after is None else after)
-        self._lock = threading.Lock()  # heads of a council may stream from their threads
+        self._lock = threading.Lock()  # an orchestrator's children report from their threads
         try:
             self._handle = io.FileIO(os.open(self.path, os.O_WRONLY | os.O_TRUNC), "w")
         except FileNotFoundError:
@@ -373,12 +373,12 @@ class Turn:
         Yields:
             The database, inside the transaction.
         """
-        db, calls = self.ws.db, self._unstored
+        db, calls = self.ws.db, list(self._unstored)
         with db.transaction():
             for call in calls:
                 conversation.add_llm_call(db, self.process.id, self.number, **call)
             yield db
-        self._unstored = self._unstored[len(calls):]
+        del self._unstored[:len(calls)]
 
     def history(self) -> list[Message]:
         """Return the consumed inputs and the replies of earlier turns, oldest first."""
@@ -594,7 +594,7 @@ def transcript(ws: Workspace, process_id: str) -> list[Message]:
 
 
 def _take_events(db: Database, tenant: str, process_id: str) -> None:
-    """Move the process's unread events into its messages, as pending inputs (in a transaction)."""
+    """Move the process's unread events into its messages as pending inputs (caller's tx)."""
     rows = event_store.select_events(db, tenant, recipient=process_id)
     for row in rows:
         payload = json.loads(row["payload"] or "{}")
@@ -691,9 +691,9 @@ def _claim(ws: Workspace, process: Process, adopt: bool) -> Iterator[tuple[Run, 
 
     The status was checked before (``_claimable``); the claim itself is the
     compare-and-set on that status (``worker.running(seen=…)``) that settles a
-    race between two turns. In the claim's
-    transaction the process's events become pending inputs, the turn is
-    counted and recorded, and the inputs it takes are read.
+    race between two turns. In the claim's transaction the process's events
+    become pending inputs, the turn is counted and recorded, and the inputs it
+    takes are read.
     """
     started: list[_Start] = []
 
