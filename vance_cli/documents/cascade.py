@@ -133,7 +133,8 @@ def read_text(ref: DocumentRef, limit: int = MAX_DOCUMENT_BYTES) -> str:
         raise DocumentError(f"not UTF-8 (byte {exc.start})", path=str(ref.path)) from None
     if signature and time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > SETTLED_NS:
         if key not in _texts and len(_texts) >= TEXTS_KEPT:
-            _texts.pop(next(iter(_texts)))
+            for oldest in list(_texts)[:1]:  # threads may race here: never a KeyError
+                _texts.pop(oldest, None)
         _texts[key] = (signature, text)
     return text
 
