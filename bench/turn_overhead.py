@@ -1,6 +1,6 @@
 """What a turn costs on top of its LLM call: a streamed ford turn next to the bare request.
 
-Run: python bench/turn_overhead.py [--turns 40] [--chunks 8] [--chunk-delay 0]
+Run: python bench/turn_overhead.py [--turns 100] [--chunks 8] [--chunk-delay 0]
 (temporary VANCE_HOME, the test suite's scripted LLM server on 127.0.0.1;
 prints numbers, asserts nothing)
 
@@ -17,9 +17,12 @@ Both sides run in this process, against the same server, with the same reply
   process is created before the clock starts.
 
 The two alternate, after warm-up rounds of each, so a drift in machine load
-hits both alike. Printed: the median, p10 and p90 of each, the median
-difference (the runtime's overhead per turn) and the ratio of the medians
-(the budget is a turn at most 1.3x the bare request).
+hits both alike; every other round the bare request goes first, so neither
+always follows the other (a server thread still closing the last
+connection, a cache the other just warmed). Printed: the median, p10 and
+p90 of each, the median difference (the runtime's overhead per turn) and
+the ratio of the medians (the budget is a turn at most 1.3x the bare
+request).
 """
 
 from __future__ import annotations
@@ -40,14 +43,14 @@ from llm_server import ScriptedLLMServer
 ANSWER = ("The capital of Peru is Lima, on the Pacific coast; it has been the capital since"
           " the Spanish founded it in 1535 and is home to about ten million people.")
 TASK = "What is the capital of Peru?"
-WARMUP = 3
+WARMUP = 5
 BUDGET = 1.3
 """A turn may take at most this many times the bare request (the issue's budget)."""
 
 
 def _parse() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--turns", type=int, default=40, help="measured rounds (default 40)")
+    parser.add_argument("--turns", type=int, default=100, help="measured rounds (default 100)")
     parser.add_argument("--chunks", type=int, default=8, help="SSE chunks per answer")
     parser.add_argument("--chunk-delay", type=float, default=0.0,
                         help="seconds between two chunks (default 0: the pure overhead)")
@@ -127,9 +130,13 @@ def main() -> None:
             bench.bare()
         turns: list[float] = []
         bares: list[float] = []
-        for _ in range(args.turns):
-            turns.append(bench.turn())
-            bares.append(bench.bare())
+        for round_ in range(args.turns):  # the order alternates: neither always goes first
+            if round_ % 2:
+                bares.append(bench.bare())
+                turns.append(bench.turn())
+            else:
+                turns.append(bench.turn())
+                bares.append(bench.bare())
     finally:
         bench.close()
     bare, turn = statistics.median(bares), statistics.median(turns)

@@ -16,8 +16,10 @@ Rules (docs/configuration.md):
 - One client per endpoint and key is made once and kept (``_client``):
   making one costs tens of milliseconds (its TLS context reads the CA
   bundle), more than a short streamed reply of a local model. Each call
-  takes a copy with its own timeout and retries, which shares the
-  client's connections; nothing closes the kept client but the exit.
+  uses a copy with its own timeout and retries, which shares the
+  client's connections; the copy for a timeout and a retry count is kept
+  too (``_configured``: the turns of a process ask for the same ones).
+  Nothing closes a kept client but the exit.
 - Every failure is an ``LLMError`` (``timeout`` set when the last attempt
   timed out). Its message never contains the API key: the key is redacted
   from any text that came from the client or the server, and the original
@@ -150,6 +152,7 @@ class Completion:
     json_mode: str
 
 
+@functools.lru_cache(maxsize=32)  # a handful of endpoints; recorded with every LLM call
 def safe_endpoint(url: str) -> str:
     """Return ``url`` without user info, query or fragment (what logs may show)."""
     parts = urlsplit(url)
@@ -274,8 +277,8 @@ def _complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
     except ImportError as exc:  # pragma: no cover - openai is a dependency
         raise LLMError(f"the openai package cannot be imported: {exc}") from None
     secrets = (config.api_key,)
-    client = _client(config.base_url, config.api_key or PLACEHOLDER_KEY).with_options(
-        timeout=config.timeout, max_retries=config.max_retries)
+    client = _configured(config.base_url, config.api_key or PLACEHOLDER_KEY, config.timeout,
+                         config.max_retries)
     try:
         model = config.model or _only_model(client, secrets)
         request = build_request(config, model, messages, schema, max_tokens, temperature)
@@ -347,6 +350,12 @@ def _client(base_url: str, api_key: str) -> Any:
     import openai
 
     return openai.OpenAI(api_key=api_key, base_url=base_url)
+
+
+@functools.lru_cache(maxsize=4 * CLIENTS_KEPT)
+def _configured(base_url: str, api_key: str, timeout: float, max_retries: int) -> Any:
+    """Return the kept client of an endpoint and key with this timeout and retry count."""
+    return _client(base_url, api_key).with_options(timeout=timeout, max_retries=max_retries)
 
 
 def build_request(config: LLMConfig, model: str, messages: Sequence[Mapping[str, str]],

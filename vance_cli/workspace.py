@@ -86,8 +86,15 @@ class Workspace:
         return tuple(out)
 
     def cascade(self, kind: Kind) -> Cascade:
-        """Return the cascade of ``kind`` (recipes, wizards or prompts)."""
-        return Cascade(kind, self.layers(kind))
+        """Return the cascade of ``kind`` (recipes, wizards or prompts); built once per kind."""
+        cascade = self._cascades.get(kind)
+        if cascade is None:
+            cascade = self._cascades[kind] = Cascade(kind, self.layers(kind))
+        return cascade
+
+    @cached_property
+    def _cascades(self) -> dict[Kind, Cascade]:
+        return {}
 
     @property
     def write_folder(self) -> Path:

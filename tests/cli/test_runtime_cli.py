@@ -422,7 +422,10 @@ def test_a_turn_handed_to_a_worker_shows_no_earlier_output_to_followers(
     """Between the hand-over and the worker's first piece, follow must not show the last turn."""
     import sqlite3
 
-    pid = delegate_peru(llm)["process"]["id"]
+    llm.reply(match("quick-lookup"))
+    llm.reply(LIMA, chunks=5)
+    pid = process_id(run_cli(["delegate", "--task", PERU]).stdout)  # a worker's turn
+    assert run_cli(["process", "wait", pid, "--timeout", "30"]).exit_code == 0
     live = vance_home / "state" / "streams" / f"{pid}.txt"
     assert live.read_text(encoding="utf-8") == LIMA
     llm.reply("Santiago.")

@@ -14,7 +14,8 @@ Rules (docs/documents.md):
 - A document is read only as a regular file of bounded size inside its layer
   (``read_text``; ``files.read_limited``): a FIFO, a device or a link out of
   the layer is refused with a reason, and the loaders report it as the
-  document's problem (a warning naming the file). A folder of a layer that
+  document's problem (a warning naming the file). The text of a file that
+  has settled is kept in memory while its signature holds (``read_text``). A folder of a layer that
   cannot be read is listed as a problem too (``DocumentRef.problem``), never
   silently left out.
 """
@@ -23,6 +24,8 @@ from __future__ import annotations
 
 import builtins
 import os
+import stat
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
@@ -83,8 +86,23 @@ MAX_DOCUMENT_BYTES = yamlio.MAX_DOCUMENT_BYTES
 """Largest document file read, in bytes (recipes, wizards, prompts)."""
 
 
+TEXTS_KEPT = 64
+"""Documents whose text ``read_text`` keeps in memory (the prompts a process reads each turn)."""
+
+SETTLED_NS = 2_000_000_000
+"""A file changed less than this long ago (ns) is read again each time: a rewrite within
+the file system's timestamp granularity could keep size and times."""
+
+_texts: dict[tuple[str, str | None, int], tuple[tuple[int, ...], str]] = {}
+
+
 def read_text(ref: DocumentRef, limit: int = MAX_DOCUMENT_BYTES) -> str:
     """Read a document as UTF-8 text (a BOM tolerated), refused as the module rules say.
+
+    The text of a file that has not changed for ``SETTLED_NS`` is kept in
+    memory and given again while the file's device, inode, size, mode,
+    modification and change times are the same (a link that now leads
+    elsewhere changes them), so a prompt read at every turn costs one stat.
 
     Raises:
         DocumentError: the entry has a problem, the file is refused or
@@ -92,6 +110,17 @@ def read_text(ref: DocumentRef, limit: int = MAX_DOCUMENT_BYTES) -> str:
     """
     if ref.problem is not None:
         raise DocumentError(ref.problem, path=str(ref.path))
+    key = (str(ref.path), None if ref.root is None else str(ref.root), limit)
+    signature: tuple[int, ...] = ()
+    try:
+        st = os.stat(ref.path)
+        signature = (st.st_dev, st.st_ino, st.st_size, st.st_mode, st.st_mtime_ns,
+                     st.st_ctime_ns)
+    except OSError:
+        pass
+    kept = _texts.get(key)
+    if signature and kept is not None and kept[0] == signature:
+        return kept[1]
     try:
         data = files.read_limited(ref.path, limit, ref.root)
     except files.FileRefused as exc:
@@ -99,9 +128,15 @@ def read_text(ref: DocumentRef, limit: int = MAX_DOCUMENT_BYTES) -> str:
     except OSError as exc:
         raise DocumentError(f"cannot read file: {exc.strerror}", path=str(ref.path)) from None
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DocumentError(f"not UTF-8 (byte {exc.start})", path=str(ref.path)) from None
+    if signature and time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > SETTLED_NS:
+        if key not in _texts and len(_texts) >= TEXTS_KEPT:
+            for oldest in list(_texts)[:1]:  # threads may race here: never a KeyError
+                _texts.pop(oldest, None)
+        _texts[key] = (signature, text)
+    return text
 
 
 def load_yaml(ref: DocumentRef) -> Any:
@@ -129,9 +164,12 @@ class DirectoryLayer:
 
     def find(self, kind: Kind, name: str) -> Path | None:
         """Return the file of ``name`` in this layer, or None (name must be checked already)."""
-        path = self.root / kind.value / (name + EXTENSIONS[kind])
-        # not is_file(): a FIFO or a device of that name is found, and refused when read
-        return path if os.path.exists(path) and not os.path.isdir(path) else None
+        path = os.path.join(self.root, kind.value, name + EXTENSIONS[kind])
+        try:  # one stat; not is_file(): a FIFO or a device of that name is found, refused when read
+            mode = os.stat(path).st_mode
+        except (OSError, ValueError):
+            return None
+        return None if stat.S_ISDIR(mode) else Path(path)
 
     def iter_documents(self, kind: Kind,
                        unreadable: list[tuple[str, Path, str]] | None = None,

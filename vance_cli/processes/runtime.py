@@ -31,14 +31,16 @@ Rules (docs/processes.md "Turns"):
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from vance_cli.base.errors import (
     BudgetExceeded,
@@ -56,7 +58,6 @@ from vance_cli.processes.records import (
     apply_transition,
     load_process,
     notify_parent,
-    save_state,
 )
 from vance_cli.processes.worker import Run, running
 from vance_cli.state import conversation
@@ -64,7 +65,7 @@ from vance_cli.state import events as event_store
 from vance_cli.state import process_store as store
 
 if TYPE_CHECKING:
-    from vance_cli.state.db import Row
+    from vance_cli.state.db import Database, Row
     from vance_cli.workspace import Workspace
 
 Settle = Literal["IDLE", "BLOCKED", "DONE"]
@@ -144,38 +145,77 @@ class NullSink:
         """Drop the line."""
 
 
+STREAM_FILE_AFTER = 0.1
+"""Seconds into a turn before it makes a stream file that does not exist yet (a follower
+polls every 0.1 s): a short turn that nobody could follow makes none."""
+
+
 class StreamFile:
     """Keeps a turn's live output in ``<state>/streams/<processId>.txt`` for followers.
 
     The file is started afresh for each turn and appended to as text
     arrives (status lines on lines of their own, starting with ``» ``), so
     ``vance process follow`` in another terminal sees what the listener
-    sees. A write that fails costs the follower only, never the turn.
+    sees. A file that exists (an earlier turn's, or the one a launcher
+    emptied for its worker) is emptied at once. One that does not is made
+    at the first status line, or at the first text ``after`` seconds into
+    the turn, with everything kept so far: a follower sees the same, and a
+    short turn makes no file (docs/decisions/0013-turn-path.md). A write
+    that fails costs the follower only, never the turn.
 
     Args:
         ws: workspace (where the streams folder is).
         process_id: full id.
         inner: the listener the output goes to as well.
+        after: seconds before a missing file is made for text (``STREAM_FILE_AFTER``).
     """
 
-    def __init__(self, ws: Workspace, process_id: str, inner: TurnSink) -> None:
+    def __init__(self, ws: Workspace, process_id: str, inner: TurnSink,
+                 after: float | None = None) -> None:
         self.path = stream_path(ws, process_id)
         self.inner = inner
-        self._handle: TextIO | None = None
+        self._handle: io.FileIO | None = None  # unbuffered: each piece is one write
+        self._held: list[str] | None = None
+        """Output kept while the file is not made yet (None: it is, or it failed)."""
+        self._make_at = time.monotonic() + (STREAM_FILE_AFTER if after is None else after)
+        self._lock = threading.Lock()  # an orchestrator's children report from their threads
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = self.path.open("w", encoding="utf-8")
+            self._handle = io.FileIO(os.open(self.path, os.O_WRONLY | os.O_TRUNC), "w")
+        except FileNotFoundError:
+            self._held = []
         except OSError:
             self._handle = None
 
-    def _append(self, text: str) -> None:
-        if self._handle is None:
-            return
+    def _append(self, text: str, now: bool = False) -> None:
+        with self._lock:
+            if self._held is not None:
+                self._held.append(text)
+                if not now and time.monotonic() < self._make_at:
+                    return
+                text, self._held = "".join(self._held), None
+                self._handle = self._make()
+            handle = self._handle
+            if handle is None:
+                return
+            try:
+                data = text.encode("utf-8")
+                while data:  # a follower reads the file as it grows
+                    written = handle.write(data)
+                    if not written:
+                        raise OSError("nothing written")
+                    data = data[written:]
+            except (OSError, ValueError):  # a full disk, or closed: the follower loses
+                self._close()
+
+    def _make(self) -> io.FileIO | None:
         try:
-            self._handle.write(text)
-            self._handle.flush()  # a follower reads the file as it grows
-        except (OSError, ValueError):  # a full disk, or closed: the follower loses, not the turn
-            self.close()
+            try:
+                return io.FileIO(self.path, "w")
+            except FileNotFoundError:  # the first turn of this state folder
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                return io.FileIO(self.path, "w")
+        except OSError:
+            return None
 
     def text(self, piece: str) -> None:
         """Pass the piece on and keep it."""
@@ -183,12 +223,24 @@ class StreamFile:
         self._append(piece)
 
     def status(self, line: str) -> None:
-        """Pass the line on and keep it."""
+        """Pass the line on and keep it (the file is made now if it was not)."""
         self.inner.status(line)
-        self._append(f"\n» {line}\n")
+        self._append(f"\n» {line}\n", now=True)
 
-    def close(self) -> None:
-        """Close the file (the turn settled); later pieces are not kept."""
+    def close(self, keep: bool = False) -> None:
+        """Close the file (the turn ended); later pieces are not kept.
+
+        Args:
+            keep: make the file for the output held so far (a turn that failed:
+                its output stays for followers, as its reply is not stored).
+        """
+        if keep:
+            self._append("", now=True)
+        with self._lock:
+            self._held = None
+            self._close()
+
+    def _close(self) -> None:
         handle, self._handle = self._handle, None
         if handle is not None:
             try:
@@ -296,6 +348,8 @@ class Turn:
         self._run = run
         self._started = time.monotonic()
         self._calls = 0
+        self._unstored: list[dict[str, Any]] = []
+        """LLM calls recorded since the turn's last write (``storing``)."""
 
     def load_state(self) -> dict[str, Any]:
         """Return the engine's state of the process as the turn started (a copy; {} when none)."""
@@ -304,7 +358,27 @@ class Turn:
 
     def save_state(self, state: Mapping[str, Any]) -> None:
         """Store the engine's state now (it outlives the turn, also a failed one)."""
-        save_state(self.ws, self.process.id, state)
+        with self.storing() as db:
+            store.set_state(db, self.process.id, state)
+
+    @contextmanager
+    def storing(self) -> Iterator[Database]:
+        """A transaction that also stores the LLM calls recorded since the turn's last one.
+
+        Every write of a turn goes through it (its state, its next call's
+        check, the transaction that ends it), so a turn of one call stores
+        the call with its settling (docs/decisions/0013-turn-path.md). The
+        calls stay unstored when the transaction fails.
+
+        Yields:
+            The database, inside the transaction.
+        """
+        db, calls = self.ws.db, list(self._unstored)
+        with db.transaction():
+            for call in calls:
+                conversation.add_llm_call(db, self.process.id, self.number, **call)
+            yield db
+        del self._unstored[:len(calls)]
 
     def history(self) -> list[Message]:
         """Return the consumed inputs and the replies of earlier turns, oldest first."""
@@ -394,6 +468,9 @@ class Turn:
             TurnStopped: the process was stopped meanwhile.
         """
         self.check()
+        if self._unstored:  # the process's tokens include the calls made so far
+            with self.storing():
+                pass
         if self._calls >= self.budget.llm_calls:
             raise BudgetExceeded(f"the turn made its {counted(self.budget.llm_calls, 'LLM call')}:"
                                  " budget"
@@ -413,13 +490,14 @@ class Turn:
 
         ``complete`` records its own; an engine records those that other code
         made for the turn (the selector of a delegate), after ``check_call``.
+        The row is stored with the turn's next write (``storing``): its next
+        call's check, its state, or the transaction that ends it.
         """
         self._calls += 1
-        with self.ws.db.transaction():
-            conversation.add_llm_call(
-                self.ws.db, self.process.id, self.number, purpose, model=model,
-                endpoint=endpoint, tokens_in=tokens_in, tokens_out=tokens_out,
-                latency_ms=latency_ms, finish_reason=finish_reason, error=error)
+        self._unstored.append({"purpose": purpose, "model": model, "endpoint": endpoint,
+                               "tokens_in": tokens_in, "tokens_out": tokens_out,
+                               "latency_ms": latency_ms, "finish_reason": finish_reason,
+                               "error": error})
 
     def _bounded(self, config: LLMConfig, structured: bool) -> LLMConfig:
         """Fit a call's timeout and retries into the turn's seconds left; free text: no JSON mode.
@@ -515,18 +593,16 @@ def transcript(ws: Workspace, process_id: str) -> list[Message]:
     return [Message.from_row(r) for r in conversation.transcript(ws.db, process_id)]
 
 
-def _take_events(ws: Workspace, process: Process) -> None:
-    """Move the process's unread events into its messages, as pending inputs."""
-    db, tenant = ws.db, ws.settings.tenant
-    with db.transaction():
-        rows = event_store.select_events(db, tenant, recipient=process.id)
-        for row in rows:
-            payload = json.loads(row["payload"] or "{}")
-            conversation.add_message(db, process.id, "event", row["kind"],
-                                     describe_event(row["kind"], payload),
-                                     meta={"source": row["source_process_id"],
-                                           "eventId": row["id"], "payload": payload})
-        event_store.mark_consumed(db, tenant, [r["id"] for r in rows])
+def _take_events(db: Database, tenant: str, process_id: str) -> None:
+    """Move the process's unread events into its messages as pending inputs (caller's tx)."""
+    rows = event_store.select_events(db, tenant, recipient=process_id)
+    for row in rows:
+        payload = json.loads(row["payload"] or "{}")
+        conversation.add_message(db, process_id, "event", row["kind"],
+                                 describe_event(row["kind"], payload),
+                                 meta={"source": row["source_process_id"],
+                                       "eventId": row["id"], "payload": payload})
+    event_store.mark_consumed(db, tenant, [r["id"] for r in rows])
 
 
 def describe_event(kind: str, payload: Mapping[str, Any]) -> str:
@@ -600,22 +676,46 @@ def _claimable(ws: Workspace, process: Process, adopt: bool, retry: bool) -> Pro
     return process
 
 
+@dataclass(frozen=True, slots=True)
+class _Start:
+    """What the claim of a turn stored and read: the turn's number, the process, its inputs."""
+
+    number: int
+    process: Process
+    inputs: list[Message]
+
+
 @contextmanager
-def _claim(ws: Workspace, process_id: str, adopt: bool) -> Iterator[Run]:
+def _claim(ws: Workspace, process: Process, adopt: bool) -> Iterator[tuple[Run, _Start]]:
     """``worker.running`` for a turn: a claim another turn or a stop won first is CannotRun.
 
     The status was checked before (``_claimable``); the claim itself is the
-    compare-and-set that settles a race between two turns.
+    compare-and-set on that status (``worker.running(seen=…)``) that settles a
+    race between two turns. In the claim's transaction the process's events
+    become pending inputs, the turn is counted and recorded, and the inputs it
+    takes are read.
     """
+    started: list[_Start] = []
+
+    def begin(full_id: str) -> None:
+        db = ws.db
+        _take_events(db, ws.settings.tenant, full_id)
+        row = store.count_turn(db, full_id)
+        assert row is not None  # the claim just changed this row
+        claimed = Process.from_row(row)
+        conversation.start_turn(db, full_id, claimed.turns, os.getpid())
+        inputs = [Message.from_row(r) for r in conversation.pending_inputs(db, full_id)]
+        started.append(_Start(claimed.turns, claimed, inputs))
+
     with ExitStack() as stack:
         try:
-            run = stack.enter_context(running(ws, process_id, handle_sigterm=False,
-                                              adopt=adopt))
+            run = stack.enter_context(running(ws, process.id, handle_sigterm=False,
+                                              adopt=adopt, on_claim=begin, seen=process))
         except InvalidTransition:
-            now = load_process(ws, process_id)
+            now = load_process(ws, process.id)
             raise CannotRun(f"process {now.id} is {now.status.value}: another turn or a stop"
                             " came first", process=now.id) from None
-        yield run
+        yield run, started[0]
 
 
 EngineStep = Callable[[Turn], TurnOutcome]
@@ -625,23 +725,20 @@ WholeRun = Callable[["Workspace", Process, TurnSink, bool], Process]
 def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink,
                adopt: bool) -> TurnReport:
     """The common turn: claim, take inputs, one engine step, settle (see the module rules)."""
-    _take_events(ws, process)
     interrupted = False
     report: TurnReport
-    with _claim(ws, process.id, adopt) as run:
-        db = ws.db
-        with db.transaction():
-            number = store.next_turn(db, process.id)
-            conversation.start_turn(db, process.id, number, os.getpid())
-        inputs = [Message.from_row(r) for r in conversation.pending_inputs(db, process.id)]
+    with _claim(ws, process, adopt) as (run, started):
+        db, number = ws.db, started.number
         stream = StreamFile(ws, process.id, sink)
-        turn = Turn(ws, load_process(ws, process.id), number, inputs, stream,
-                    Budget.of(ws, process.params), run)
+        turn = Turn(ws, started.process, number, started.inputs, stream,
+                    Budget.of(ws, started.process.params), run)
         try:
             try:
                 outcome = step(turn)
-            finally:
-                stream.close()
+            except BaseException:
+                stream.close(keep=True)
+                raise
+            stream.close()
         except KeyboardInterrupt:
             _settle(ws, run, turn, TurnOutcome(reply=turn.partial or None), interrupted=True)
             interrupted = True
@@ -649,13 +746,13 @@ def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink
                                 turn.partial or None)
         except TurnStopped:
             run.settled()
-            with db.transaction():
+            with turn.storing():
                 conversation.end_turn(db, process.id, number, "STOPPED", "stopped")
             report = TurnReport(load_process(ws, process.id), number, "STOPPED",
                                 reason="the process was stopped")
         except Exception as exc:  # every failure ends the turn: the process goes STALE
             reason = _reason(exc)
-            with db.transaction():
+            with turn.storing():
                 conversation.end_turn(db, process.id, number, "FAILED", reason)
             run.close(CloseReason.STALE, {"reason": reason, "turn": number}, note=reason)
             report = TurnReport(load_process(ws, process.id), number, "FAILED", reason=reason)
@@ -679,9 +776,9 @@ def _reason(exc: BaseException) -> str:
 
 def _settle(ws: Workspace, run: Run, turn: Turn, outcome: TurnOutcome,
             interrupted: bool = False) -> None:
-    """Store the turn's messages, consume its inputs and set the status, in one transaction."""
+    """Store the turn's messages and calls, consume its inputs, set the status: one transaction."""
     db, pid = ws.db, turn.process.id
-    with db.transaction():
+    with turn.storing():
         for kind, text in outcome.notes:
             conversation.add_message(db, pid, "note", kind, text, turn=turn.number)
         if outcome.reply is not None:
@@ -699,7 +796,8 @@ def _settle(ws: Workspace, run: Run, turn: Turn, outcome: TurnOutcome,
         else:
             target = Status.BLOCKED if outcome.settle == "BLOCKED" else Status.IDLE
             if apply_transition(db, pid, Status.RUNNING, target,
-                                note=f"turn {turn.number} settled"):
+                                note=f"turn {turn.number} settled") and \
+                    turn.process.parent_process_id is not None:
                 notify_parent(db, pid, CHILD_SETTLED)
     run.settled()
 
@@ -711,7 +809,7 @@ def _run_whole(ws: Workspace, process: Process, whole: WholeRun, sink: TurnSink,
     try:
         closed = whole(ws, process, stream, adopt)
     finally:
-        stream.close()
+        stream.close(keep=True)  # a whole run is long: its file is made, as before
     inputs = [Message.from_row(r) for r in conversation.pending_inputs(ws.db, process.id)]
     with ws.db.transaction():
         number = store.next_turn(ws.db, process.id)

@@ -10,7 +10,8 @@ Invariants (docs/processes.md):
 - Entering moves the process to RUNNING, records this OS pid as
   ``worker_pid`` and stamps ``heartbeat_at``, in one transaction.
 - A daemon thread, on its own database connection, stamps the heartbeat
-  every ``process.heartbeat_interval`` seconds (never more than a third of
+  every ``process.heartbeat_interval`` seconds (one thread per OS process
+  serves every running turn, so a turn starts no thread of its own) (never more than a third of
   ``process.stale_timeout``, so one late beat is not fatal). The stamp only
   lands while the process is RUNNING under this pid; when it does not (the
   process was stopped or closed as stale), ``run.stop_requested`` turns True.
@@ -35,10 +36,12 @@ import os
 import signal
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from vance_cli.base.errors import InvalidTransition
 from vance_cli.base.signals import WorkerTerminated, install_sigterm
 from vance_cli.processes.lifecycle import close_process
 from vance_cli.processes.model import CloseReason, Process, Status
@@ -62,8 +65,13 @@ def heartbeat_interval(interval: float, stale_timeout: float) -> float:
     return max(0.01, min(interval, stale_timeout / 3))
 
 
-class Heartbeat(threading.Thread):
-    """Daemon thread that stamps a RUNNING process's heartbeat on its own connection.
+class Heartbeat:
+    """Stamps a RUNNING process's heartbeat every ``interval`` seconds, on its own connection.
+
+    The stamps are made by the one pacemaker thread of this OS process
+    (``_Pacemaker``), which serves every running turn: starting a turn costs
+    no thread of its own. The connection opens at the first stamp, so a turn
+    shorter than one interval never pays for it.
 
     Args:
         db_path: the state database file.
@@ -73,42 +81,127 @@ class Heartbeat(threading.Thread):
     """
 
     def __init__(self, db_path: Path, process_id: str, pid: int, interval: float) -> None:
-        super().__init__(name=f"vance-heartbeat-{process_id}", daemon=True)
         self.db_path, self.process_id, self.pid, self.interval = (db_path, process_id, pid,
                                                                    interval)
         self.lost = threading.Event()
         self.beats = 0
-        self._stop_event = threading.Event()
+        self.due = 0.0
+        """When the next stamp is due (``time.monotonic``)."""
+        self._lock = threading.Lock()  # held while stamping, so ``stop`` waits for a stamp
+        self._stopped = False
+        self._db: Database | None = None
 
-    def run(self) -> None:
-        """Stamp every ``interval`` seconds until stopped or the process is no longer ours.
+    def start(self) -> None:
+        """Have the pacemaker stamp from one interval on."""
+        self.due = time.monotonic() + self.interval
+        _Pacemaker.serve(self)
 
-        The connection opens at the first stamp: a turn shorter than one
-        interval never pays for it (nor ``stop`` for its close).
+    def stamp(self) -> bool:
+        """Stamp once (the pacemaker calls it when due).
+
+        A stamp that does not land because the process is no longer ours
+        sets ``lost``; a busy database is tried again at the next beat.
+
+        Returns:
+            True while the heartbeat goes on.
         """
-        db: Database | None = None
-        try:
-            while not self._stop_event.wait(self.interval):
-                if db is None:
-                    db = Database.open(self.db_path)
-                try:
-                    with db.transaction():
-                        ours = store.stamp_heartbeat(db, self.process_id, self.pid)
-                except sqlite3.Error:  # busy past the timeout: try again next beat
-                    continue
-                if not ours:
-                    self.lost.set()
-                    return
-                self.beats += 1
-        finally:
-            if db is not None:
-                db.close()
+        with self._lock:
+            if self._stopped:
+                return False
+            self.due = time.monotonic() + self.interval
+            try:
+                if self._db is None:
+                    self._db = Database.open(self.db_path)
+                with self._db.transaction():
+                    ours = store.stamp_heartbeat(self._db, self.process_id, self.pid)
+            except sqlite3.Error:  # busy past the timeout: try again next beat
+                return True
+            except Exception:  # the database cannot be opened: no more stamps
+                self._end()
+                return False
+            if not ours:
+                self.lost.set()
+                self._end()
+                return False
+            self.beats += 1
+            return True
 
     def stop(self) -> None:
-        """Stop stamping and wait for the thread to end."""
-        self._stop_event.set()
-        if self.is_alive():
-            self.join()
+        """Stop stamping (waiting for a stamp under way); no stamp lands after this."""
+        with self._lock:
+            self._end()
+
+    def _end(self) -> None:
+        self._stopped = True
+        _Pacemaker.drop(self)
+        db, self._db = self._db, None
+        if db is not None:
+            db.close()
+
+
+class _Pacemaker:
+    """The one daemon thread of an OS process that stamps every running turn's heartbeat.
+
+    Started on first use. It sleeps until the earliest heartbeat is due; a
+    new heartbeat wakes it only when it is due before that (the first one, or
+    a shorter interval), so starting a turn seldom switches threads. A child
+    made by ``os.fork`` starts with no heartbeats and its own thread.
+    """
+
+    _lock: ClassVar[threading.Condition] = threading.Condition()
+    _beats: ClassVar[set[Heartbeat]] = set()
+    _thread: ClassVar[threading.Thread | None] = None
+    _wake_at: ClassVar[float | None] = None
+    """When the sleeping thread wakes by itself; None: only when notified."""
+
+    @classmethod
+    def serve(cls, beat: Heartbeat) -> None:
+        """Add ``beat`` to the heartbeats stamped (starting the thread if needed)."""
+        with cls._lock:
+            cls._beats.add(beat)
+            if cls._thread is None or not cls._thread.is_alive():
+                cls._wake_at = beat.due
+                cls._thread = threading.Thread(target=cls._run, name="vance-heartbeat",
+                                               daemon=True)
+                cls._thread.start()
+            elif cls._wake_at is None or beat.due < cls._wake_at:
+                cls._wake_at = beat.due
+                cls._lock.notify()
+
+    @classmethod
+    def drop(cls, beat: Heartbeat) -> None:
+        """Stop stamping ``beat`` (no wake-up needed: the thread skips a dropped beat)."""
+        with cls._lock:
+            cls._beats.discard(beat)
+
+    @classmethod
+    def _run(cls) -> None:
+        while True:
+            with cls._lock:
+                now = time.monotonic()
+                due = [b for b in cls._beats if b.due <= now]
+                if not due:
+                    # asleep until the next beat is due; with none, until the time already
+                    # set (a turn that starts before then needs no wake-up), then until told
+                    upcoming = min((b.due for b in cls._beats), default=None)
+                    if upcoming is None and cls._wake_at is not None and cls._wake_at > now:
+                        upcoming = cls._wake_at
+                    cls._wake_at = upcoming
+                    cls._lock.wait(None if upcoming is None else upcoming - now)
+                    continue
+            for beat in due:
+                beat.stamp()
+
+    @classmethod
+    def forget(cls) -> None:
+        """Start afresh (in a forked child: the parent's thread and turns are not its own)."""
+        cls._lock = threading.Condition()
+        cls._beats = set()
+        cls._thread = None
+        cls._wake_at = None
+
+
+os.register_at_fork(after_in_child=_Pacemaker.forget)
 
 
 class Run:
@@ -186,7 +279,8 @@ def hand_over(ws: Workspace, process_id: str, pid: int) -> bool:
 
 @contextmanager
 def running(ws: Workspace, process_id: str, handle_sigterm: bool = True,
-            adopt: bool = False) -> Iterator[Run]:
+            adopt: bool = False, on_claim: Callable[[str], object] | None = None,
+            seen: Process | None = None) -> Iterator[Run]:
     """Run a turn of a process: RUNNING with a heartbeat, then closed or back to IDLE.
 
     Args:
@@ -196,20 +290,31 @@ def running(ws: Workspace, process_id: str, handle_sigterm: bool = True,
         handle_sigterm: in the main thread, turn SIGTERM into ``WorkerTerminated``.
         adopt: take over a process a launcher already made RUNNING under this
             pid (``hand_over``) instead of failing on RUNNING → RUNNING.
+        on_claim: called with the full id inside the transaction that makes the
+            process RUNNING, after it: what it writes is stored with the claim or
+            not at all (a turn's start and inputs).
+        seen: the process as the caller has just read it (not with ``adopt``): it is
+            claimed with compare-and-set on that status instead of being read again.
 
     Yields:
         A Run: ``close()``, ``stop_requested``, ``process()``.
 
     Raises:
         ProcessNotFound: no such process.
-        InvalidTransition: the process cannot start a turn (RUNNING already, or CLOSED).
+        InvalidTransition: the process cannot start a turn (RUNNING already, or CLOSED),
+            or it is no longer as ``seen``.
     """
     db, pid = ws.db, os.getpid()
     with db.transaction():
-        current = load_process(ws, process_id)
-        if not (adopt and current.status is Status.RUNNING and current.worker_pid == pid):
-            apply_transition(db, current.id, current.status, Status.RUNNING, note=f"worker {pid}")
+        current = seen if seen is not None and not adopt else load_process(ws, process_id)
+        if not (adopt and current.status is Status.RUNNING and current.worker_pid == pid) and \
+                not apply_transition(db, current.id, current.status, Status.RUNNING,
+                                     note=f"worker {pid}"):
+            raise InvalidTransition(f"process {current.id} is no longer"
+                                    f" {current.status.value}: another writer came first")
         store.set_worker(db, current.id, pid)
+        if on_claim is not None:
+            on_claim(current.id)
     settings = ws.settings
     beat = Heartbeat(settings.paths.db_file, current.id, pid, heartbeat_interval(
         settings.process_heartbeat_interval, settings.process_stale_timeout))

@@ -93,6 +93,17 @@ def next_turn(db: Database, process_id: str) -> int:
     return int(row[0]) if row else 0
 
 
+def count_turn(db: Database, process_id: str) -> Row | None:
+    """Count one more turn for the process and return its row as it is now.
+
+    Returns:
+        The row (``turns``: the new turn's number), or None when there is no such process.
+    """
+    rows = db.query(f"UPDATE processes SET turns = turns + 1 WHERE id = ? RETURNING {_COLUMNS}",
+                    (process_id,))
+    return rows[0] if rows else None
+
+
 def reopen_stale(db: Database, process_id: str) -> bool:
     """Move a ``CLOSED/STALE`` process back to ``IDLE`` (compare-and-set), for a retry.
 

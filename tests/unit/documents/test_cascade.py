@@ -1,14 +1,24 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import build_file_tree
 
+from vance_cli.base import files
 from vance_cli.base.config import load_settings
-from vance_cli.base.errors import InvalidDocumentName
+from vance_cli.base.errors import DocumentError, InvalidDocumentName
 from vance_cli.base.names import check_name, close_matches
-from vance_cli.documents.cascade import Cascade, DirectoryLayer, Kind, Layer
+from vance_cli.documents import cascade
+from vance_cli.documents.cascade import (
+    Cascade,
+    DirectoryLayer,
+    DocumentRef,
+    Kind,
+    Layer,
+    read_text,
+)
 from vance_cli.workspace import Workspace
 
 
@@ -108,3 +118,50 @@ def test_listing_skips_bad_folders_and_files_below_them(tmp_path: Path) -> None:
     found = list(layer.iter_documents(Kind.RECIPES))
     assert [name for name, _path in found] == ["team-a/deep/er", "team-a/ok", "top"]
     assert all(path.is_file() and path.is_absolute() for _name, path in found)
+
+
+@pytest.fixture()
+def settled_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file counts as settled, so read_text keeps its text from the first read."""
+    monkeypatch.setattr(cascade, "SETTLED_NS", -1)
+
+
+def test_read_text_gives_a_settled_file_again_until_it_changes(
+        tmp_path: Path, settled_at_once: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads: list[Path] = []
+    read_limited = files.read_limited
+
+    def counted(path: Path, *args: Any) -> bytes:
+        reads.append(path)
+        return read_limited(path, *args)
+
+    monkeypatch.setattr(files, "read_limited", counted)
+    prompt = tmp_path / "layer" / "prompts" / "p.md"
+    prompt.parent.mkdir(parents=True)
+    prompt.write_text("first", encoding="utf-8")
+    ref = DocumentRef("p", Layer.VANCE, prompt, tmp_path / "layer")
+    assert read_text(ref) == "first"
+    assert read_text(ref) == "first"
+    assert len(reads) == 1  # the second time from memory
+    prompt.write_text("second, longer", encoding="utf-8")
+    assert read_text(ref) == "second, longer"
+    assert len(reads) == 2
+    prompt.unlink()
+    with pytest.raises(DocumentError, match="cannot read"):
+        read_text(ref)
+
+
+def test_read_text_refuses_a_kept_file_that_became_a_link_out_of_its_layer(
+        tmp_path: Path, settled_at_once: None) -> None:
+    layer = tmp_path / "layer"
+    prompt = layer / "prompts" / "p.md"
+    prompt.parent.mkdir(parents=True)
+    prompt.write_text("inside", encoding="utf-8")
+    ref = DocumentRef("p", Layer.VANCE, prompt, layer)
+    assert read_text(ref) == "inside"
+    outside = tmp_path / "secret.md"
+    outside.write_text("inside", encoding="utf-8")  # the same text, elsewhere
+    prompt.unlink()
+    prompt.symlink_to(outside)
+    with pytest.raises(DocumentError, match="outside its layer"):
+        read_text(ref)

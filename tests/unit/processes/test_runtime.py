@@ -173,13 +173,14 @@ def test_a_claim_that_loses_the_race_is_cannot_run_and_changes_nothing(
         ws: Workspace, llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
     """Another worker claims the process between this turn's check and its own claim."""
     pid = new_process(ws)
-    take_events = runtime._take_events
+    claimable = runtime._claimable
 
-    def claimed_meanwhile(own: Workspace, process: Any) -> None:
-        take_events(own, process)
+    def claimed_meanwhile(*args: Any) -> Any:
+        checked = claimable(*args)
         assert hand_over(ws, pid, 999_999)  # the other worker's claim lands first
+        return checked
 
-    monkeypatch.setattr(runtime, "_take_events", claimed_meanwhile)
+    monkeypatch.setattr(runtime, "_claimable", claimed_meanwhile)
     with pytest.raises(CannotRun):
         run_turn(ws, pid)
     process = load_process(ws, pid)
@@ -305,6 +306,33 @@ def test_every_llm_call_is_recorded(ws: Workspace, llm: ScriptedLLMServer) -> No
     assert tuple(conversation.llm_totals(ws.db, pid))[:3] == (2, 12, 5)
 
 
+def test_a_calls_tokens_count_before_the_next_call_of_the_same_turn(
+        llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vance_cli.engines import ford
+    from vance_cli.engines.registry import Engine
+
+    def twice(turn: runtime.Turn) -> runtime.TurnOutcome:
+        first = turn.complete([{"role": "user", "content": PERU}])
+        second = turn.complete([{"role": "user", "content": "And of Chile?"}])
+        return runtime.TurnOutcome.answered(second, reply=first.text + second.text)
+
+    monkeypatch.setattr(ford, "ENGINE", Engine(name="ford", run_turn=twice))
+    monkeypatch.setenv("VANCE_PROCESS_MAX_TOKENS", "100")
+    ws = Workspace(load_settings())
+    try:
+        pid = new_process(ws)
+        llm.reply(LIMA, prompt_tokens=90, completion_tokens=10)
+        llm.reply("Santiago.")
+        report = run_turn(ws, pid)
+        assert report.settle == "FAILED" and "process.max_tokens" in (report.reason or "")
+        assert len(llm.chat_requests) == 1  # the second call was never made
+        rows = ws.db.query("SELECT turn, tokens_in, tokens_out FROM llm_calls"
+                           " WHERE process_id = ?", (pid,))
+        assert [tuple(r) for r in rows] == [(1, 90, 10)]  # the failed turn's call is kept
+    finally:
+        ws.close()
+
+
 def test_retries_that_do_not_fit_the_turns_seconds_are_not_made(
         llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VANCE_TURN_TIMEOUT", "1")
@@ -320,3 +348,68 @@ def test_retries_that_do_not_fit_the_turns_seconds_are_not_made(
         assert len(llm.chat_requests) == 1  # one attempt took the whole turn
     finally:
         ws.close()
+
+
+# --- the stream file (docs/decisions/0013-turn-path.md) -----------------------------------------
+
+
+def test_a_short_turn_of_a_new_process_makes_no_stream_file(
+        ws: Workspace, llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runtime, "STREAM_FILE_AFTER", 3600.0)  # any turn is short
+    pid = new_process(ws)
+    llm.reply(LIMA, chunks=5)
+    assert run_turn(ws, pid).reply == LIMA
+    assert not runtime.stream_path(ws, pid).exists()
+
+
+def test_a_turn_that_runs_long_enough_streams_everything_into_a_new_file(
+        ws: Workspace, llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runtime, "STREAM_FILE_AFTER", 0.0)  # any turn is long enough
+    pid = new_process(ws)
+    resume = threading.Event()
+    llm.reply(LIMA, chunks=5, holds={3: resume})
+    turn = Background(pid)
+    path = runtime.stream_path(ws, pid)
+    assert wait_until(lambda: path.exists() and len(path.read_text(encoding="utf-8")) > 0)
+    assert LIMA.startswith(path.read_text(encoding="utf-8"))  # the first pieces, mid-turn
+    resume.set()
+    assert turn.join().reply == LIMA
+    assert path.read_text(encoding="utf-8") == LIMA
+
+
+def test_an_existing_stream_file_is_emptied_when_the_turn_starts(
+        ws: Workspace, llm: ScriptedLLMServer) -> None:
+    pid = new_process(ws)
+    path = runtime.stream_path(ws, pid)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("the last turn's answer", encoding="utf-8")
+    resume = threading.Event()
+    llm.reply(LIMA, chunks=5, holds={1: resume})  # held before any text
+    turn = Background(pid)
+    assert wait_until(lambda: path.read_text(encoding="utf-8") == "")
+    resume.set()
+    assert turn.join().reply == LIMA
+    assert path.read_text(encoding="utf-8") == LIMA  # a file that exists streams at once
+
+
+def test_a_short_turn_that_fails_leaves_its_output_for_followers(
+        ws: Workspace, llm: ScriptedLLMServer) -> None:
+    pid = new_process(ws)
+    llm.reply(LIMA, chunks=5, cut_after=3)  # the server dies mid-reply
+    report = run_turn(ws, pid)
+    assert report.settle == "FAILED"
+    kept = runtime.stream_path(ws, pid).read_text(encoding="utf-8")
+    assert kept and LIMA.startswith(kept)
+
+
+def test_a_status_line_makes_the_stream_file_at_once(ws: Workspace) -> None:
+    stream = runtime.StreamFile(ws, "0123456789abcdef", runtime.NullSink(), after=3600)
+    try:
+        stream.text("held ")
+        assert not stream.path.exists()
+        stream.status("phase 1 started")
+        assert stream.path.read_text(encoding="utf-8") == "held \n» phase 1 started\n"
+        stream.text("live")
+        assert stream.path.read_text(encoding="utf-8").endswith("started\nlive")
+    finally:
+        stream.close()

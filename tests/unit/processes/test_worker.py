@@ -53,6 +53,24 @@ def test_running_records_pid_stamps_heartbeat_then_idles(ws: Workspace) -> None:
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # handler restored
 
 
+def test_one_thread_stamps_every_running_turn_a_shorter_interval_at_once(
+        ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    slow, fast = make(ws, "slow"), make(ws, "fast")
+    monkeypatch.setenv("VANCE_HEARTBEAT_INTERVAL", "3600")
+    monkeypatch.setenv("VANCE_STALE_TIMEOUT", "86400")
+    slow_ws = Workspace(load_settings())  # its first beat is an hour away
+    try:
+        with running(slow_ws, slow, handle_sigterm=False), \
+                running(ws, fast, handle_sigterm=False) as run:
+            first = run.process().heartbeat_at
+            assert wait_until(lambda: load_process(ws, fast).heartbeat_at != first)
+            assert load_process(ws, slow).status is Status.RUNNING
+    finally:
+        slow_ws.close()
+    beating = [t for t in threading.enumerate() if t.name == "vance-heartbeat"]
+    assert len(beating) == 1
+
+
 def test_close_done_with_result_notifies_parent(ws: Workspace) -> None:
     parent = make(ws, "parent")
     child = make(ws, "child", parent)
