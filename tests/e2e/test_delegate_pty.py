@@ -11,7 +11,7 @@ from pathlib import Path
 import pexpect
 import pytest
 from llm_server import ScriptedLLMServer
-from terminal import ANSI, spawn_vance
+from terminal import ANSI, end, spawn_vance
 
 pytestmark = pytest.mark.e2e
 
@@ -35,8 +35,7 @@ def test_spinner_shows_on_the_terminal_while_the_llm_answers(
     gate.set()
     child.expect(_field("decision", "MATCH"))
     child.expect(_field("recipe", "translate"))
-    child.expect(pexpect.EOF)
-    child.close()
+    end(child)
     assert child.exitstatus == 0
 
 
@@ -48,8 +47,7 @@ def test_task_typed_on_stdin_ends_with_ctrl_d(vance_home: Path) -> None:
     child.expect(_field("decision", "MATCH"))
     child.expect(_field("recipe", "essay-pipeline"))
     child.expect(_field("process", r"none \(dry run: nothing started\)"))
-    child.expect(pexpect.EOF)
-    child.close()
+    end(child)
     assert child.exitstatus == 0
 
 
@@ -60,8 +58,7 @@ def test_ctrl_c_while_waiting_for_the_llm_exits_130(
                    llm_server.env(timeout=30))
     child.expect("Asking the selector")
     child.sendintr()
-    child.expect(pexpect.EOF)
-    child.close()
+    end(child)
     assert child.exitstatus == 130
     assert "Traceback" not in (child.before or "")
 
@@ -85,8 +82,7 @@ def test_batch_shows_a_progress_bar_on_the_terminal_and_keeps_stdout_clean(
     child.expect("Delegating")  # the bar, on stderr (the terminal)
     gate.set()
     child.expect(r"batch: 3 items; 4 selector calls")
-    child.expect(pexpect.EOF)
-    child.close()
+    end(child)
     assert child.exitstatus == 0
     lines = out.read_text().splitlines()
     assert len(lines) == 3 and all(line.startswith('{"decision": "MATCH"') for line in lines)
@@ -100,8 +96,7 @@ def test_batch_lines_on_a_terminal_stdout_show_no_bar(vance_home: Path, tmp_path
     seen = io.StringIO()
     child.logfile_read = seen
     child.expect(r"batch: 2 items; 1 selector call")
-    child.expect(pexpect.EOF)
-    child.close()
+    end(child)
     assert child.exitstatus == 0
     assert seen.getvalue().count('{"decision": "MATCH"') == 2
     assert "Delegating" not in seen.getvalue()

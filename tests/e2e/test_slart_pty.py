@@ -9,7 +9,7 @@ import pexpect
 import pytest
 from helpers import run_cli
 from llm_server import ScriptedLLMServer
-from terminal import ANSI, spawn_vance
+from terminal import ANSI, end, spawn_vance
 
 pytestmark = pytest.mark.e2e
 
@@ -33,8 +33,7 @@ def test_spinner_then_generated(llm_server: ScriptedLLMServer, vance_home: Path)
     gate.set()
     child.expect(f"fallback:{ANSI} GENERATED")
     child.expect(f"new recipe:{ANSI} _slart/")
-    child.expect(pexpect.EOF)
-    child.close()
+    end(child)
     assert child.exitstatus == 0
 
 
@@ -46,8 +45,7 @@ def test_ctrl_c_stops_slart_and_exits_130(llm_server: ScriptedLLMServer,
                    llm_server.env(timeout=30))
     child.expect("Slartibartfast is designing a new recipe")
     child.sendintr()
-    child.expect(pexpect.EOF)
-    child.close()
+    end(child)
     assert child.exitstatus == 130
     assert "Traceback" not in (child.before or "")
     listed = run_cli(["process", "list", "--json"])

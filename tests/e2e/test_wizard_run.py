@@ -12,7 +12,7 @@ from pathlib import Path
 import pexpect
 import pytest
 from helpers import CliResult, run_cli
-from terminal import TIMEOUT, Key, finish, spawn_vance
+from terminal import TIMEOUT, Key, end, finish, spawn_vance
 
 pytestmark = pytest.mark.e2e
 
@@ -111,8 +111,7 @@ def test_print_redirected_to_a_file_holds_only_the_prompt(tmp_path: Path) -> Non
     child.send(Key.ENTER)
     child.expect("Esc Enter")
     child.send(Key.ESC_ENTER)
-    child.expect(pexpect.EOF)
-    child.close()
+    end(child)
     assert child.exitstatus == 0
     text = out.read_text(encoding="utf-8")
     assert text.startswith('Write an essay with the essay recipe "plain"')
