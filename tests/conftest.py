@@ -14,7 +14,11 @@ from vance_cli.base.config import load_settings
 from vance_cli.workspace import Workspace
 
 _CLEARED_PREFIXES = ("VANCE_", "OPENAI_")
-_CLEARED = ("NO_COLOR", "FORCE_COLOR", "LC_ALL", "LC_MESSAGES", "VISUAL", "EDITOR")
+_CLEARED = ("NO_COLOR", "FORCE_COLOR", "LC_ALL", "LC_MESSAGES", "VISUAL", "EDITOR",
+            # the programs a test starts write .pyc files as any installation has them (as
+            # bench/startup.py and the MCP transport tests do): with PYTHONDONTWRITEBYTECODE
+            # each of the ~130 vance programs of a run compiled the package again
+            "PYTHONDONTWRITEBYTECODE")
 
 
 @pytest.fixture(autouse=True)

@@ -159,6 +159,10 @@ def completion_body(text: str | None, finish_reason: str | None = "stop",
     }).encode()
 
 
+POLL = 0.01
+"""Seconds between the server loop's looks for ``stop()``."""
+
+
 class ScriptedLLMServer:
     """An OpenAI-compatible server on 127.0.0.1 that answers from a queue (see module doc)."""
 
@@ -170,7 +174,9 @@ class ScriptedLLMServer:
         self._stopping = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
+        # serve_forever looks for stop() every poll interval: 10 ms, so a test's teardown
+        # waits about 5 ms for it, not 25 (hundreds of tests start a server)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(POLL,),
                                         daemon=True)
 
     # -- lifecycle -------------------------------------------------------------

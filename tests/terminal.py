@@ -3,7 +3,7 @@
 One place for what every interactive test needs: the keystrokes a terminal
 sends (``Key``), a pattern for Rich's style codes (``ANSI``), ``spawn_vance``
 (the real program in a pty, with Ctrl-C working even when the test run
-itself was started in the background) and ``finish``.
+itself was started in the background), ``end`` and ``finish``.
 """
 
 from __future__ import annotations
@@ -71,10 +71,22 @@ def spawn_vance(args: Sequence[str], *, env: Mapping[str, str] | None = None,
     return child
 
 
+def end(child: pexpect.spawn) -> int:
+    """Wait for the program to end (EOF, then its exit), close the terminal; return the status.
+
+    The exit is waited for, not guessed: ``close()`` alone pauses 0.1 s and then
+    signals a program that is still on its way out, which changes its status.
+    """
+    child.expect(pexpect.EOF)
+    child.wait()
+    child.ptyproc.delayafterclose = 0  # it has exited: nothing to give time to
+    child.close()
+    return child.exitstatus  # type: ignore[no-any-return]
+
+
 def finish(child: pexpect.spawn) -> tuple[int, str]:
     """Wait for the program to end; return its exit status and the terminal log ("" without)."""
-    child.expect(pexpect.EOF)
-    child.close()
+    end(child)
     logfile = child.logfile_read
     if logfile is None:
         return child.exitstatus, ""

@@ -120,9 +120,14 @@ def test_damaged_record_does_not_brick_commands(vance_home: Path) -> None:
     assert created.exit_code == 0, created.stderr
 
 
-def _popen(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "vance_cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+CLI_LOOP = Path(__file__).resolve().parent.parent / "workers" / "cli_loop.py"
+
+
+def _loop(commands: list[list[str]]) -> subprocess.Popen[str]:
+    """A separate process that runs ``vance`` once per command line, one after the other."""
+    return subprocess.Popen([sys.executable, str(CLI_LOOP), json.dumps(commands)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=os.environ.copy())
 
 
 def test_parallel_reloads_and_shows_never_see_a_partial_catalog(tmp_path: Path) -> None:
@@ -152,18 +157,23 @@ def test_parallel_reloads_and_shows_never_see_a_partial_catalog(tmp_path: Path) 
     thread = threading.Thread(target=reader)
     thread.start()
     procs = []
-    try:
-        for i in range(20):
-            procs.append(("reload", _popen("catalog", "reload", "--file", names[i % 2], "--json")))
-            procs.append(("show", _popen("catalog", "show", "--json")))
-        results = [(kind, p.wait(timeout=120), p.stdout.read(), p.stderr.read())  # type: ignore[union-attr]
-                   for kind, p in procs]
+    results = []
+    try:  # four processes side by side, two reloading and two showing, 10 commands each
+        for i in range(2):
+            procs.append(("reload", _loop([["catalog", "reload", "--file", names[(i + k) % 2],
+                                            "--json"] for k in range(10)])))
+            procs.append(("show", _loop([["catalog", "show", "--json"]] * 10)))
+        for kind, p in procs:
+            out, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err
+            results += [(kind, r["code"], r["stdout"], r["stderr"]) for r in json.loads(out)]
     finally:
         stop.set()
         thread.join()
         for _, p in procs:
             if p.poll() is None:
                 p.kill()
+    assert len(results) == 40
     for kind, code, out, err in results:
         assert code == 0, (kind, err)
         data = json.loads(out)

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -115,11 +113,6 @@ def test_catalog_show_json() -> None:
                                                      "zaphod", "slartibartfast"}
 
 
-def _vance(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "vance_cli", *args], capture_output=True,
-                          text=True, env=os.environ.copy(), timeout=60)
-
-
 def test_two_concurrent_creates_with_one_name() -> None:
     procs = [subprocess.Popen([sys.executable, "-m", "vance_cli", "process", "create",
                                "--recipe", "coding", "--name", "race", "--json"],
@@ -130,7 +123,7 @@ def test_two_concurrent_creates_with_one_name() -> None:
     assert codes == [0, 2], results
     loser = next(r for r in results if r[0] == 2)
     assert "already exists" in loser[2]
-    listed = json.loads(_vance("process", "list", "--json").stdout)
+    listed = run_cli(["process", "list", "--json"]).json()
     assert [p["name"] for p in listed] == ["race"]
 
 

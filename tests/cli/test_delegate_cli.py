@@ -192,9 +192,9 @@ def test_slow_reply_times_out_within_the_bound(llm_server: ScriptedLLMServer) ->
     llm_server.reply('{"decision": "MATCH", "recipe": "coding", "rationale": "late"}',
                      gate=threading.Event())  # never answered
     data = run_cli(["delegate", "--task", NEUTRAL, "--json"],
-                   env=llm_server.env(timeout=1, max_retries=0)).json()
+                   env=llm_server.env(timeout=0.5, max_retries=0)).json()
     assert (data["decision"], data["reason"]) == ("NONE", "timeout")
-    assert data["rationale"].startswith("LLM call failed: timed out after 1 s")
+    assert data["rationale"].startswith("LLM call failed: timed out after 0.5 s")
     assert len(llm_server.chat_requests) == 1
 
 
@@ -203,7 +203,7 @@ def test_slow_replies_with_retries_stay_bounded(llm_server: ScriptedLLMServer) -
     for _ in range(2):
         llm_server.reply("late", gate=never)
     data = run_cli(["delegate", "--task", NEUTRAL, "--json"],
-                   env=llm_server.env(timeout=1, max_retries=1)).json()
+                   env=llm_server.env(timeout=0.5, max_retries=1)).json()
     assert data["reason"] == "timeout" and len(llm_server.chat_requests) == 2
 
 

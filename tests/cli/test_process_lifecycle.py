@@ -40,11 +40,6 @@ class Lines:
         return self.queue.get(timeout=timeout)
 
 
-def vance(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "vance_cli", *args], capture_output=True,
-                          text=True, env=os.environ.copy(), timeout=timeout, check=False)
-
-
 def create(name: str, parent: str | None = None) -> str:
     args = ["process", "create", "--recipe", "coding", "--name", name, "--json"]
     if parent:
@@ -76,12 +71,14 @@ def start_worker() -> Iterator[object]:
 
 
 def show(process_id: str) -> dict[str, object]:
-    result = vance("process", "show", process_id, "--json")
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)  # type: ignore[no-any-return]
+    """``vance process show --json`` in-process: the worker is the separate program here."""
+    result = run_cli(["process", "show", process_id, "--json"])
+    assert result.exit_code == 0, result.stderr
+    return result.json()  # type: ignore[no-any-return]
 
 
-def test_sigkilled_worker_is_reported_stale_after_the_timeout(start_worker) -> None:  # type: ignore[no-untyped-def]
+def test_sigkilled_worker_is_reported_stale_at_once(start_worker) -> None:  # type: ignore[no-untyped-def]
+    """A gone pid is stale at the next read: no stale timeout to wait for."""
     parent = create("caller")
     child = create("slart-ish", parent)
     worker, _ = start_worker(child)
@@ -89,16 +86,17 @@ def test_sigkilled_worker_is_reported_stale_after_the_timeout(start_worker) -> N
     assert running["status"] == "RUNNING"
     worker.send_signal(signal.SIGKILL)
     worker.wait()
-    time.sleep(float(FAST["VANCE_STALE_TIMEOUT"]) + 0.3)
     shown = show(child)
     assert (shown["status"], shown["closeReason"]) == ("CLOSED", "STALE")
     assert f"worker process {worker.pid} is gone" in shown["outcome"]["reason"]  # type: ignore[index]
-    events = json.loads(vance("process", "events", "--for", parent, "--json").stdout)
+    events = run_cli(["process", "events", "--for", parent, "--json"]).json()
     assert [(e["source"], e["payload"]["closeReason"]) for e in events] == [(child, "STALE")]
 
 
-def test_a_frozen_worker_is_stale_by_heartbeat_age(start_worker) -> None:  # type: ignore[no-untyped-def]
+def test_a_frozen_worker_is_stale_by_heartbeat_age(start_worker,  # type: ignore[no-untyped-def]
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """SIGSTOP keeps the pid alive but stops the heartbeat: the age alone closes it."""
+    monkeypatch.setenv("VANCE_STALE_TIMEOUT", "0.5")  # frozen at once: nothing to give room
     pid = create("frozen")
     worker, lines = start_worker(pid)
     worker.send_signal(signal.SIGSTOP)
@@ -121,16 +119,16 @@ def test_stop_terminates_a_running_worker(start_worker,  # type: ignore[no-untyp
     monkeypatch.setenv("VANCE_STALE_TIMEOUT", "60")
     pid = create("long")
     worker, _ = start_worker(pid, "hold")  # only the signal can end it: exit 143
-    result = vance("process", "stop", pid, "--json")
-    assert result.returncode == 0, result.stderr
-    data = json.loads(result.stdout)
+    result = run_cli(["process", "stop", pid, "--json"])
+    assert result.exit_code == 0, result.stderr
+    data = result.json()
     assert data["stopped"] is True and data["signalledPid"] == worker.pid
     assert worker.wait(timeout=20) == 143
     shown = show(pid)
     assert shown["closeReason"] == "STOPPED"
     assert shown["outcome"] == {"reason": "stopped with 'vance process stop'"}
-    again = vance("process", "stop", pid)
-    assert again.returncode == 0 and "already CLOSED/STOPPED" in again.stderr
+    again = run_cli(["process", "stop", pid])
+    assert again.exit_code == 0 and "already CLOSED/STOPPED" in again.stderr
 
 
 @pytest.mark.parametrize(("mode", "code", "reason"), [("done", 0, "DONE"), ("fail", 1, "STALE")])
@@ -138,9 +136,9 @@ def test_wait_exit_codes_with_real_workers(start_worker, mode: str, code: int,  
                                            reason: str) -> None:
     pid = create(f"w-{mode}")
     start_worker(pid, mode, 0.5)
-    result = vance("process", "wait", pid, "--timeout", "30", "--json")
-    assert result.returncode == code, result.stderr
-    data = json.loads(result.stdout)
+    result = run_cli(["process", "wait", pid, "--timeout", "30", "--json"])
+    assert result.exit_code == code, result.stderr
+    data = result.json()
     assert data["timedOut"] is False and data["process"]["closeReason"] == reason
     if mode == "done":
         assert data["process"]["outcome"] == {"recipePath": "recipes/_slart/r1/tea.yaml"}
@@ -161,20 +159,6 @@ def test_wait_timeout_is_124_and_help_exists(start_worker) -> None:  # type: ign
         assert run_cli(["process", sub, "--help"]).exit_code == 0
 
 
-def test_wait_detects_a_worker_that_dies_while_waiting(start_worker) -> None:  # type: ignore[no-untyped-def]
-    pid = create("dies")
-    worker, _ = start_worker(pid)
-    waiter = subprocess.Popen([sys.executable, "-m", "vance_cli", "process", "wait", pid,
-                               "--timeout", "30", "--json"], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=os.environ.copy())
-    time.sleep(0.5)
-    worker.kill()
-    worker.wait()
-    out, err = waiter.communicate(timeout=30)
-    assert waiter.returncode == 1, err
-    assert json.loads(out)["process"]["closeReason"] == "STALE"
-
-
 def wait_until_db_open(pid: int, timeout: float = 30) -> None:
     """Block until process ``pid`` has the state database open (it is inside a command)."""
     deadline = time.monotonic() + timeout
@@ -187,6 +171,21 @@ def wait_until_db_open(pid: int, timeout: float = 30) -> None:
             return
         time.sleep(0.05)
     raise AssertionError("the command never opened the database")
+
+
+def test_wait_detects_a_worker_that_dies_while_waiting(start_worker) -> None:  # type: ignore[no-untyped-def]
+    pid = create("dies")
+    worker, _ = start_worker(pid)
+    waiter = subprocess.Popen([sys.executable, "-m", "vance_cli", "process", "wait", pid,
+                               "--timeout", "30", "--json"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    wait_until_db_open(waiter.pid)  # the waiter is inside its command,
+    time.sleep(0.2)  # and in its polling loop (as in the Ctrl-C test below)
+    worker.kill()
+    worker.wait()
+    out, err = waiter.communicate(timeout=30)
+    assert waiter.returncode == 1, err
+    assert json.loads(out)["process"]["closeReason"] == "STALE"
 
 
 def test_ctrl_c_on_wait_exits_130_without_traceback(start_worker) -> None:  # type: ignore[no-untyped-def]
@@ -235,8 +234,9 @@ def test_events_follow_prints_json_lines_until_ctrl_c() -> None:
             assert run_cli(["process", "stop", pid]).exit_code == 0
         seen = [json.loads(lines.next())["source"] for _ in later]
         assert seen == later
-        time.sleep(0.3)  # the follower acks after printing
-        assert run_cli(["process", "events", "--for", parent, "--json"]).json() == []
+        # the follower acks after printing: poll for the empty queue
+        assert wait_until(lambda: run_cli(["process", "events", "--for", parent,
+                                           "--json"]).json() == [])
     finally:
         follower.send_signal(signal.SIGINT)
         _, err = follower.communicate(timeout=20)

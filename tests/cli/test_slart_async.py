@@ -1,4 +1,10 @@
-"""``vance delegate --async-fallback``: real ``vance`` processes and a detached worker."""
+"""``vance delegate --async-fallback``: real ``vance`` processes and a detached worker.
+
+The detached worker is always a real process. ``vance`` itself runs as a
+separate program where its own process is the point (it returns while the
+worker goes on, it is killed, or it is the sync fallback's worker);
+commands that only read or wait run in-process through the real boundary.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import build_file_tree, wait_until
+from helpers import CliResult, build_file_tree, run_cli, wait_until
 from llm_server import ScriptedLLMServer
 
 from vance_cli.base.config import load_settings
@@ -57,10 +63,15 @@ def vance(env: dict[str, str], *args: str, timeout: float = 60
                           text=True, env=env, timeout=timeout, check=False)
 
 
-def vance_json(env: dict[str, str], *args: str) -> Any:
-    result = vance(env, *args, "--json")
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+def cli(env: dict[str, str], *args: str) -> CliResult:
+    """``vance ARGS`` in-process (through the real boundary), with ``env`` set."""
+    return run_cli(args, env=env)
+
+
+def cli_json(env: dict[str, str], *args: str) -> Any:
+    result = cli(env, *args, "--json")
+    assert result.exit_code == 0, result.stderr
+    return result.json()
 
 
 def hide_every_recipe(project_dir: Path) -> None:
@@ -86,7 +97,7 @@ def test_async_returns_at_once_and_notifies_the_caller(
     gate = threading.Event()  # Slart's reply waits until the CLI has returned
     llm_server.reply(RECIPE, gate=gate)
     # a caller whose engine does not act on events (ford): the event stays in its queue
-    me = vance_json(env, "process", "create", "--recipe", "coding", "--name", "me")["id"]
+    me = cli_json(env, "process", "create", "--recipe", "coding", "--name", "me")["id"]
     result = vance(env, "delegate", "--task", TASK, "--caller", me, "--async-fallback",
                    "--json")
     assert result.returncode == 0, result.stderr
@@ -97,22 +108,22 @@ def test_async_returns_at_once_and_notifies_the_caller(
         ("PENDING", None, None)
     slart = fallback["slartProcessId"]
     # the CLI has exited; the worker is still waiting for the slow reply
-    running = vance_json(env, "process", "show", slart)
+    running = cli_json(env, "process", "show", slart)
     assert (running["status"], running["parentProcessId"]) == ("RUNNING", me), worker_log(slart)
-    assert vance_json(env, "process", "events", "--for", me) == []
+    assert cli_json(env, "process", "events", "--for", me) == []
     gate.set()  # now the worker gets its reply
-    waited = vance(env, "process", "wait", slart, "--timeout", "30")
-    assert waited.returncode == 0, (waited.stdout, worker_log(slart))
-    [event] = vance_json(env, "process", "events", "--for", me)
+    waited = cli(env, "process", "wait", slart, "--timeout", "30")
+    assert waited.exit_code == 0, (waited.stdout, worker_log(slart))
+    [event] = cli_json(env, "process", "events", "--for", me)
     assert (event["kind"], event["source"], event["payload"]["closeReason"]) == \
         ("child_closed", slart, "DONE")
     generated = event["payload"]["outcome"]
     assert generated["recipeName"].endswith("/smart-home-control")
     assert (project_dir / generated["recipePath"]).is_file()
-    human = vance(env, "process", "events", "--for", me)
+    human = cli(env, "process", "events", "--for", me)
     assert generated["recipePath"] in human.stdout
     # async never spawns the generated recipe
-    recipes = {p["recipe"] for p in vance_json(env, "process", "list")}
+    recipes = {p["recipe"] for p in cli_json(env, "process", "list")}
     assert recipes == {"coding", "slartibartfast"}
     assert "ended DONE" in worker_log(slart)
 
@@ -122,12 +133,12 @@ def test_async_with_an_llm_selector_does_not_wait_for_slart(
     llm_server.reply(NONE)
     gate = threading.Event()
     llm_server.reply(RECIPE, gate=gate)  # answered only after the CLI returned
-    result = vance(env, "delegate", "--task", TASK, "--async-fallback", "--json")
-    data = json.loads(result.stdout)
+    result = cli(env, "delegate", "--task", TASK, "--async-fallback", "--json")
+    data = result.json()
     assert data["fallback"]["outcome"] == "PENDING"
     slart = data["fallback"]["slartProcessId"]
     gate.set()
-    assert vance(env, "process", "wait", slart, "--timeout", "30").returncode == 0
+    assert cli(env, "process", "wait", slart, "--timeout", "30").exit_code == 0
 
 
 def test_without_caller_the_session_root_gets_the_event(
@@ -137,20 +148,20 @@ def test_without_caller_the_session_root_gets_the_event(
     llm_server.reply("no recipe today")
     llm_server.reply("still none")
     llm_server.reply("none again")
-    first = json.loads(vance(env, "delegate", "--task", TASK, "--name", "lights",
-                             "--async-fallback", "--json").stdout)["fallback"]
-    assert vance(env, "process", "wait", first["slartProcessId"]).returncode == 0
-    second = json.loads(vance(env, "delegate", "--task", TASK, "--name", "lights",
-                              "--async-fallback", "--json").stdout)["fallback"]
+    first = cli(env, "delegate", "--task", TASK, "--name", "lights", "--async-fallback",
+                "--json").json()["fallback"]
+    assert cli(env, "process", "wait", first["slartProcessId"]).exit_code == 0
+    second = cli(env, "delegate", "--task", TASK, "--name", "lights", "--async-fallback",
+                 "--json").json()["fallback"]
     assert second["outcome"] == "PENDING", second
-    failed = vance(env, "process", "wait", second["slartProcessId"], "--timeout", "30")
-    assert failed.returncode == 1  # closed, not DONE
-    listed = {p["name"]: p for p in vance_json(env, "process", "list")}
+    failed = cli(env, "process", "wait", second["slartProcessId"], "--timeout", "30")
+    assert failed.exit_code == 1  # closed, not DONE
+    listed = {p["name"]: p for p in cli_json(env, "process", "list")}
     root = listed["_session-root"]
     assert root["recipe"] == "session-root"
     assert {listed["delegate-fallback-slart-lights"]["parentProcessId"],
             listed["delegate-fallback-slart-lights-2"]["parentProcessId"]} == {root["id"]}
-    events = vance_json(env, "process", "events", "--for", root["id"])
+    events = cli_json(env, "process", "events", "--for", root["id"])
     assert [e["payload"]["closeReason"] for e in events] == ["DONE", "STALE"]
     assert "no valid recipe after 3 tries" in events[1]["payload"]["outcome"]["reason"]
     assert "auditPath" in events[1]["payload"]["outcome"]
@@ -161,9 +172,9 @@ def test_sigkilled_worker_is_reported_stale(llm_server: ScriptedLLMServer,
     env = {**env, **FAST}  # heartbeat every 0.1 s, stale after 2 s
     hide_every_recipe(project_dir)
     llm_server.reply(RECIPE, delay=30)
-    me = vance_json(env, "process", "create", "--recipe", "coding", "--name", "me")["id"]
-    data = json.loads(vance(env, "delegate", "--task", TASK, "--caller", me,
-                            "--async-fallback", "--json").stdout)
+    me = cli_json(env, "process", "create", "--recipe", "coding", "--name", "me")["id"]
+    data = cli(env, "delegate", "--task", TASK, "--caller", me, "--async-fallback",
+               "--json").json()
     slart = data["fallback"]["slartProcessId"]
     ws = Workspace(load_settings())
     pid = load_process(ws, slart).worker_pid
@@ -174,11 +185,12 @@ def test_sigkilled_worker_is_reported_stale(llm_server: ScriptedLLMServer,
         time.sleep(0.05)  # mid-run: the worker has sent its request
     assert llm_server.chat_requests, worker_log(slart)
     os.kill(pid, signal.SIGKILL)
-    time.sleep(float(FAST["VANCE_STALE_TIMEOUT"]) + 0.3)
-    shown = vance_json(env, "process", "show", slart)
+    # a gone pid is stale at the next read (no timeout to wait for); SIGKILL takes a moment
+    assert wait_until(lambda: not is_pid_alive(pid))
+    shown = cli_json(env, "process", "show", slart)
     assert (shown["status"], shown["closeReason"]) == ("CLOSED", "STALE")
     assert f"worker process {pid} is gone" in shown["outcome"]["reason"]
-    [event] = vance_json(env, "process", "events", "--for", me)
+    [event] = cli_json(env, "process", "events", "--for", me)
     assert event["payload"]["closeReason"] == "STALE"
     audit = json.loads(Path(shown["params"]["auditFile"]).read_text(encoding="utf-8"))
     assert audit["state"] == "STALE" and f"worker process {pid} is gone" in audit["reason"]
@@ -206,7 +218,7 @@ def test_sigkilled_sync_delegate_leaves_a_final_audit(
     ws.close()
     path = Path(json.loads(params)["auditFile"])
     assert json.loads(path.read_text(encoding="utf-8"))["state"] == "RUNNING"  # died mid-run
-    shown = vance_json(env, "process", "show", slart_id)  # the dead worker is detected
+    shown = cli_json(env, "process", "show", slart_id)  # the dead worker is detected
     assert (shown["status"], shown["closeReason"]) == ("CLOSED", "STALE")
     audit = json.loads(path.read_text(encoding="utf-8"))
     assert audit["state"] == "STALE" and audit["reason"] == shown["outcome"]["reason"]
@@ -216,8 +228,7 @@ def test_stop_ends_the_background_worker(llm_server: ScriptedLLMServer,
                                          env: dict[str, str], project_dir: Path) -> None:
     hide_every_recipe(project_dir)
     llm_server.reply(RECIPE, delay=30)
-    data = json.loads(vance(env, "delegate", "--task", TASK, "--async-fallback",
-                            "--json").stdout)
+    data = cli(env, "delegate", "--task", TASK, "--async-fallback", "--json").json()
     slart = data["fallback"]["slartProcessId"]
     ws = Workspace(load_settings())
     pid = load_process(ws, slart).worker_pid
@@ -225,10 +236,10 @@ def test_stop_ends_the_background_worker(llm_server: ScriptedLLMServer,
     assert pid is not None
     # the start line: its SIGTERM handler is in place (a loaded machine may take a while)
     assert wait_until(lambda: f"worker {pid}: process" in worker_log(slart)), worker_log(slart)
-    stopped = vance_json(env, "process", "stop", slart)
+    stopped = cli_json(env, "process", "stop", slart)
     assert stopped["signalledPid"] == pid, (stopped, worker_log(slart))
     assert wait_until(lambda: not is_pid_alive(pid)), worker_log(slart)
-    shown = vance_json(env, "process", "show", slart)
+    shown = cli_json(env, "process", "show", slart)
     assert (shown["status"], shown["closeReason"]) == ("CLOSED", "STOPPED")
     assert "received SIGTERM" in worker_log(slart)
     audit_file = next((project_dir / "recipes" / "_slart").glob("*/audit.json"))
@@ -239,12 +250,12 @@ def test_async_cutoff_stops_the_worker(llm_server: ScriptedLLMServer, env: dict[
                                        project_dir: Path) -> None:
     hide_every_recipe(project_dir)
     llm_server.reply(RECIPE, delay=10)
-    data = json.loads(vance(env, "delegate", "--task", TASK, "--async-fallback",
-                            "--fallback-timeout", "1", "--json").stdout)
+    data = cli(env, "delegate", "--task", TASK, "--async-fallback", "--fallback-timeout", "1",
+               "--json").json()
     slart = data["fallback"]["slartProcessId"]
-    waited = vance(env, "process", "wait", slart, "--timeout", "20", "--json")
-    assert waited.returncode == 1
-    process = json.loads(waited.stdout)["process"]
+    waited = cli(env, "process", "wait", slart, "--timeout", "20", "--json")
+    assert waited.exit_code == 1
+    process = waited.json()["process"]
     assert (process["closeReason"], process["outcome"]["timedOut"]) == ("STOPPED", True)
 
 
@@ -260,18 +271,18 @@ def test_stop_of_a_sync_fallback_ends_that_cli(llm_server: ScriptedLLMServer,
         deadline = time.monotonic() + 20
         while not llm_server.chat_requests and time.monotonic() < deadline:
             time.sleep(0.05)
-        [slart] = [p for p in vance_json(env, "process", "list")
+        [slart] = [p for p in cli_json(env, "process", "list")
                    if p["recipe"] == "slartibartfast"]
-        stopped = vance_json(env, "process", "stop", slart["id"])
+        stopped = cli_json(env, "process", "stop", slart["id"])
         assert stopped["signalledPid"] == cli.pid
         assert cli.wait(timeout=10) == 143
     finally:
         if cli.poll() is None:
             cli.kill()
         cli.communicate()
-    shown = vance_json(env, "process", "show", slart["id"])
+    shown = cli_json(env, "process", "show", slart["id"])
     assert (shown["status"], shown["closeReason"]) == ("CLOSED", "STOPPED")
-    assert [p["recipe"] for p in vance_json(env, "process", "list")] == ["slartibartfast"]
+    assert [p["recipe"] for p in cli_json(env, "process", "list")] == ["slartibartfast"]
     audit_file = next((project_dir / "recipes" / "_slart").glob("*/audit.json"))
     assert json.loads(audit_file.read_text())["state"] == "STOPPED"
 
@@ -290,17 +301,17 @@ def test_worker_sees_the_same_tenant_project_session_and_folder(
                             capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     slart = json.loads(result.stdout)["fallback"]["slartProcessId"]
-    waited = vance(env, *scope, "process", "wait", slart, "--timeout", "30", "--json")
-    assert waited.returncode == 0, (waited.stdout, waited.stderr, worker_log(slart))
-    process = json.loads(waited.stdout)["process"]
+    waited = cli(env, *scope, "process", "wait", slart, "--timeout", "30", "--json")
+    assert waited.exit_code == 0, (waited.stdout, waited.stderr, worker_log(slart))
+    process = waited.json()["process"]
     assert process["session"] == "s7"
     assert Path(process["outcome"]["file"]).is_relative_to(work.parent / ".vance" / "recipes")
     assert not (vance_home / "data" / "tenants" / "acme" / "projects" / "rockets").exists()
-    [root] = [p for p in vance_json(env, *scope, "process", "list")
+    [root] = [p for p in cli_json(env, *scope, "process", "list")
               if p["name"] == "_session-root"]
-    [event] = vance_json(env, *scope, "process", "events", "--for", root["id"])
+    [event] = cli_json(env, *scope, "process", "events", "--for", root["id"])
     assert event["source"] == slart
-    assert vance_json(env, "process", "list") == []  # nothing in the default tenant/session
+    assert cli_json(env, "process", "list") == []  # nothing in the default tenant/session
 
 
 def test_a_worker_that_cannot_start_is_failed_with_a_plain_reason(
@@ -309,13 +320,13 @@ def test_a_worker_that_cannot_start_is_failed_with_a_plain_reason(
     logs = Workspace(load_settings()).settings.paths.logs_dir
     logs.parent.mkdir(parents=True, exist_ok=True)
     logs.write_text("a file where the log folder belongs")
-    result = vance(env, "delegate", "--task", TASK, "--async-fallback", "--json")
-    assert result.returncode == 0, result.stderr
-    data = json.loads(result.stdout)
+    result = cli(env, "delegate", "--task", TASK, "--async-fallback", "--json")
+    assert result.exit_code == 0, result.stderr
+    data = result.json()
     fallback = data["fallback"]
     assert fallback["outcome"] == "FAILED"
     assert fallback["rationale"].startswith(
         "Slartibartfast cannot start: the background worker could not be started: ")
-    slart = vance_json(env, "process", "show", fallback["slartProcessId"])
+    slart = cli_json(env, "process", "show", fallback["slartProcessId"])
     assert (slart["status"], slart["closeReason"]) == ("CLOSED", "STALE")
     assert llm_server.chat_requests == []  # no recipe was asked for

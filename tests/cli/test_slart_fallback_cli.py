@@ -82,7 +82,7 @@ def test_generated_recipes_are_hidden_but_listable_and_spawnable(
 def test_slow_slart_is_cut_off(llm_server: ScriptedLLMServer) -> None:
     llm_server.reply(NONE)
     llm_server.reply(recipe(), delay=6)
-    result = run_cli(["delegate", "--task", TASK, "--fallback-timeout", "2", "--json"],
+    result = run_cli(["delegate", "--task", TASK, "--fallback-timeout", "1", "--json"],
                      env=llm_server.env())
     assert result.exit_code == 0, result.stderr
     data = result.json()

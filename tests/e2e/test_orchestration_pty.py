@@ -10,7 +10,7 @@ from pathlib import Path
 import pexpect
 import pytest
 from llm_server import ScriptedLLMServer
-from terminal import spawn_vance
+from terminal import end, spawn_vance
 
 pytestmark = pytest.mark.e2e
 
@@ -34,8 +34,7 @@ def test_essay_phases_show_their_progress_and_the_final_text_streams(
     child.expect("phase 3/4 review: done")
     child.expect("FINAL-ESSAY-TEXT")
     child.expect("phase 4/4 final: done")
-    child.expect(pexpect.EOF)
-    child.close()
+    end(child)
     assert child.exitstatus == 0
 
 
@@ -54,8 +53,7 @@ def test_council_heads_report_as_they_answer(llm_server: ScriptedLLMServer,
     child.expect(r"head [ab]: answered \(round 1")
     child.expect("synthesis")
     child.expect("SYNTHESIS-TEXT")
-    child.expect(pexpect.EOF)
-    child.close()
+    end(child)
     assert child.exitstatus == 0
 
 

@@ -15,11 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pexpect
 import pytest
 from helpers import run_cli, wait_until
 from llm_server import ScriptedLLMServer, split_text
-from terminal import ANSI, Key, finish, spawn_vance
+from terminal import ANSI, Key, end, finish, spawn_vance
 
 pytestmark = pytest.mark.e2e
 
@@ -133,8 +132,7 @@ def test_ctrl_c_in_delegate_wait_mid_stream_exits_130_and_keeps_the_partial_repl
     assert wait_until(lambda: _held_at(llm_server, 2))
     child.expect(re.escape("".join(PIECES[:2])))
     child.sendintr()
-    child.expect(pexpect.EOF)
-    child.close()
+    end(child)
     assert child.exitstatus == 130
     assert "Traceback" not in (child.before or "")
     process = _only_process()

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
 import pexpect
 import pytest
-from helpers import build_file_tree
+from helpers import CliResult, build_file_tree, run_cli
 from llm_server import ScriptedLLMServer
 from terminal import ANSI, TIMEOUT, Key, finish, spawn_vance
 
@@ -30,9 +28,9 @@ def _spawn(tmp_path: Path, *args: str, env: Mapping[str, str] | None = None) -> 
     return child
 
 
-def _vance(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "vance_cli", *args], capture_output=True,
-                          text=True, timeout=TIMEOUT, check=False)
+def _vance(*args: str) -> CliResult:
+    """``vance ARGS`` in-process: what the shell left behind, read by another process."""
+    return run_cli(args)
 
 
 def _field(label: str, value: str) -> str:
@@ -203,7 +201,7 @@ def test_an_event_from_another_process_is_shown_at_the_next_prompt(tmp_path: Pat
     kid = json.loads(_vance("process", "create", "--recipe", "translate", "--name", "kid",
                             "--parent", boss, "--json").stdout)["id"]
     child = _spawn(tmp_path)
-    assert _vance("process", "stop", kid).returncode == 0  # another program closes the child
+    assert _vance("process", "stop", kid).exit_code == 0  # another program closes the child
     child.send(Key.ENTER)  # an empty line: just the next prompt
     child.expect(f"child_closed: kid \\({kid}\\) closed STOPPED — for {boss}")
     child.expect(PROMPT)

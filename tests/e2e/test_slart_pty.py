@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
+import threading
 from pathlib import Path
 
 import pexpect
 import pytest
+from helpers import run_cli
 from llm_server import ScriptedLLMServer
-from terminal import ANSI, spawn_vance
+from terminal import ANSI, end, spawn_vance
 
 pytestmark = pytest.mark.e2e
 
@@ -26,14 +25,15 @@ def _spawn(args: list[str], home: Path, extra: dict[str, str]) -> pexpect.spawn:
 
 def test_spinner_then_generated(llm_server: ScriptedLLMServer, vance_home: Path) -> None:
     llm_server.reply(NONE)
-    llm_server.reply(RECIPE, delay=1.5)
+    gate = threading.Event()  # the recipe comes only once the spinner was seen
+    llm_server.reply(RECIPE, gate=gate)
     child = _spawn(["delegate", "--task", "Turn off the lights", "--name", "lights"],
                    vance_home, llm_server.env())
     child.expect("Slartibartfast is designing a new recipe")
+    gate.set()
     child.expect(f"fallback:{ANSI} GENERATED")
     child.expect(f"new recipe:{ANSI} _slart/")
-    child.expect(pexpect.EOF)
-    child.close()
+    end(child)
     assert child.exitstatus == 0
 
 
@@ -45,14 +45,12 @@ def test_ctrl_c_stops_slart_and_exits_130(llm_server: ScriptedLLMServer,
                    llm_server.env(timeout=30))
     child.expect("Slartibartfast is designing a new recipe")
     child.sendintr()
-    child.expect(pexpect.EOF)
-    child.close()
+    end(child)
     assert child.exitstatus == 130
     assert "Traceback" not in (child.before or "")
-    listed = subprocess.run([sys.executable, "-m", "vance_cli", "process", "list", "--json"],
-                            capture_output=True, text=True,
-                            check=True)
-    [slart] = json.loads(listed.stdout)
+    listed = run_cli(["process", "list", "--json"])
+    assert listed.exit_code == 0, listed.stderr
+    [slart] = listed.json()
     assert (slart["recipe"], slart["status"], slart["closeReason"]) == \
         ("slartibartfast", "CLOSED", "STOPPED")
     assert slart["outcome"]["reason"] == "interrupted while Slartibartfast was working"

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -25,20 +26,30 @@ pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Build the wheel once and install it (no dependencies) into ``site/``."""
+def installed(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """Build the wheel once per test run and install it (no dependencies) into ``site/``.
+
+    Under xdist the two tests may run on two workers: they share the run's folder, and a
+    lock lets the first build while the other waits for it, instead of building twice.
+    """
     pytest.importorskip("hatchling", reason="the build backend is in the test extras")
-    root = tmp_path_factory.mktemp("wheel")
-    dist = root / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "--no-index", "-q", "-w", str(dist), str(REPO)],
-                   check=True, capture_output=True, text=True, timeout=240)
-    wheels = list(dist.glob("vance-*.whl"))
-    assert len(wheels) == 1, wheels
+    base = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        base = base.parent  # this run's folder, shared by its workers (not by other runs)
+    root = base / "wheel"
     site = root / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "-q",
-                    "--target", str(site), str(wheels[0])],
-                   check=True, capture_output=True, text=True, timeout=240)
+    with FileLock(str(base / "wheel.lock")):
+        if not (root / "installed").exists():
+            dist = root / "dist"
+            subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
+                            "--no-build-isolation", "--no-index", "-q", "-w", str(dist),
+                            str(REPO)], check=True, capture_output=True, text=True, timeout=240)
+            wheels = list(dist.glob("vance-*.whl"))
+            assert len(wheels) == 1, wheels
+            subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index",
+                            "-q", "--target", str(site), str(wheels[0])],
+                           check=True, capture_output=True, text=True, timeout=240)
+            (root / "installed").touch()
     return site
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 import pexpect
 import pytest
-from terminal import TIMEOUT, Key, finish, spawn_vance
+from helpers import CliResult, run_cli
+from terminal import TIMEOUT, Key, end, finish, spawn_vance
 
 pytestmark = pytest.mark.e2e
 
@@ -61,9 +61,9 @@ def _answer_gremium(child: pexpect.spawn) -> None:
     child.send(Key.ESC_ENTER)
 
 
-def _vance(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "vance_cli", *args], input=stdin,
-                          capture_output=True, text=True, timeout=TIMEOUT, check=False)
+def _vance(*args: str, stdin: str | None = None) -> CliResult:
+    """``vance ARGS`` in-process: reads what the program in the terminal left behind."""
+    return run_cli(args, input=stdin)
 
 
 @pytest.mark.parametrize("with_argument", [False, True], ids=["editor", "editor-with-arg"])
@@ -111,8 +111,7 @@ def test_print_redirected_to_a_file_holds_only_the_prompt(tmp_path: Path) -> Non
     child.send(Key.ENTER)
     child.expect("Esc Enter")
     child.send(Key.ESC_ENTER)
-    child.expect(pexpect.EOF)
-    child.close()
+    end(child)
     assert child.exitstatus == 0
     text = out.read_text(encoding="utf-8")
     assert text.startswith('Write an essay with the essay recipe "plain"')
@@ -146,7 +145,7 @@ def test_open_the_follow_up_link_starts_the_form_with_the_recipe_prefilled(
         tmp_path: Path) -> None:
     rendered = _vance("wizard", "render", "essay-recipe", "--set", "recipeName=slow & calm",
                       "--set", "style=personal", "--set", "length=900", "--json")
-    assert rendered.returncode == 0, rendered.stderr
+    assert rendered.exit_code == 0, rendered.stderr
     link = json.loads(rendered.stdout)["prompt"].splitlines()[-1]
     uri = link[link.index("](") + 2:-1]
     assert uri.startswith("vance:/wizards/essay-mit-recipe?kind=wizard&recipe=")

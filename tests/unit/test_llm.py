@@ -186,8 +186,8 @@ def test_auth_error_never_shows_the_key(llm_server: ScriptedLLMServer) -> None:
 def test_timeout_is_flagged_and_bounded(llm_server: ScriptedLLMServer) -> None:
     llm_server.reply("late", gate=threading.Event())  # never answered
     with pytest.raises(LLMError) as info:
-        complete(_config(llm_server, timeout=1.0), MESSAGES)
-    assert info.value.timeout and "timed out after 1 s" in str(info.value)
+        complete(_config(llm_server, timeout=0.5), MESSAGES)
+    assert info.value.timeout and "timed out after 0.5 s" in str(info.value)
     assert len(llm_server.chat_requests) == 1
 
 
@@ -195,8 +195,8 @@ def test_timeouts_are_retried_within_the_documented_bound(llm_server: ScriptedLL
     never = threading.Event()
     llm_server.reply("late", gate=never)
     llm_server.reply("late", gate=never)
-    with pytest.raises(LLMError, match="1 s per attempt, 2 attempts") as info:
-        complete(_config(llm_server, timeout=1.0, max_retries=1), MESSAGES)
+    with pytest.raises(LLMError, match=r"after 0\.5 s per attempt, 2 attempts") as info:
+        complete(_config(llm_server, timeout=0.5, max_retries=1), MESSAGES)
     assert info.value.timeout and len(llm_server.chat_requests) == 2  # retries, then gives up
 
 

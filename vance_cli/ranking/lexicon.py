@@ -274,9 +274,17 @@ def analysed(task: str) -> str:
     if len(task) <= ANALYSED_CHARS:
         return task
     head = task[:ANALYSED_CHARS]
-    if task[ANALYSED_CHARS].isalnum() or task[ANALYSED_CHARS] == "_":
-        head = re.sub(r"\w+\Z", "", head)
+    if _is_word_char(task[ANALYSED_CHARS]):
+        end = len(head)  # from the end, not re.sub(r"\w+\Z"): that is quadratic in a long word
+        while end and _is_word_char(head[end - 1]):
+            end -= 1
+        head = head[:end]
     return head
+
+
+def _is_word_char(char: str) -> bool:
+    r"""True for what ``\w`` matches in a str pattern: a letter, digit or ``_``."""
+    return char.isalnum() or char == "_"
 
 
 @lru_cache(maxsize=1)

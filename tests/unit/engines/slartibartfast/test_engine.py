@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -326,12 +325,15 @@ def test_a_name_taken_meanwhile_keeps_the_recipe_but_fails_the_start(
         server_env: ScriptedLLMServer) -> None:
     ws = _ws()
     server_env.reply(NONE)
-    server_env.reply(recipe(), delay=1)
+    gate = threading.Event()  # the recipe comes once the name is taken
+    server_env.reply(recipe(), gate=gate)
 
     def take_the_name() -> None:
-        while len(server_env.chat_requests) < 2:
-            time.sleep(0.02)
-        create_process(_ws(), ProcessSpec(recipe="coding", name="lights"))
+        try:
+            assert wait_until(lambda: len(server_env.chat_requests) >= 2)
+            create_process(_ws(), ProcessSpec(recipe="coding", name="lights"))
+        finally:
+            gate.set()
 
     taker = threading.Thread(target=take_the_name)
     taker.start()
