@@ -66,12 +66,6 @@ def _alive(pid: int) -> bool:
     return is_pid_alive(pid)
 
 
-def vance(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """``vance ARGS`` as a separate program (for commands that run next to a worker)."""
-    return subprocess.run([sys.executable, "-m", "vance_cli", *args], capture_output=True,
-                          text=True, env=os.environ.copy(), timeout=timeout, check=False)
-
-
 def show(process_id: str) -> dict[str, Any]:
     result = run_cli(["process", "show", process_id, "--json"])
     assert result.exit_code == 0, result.stderr
