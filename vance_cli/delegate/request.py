@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import secrets
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -136,4 +135,6 @@ def slugify(task: str, limit: int = SLUG_MAX) -> str:
 
 def default_name(task: str) -> str:
     """Return a process name for a task: its slug plus ``-`` and 6 random hex characters."""
+    import secrets  # stdlib, off the light paths: only a started process needs a name
+
     return f"{slugify(task)}-{secrets.token_hex(SUFFIX_BYTES)}"

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -180,6 +179,8 @@ class ProcessSpec:
 
 def new_process_id() -> str:
     """Return a new process id: 16 lower-case hex characters (64 random bits)."""
+    import secrets  # stdlib, off the light paths: only a started process needs an id
+
     return secrets.token_hex(8)
 
 
