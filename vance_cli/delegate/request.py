@@ -1,4 +1,4 @@
-"""A delegate request, and the default process names made from its task."""
+"""A delegate request, the formats of a batch's items, and default process names from a task."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -60,6 +61,17 @@ class DelegateRequest:
     def selector_task(self) -> str:
         """The text the selector decides on: ``decide_on``, else the whole task."""
         return self.task if self.decide_on is None else self.decide_on
+
+
+class ItemsFormat(StrEnum):
+    """How the items input of a batch is read (``delegate.batch_input``)."""
+
+    AUTO = "auto"
+    """JSON lines when the first non-blank line starts with ``{``, else plain lines."""
+    LINES = "lines"
+    """Each non-blank line, trimmed, is one item."""
+    JSONL = "jsonl"
+    """Each non-blank line is one JSON object."""
 
 
 MATERIAL_SEPARATOR = "\n\n"

@@ -17,9 +17,8 @@ from vance_cli.base.errors import EXIT_NO_MATCH, EXIT_OK, EXIT_RUNTIME
 from vance_cli.cli import context, output
 from vance_cli.cli.args import parse_assignments, piped_stdin, read_stdin
 from vance_cli.cli.commands.fallback import check_flags, fallback_pairs, make_runner
-from vance_cli.delegate.batch_input import ItemsFormat
 from vance_cli.delegate.flow import delegate
-from vance_cli.delegate.request import DelegateRequest, with_material
+from vance_cli.delegate.request import DelegateRequest, ItemsFormat, with_material
 
 if TYPE_CHECKING:
     from vance_cli.delegate.flow import DelegateResult
