@@ -1,7 +1,7 @@
 """The ``vance`` Typer app: global options, and one sub-app per command group."""
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: Typer reads the global options' annotations on
+# every run, and string ones cost an eval each (docs/decisions/0012-startup-path.md).
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
