@@ -224,7 +224,9 @@ def analysed(task: str) -> str:
 
 @lru_cache(maxsize=1)
 def _stemmers() -> tuple[Stemmer.Stemmer, Stemmer.Stemmer]:
-    return Stemmer.Stemmer("english"), Stemmer.Stemmer("german")
+    # no cache of their own (maxCacheSize 0): ``word_keys`` keeps the results, and filling
+    # PyStemmer's cache made each first stem of a word dearer than the stemming itself
+    return Stemmer.Stemmer("english", 0), Stemmer.Stemmer("german", 0)
 
 
 @lru_cache(maxsize=8192)
