@@ -13,9 +13,10 @@ from typer.core import TyperGroup
 
 from vance_cli import __version__
 from vance_cli.base.errors import Cancelled
+from vance_cli.base.records import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Entry:
     """One command of ``vance``: the module that defines it, and its line in ``vance --help``.
 

@@ -33,10 +33,10 @@ import functools
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import InputError, TaskTemplateError
+from vance_cli.base.records import frozen
 from vance_cli.base.text_input import decode_utf8, is_blank
 from vance_cli.delegate.request import ItemsFormat
 
@@ -55,7 +55,7 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _WORD = re.compile(r"\w")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Item:
     """One item of a batch.
 

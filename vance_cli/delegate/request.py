@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
+
+from vance_cli.base.records import frozen
 
 if TYPE_CHECKING:
     pass
@@ -28,7 +30,7 @@ SUFFIX_BYTES = 3
 """Random bytes of a default name's suffix (6 hex characters)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DelegateRequest:
     """What ``vance delegate`` was asked.
 

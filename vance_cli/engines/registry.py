@@ -18,8 +18,9 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from vance_cli.base.records import frozen
 
 if TYPE_CHECKING:
     from vance_cli.processes.model import Process
@@ -38,7 +39,7 @@ WholeRun = Callable[["Workspace", "Process", "TurnSink", bool], "Process"]
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Engine:
     """One engine as the process machinery sees it.
 

@@ -21,11 +21,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import InputError, InvalidTransition, ReservedProcessName
+from vance_cli.base.records import frozen
 from vance_cli.state.db import Row
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ RESERVED_PREFIX = "_"
 """Process names starting with this are vance's own (``_session-root``); callers cannot use them."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Process:
     """One process as docs/processes.md shows it.
 
@@ -148,7 +149,7 @@ class Process:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ProcessSpec:
     """What process_create needs (docs/processes.md).
 

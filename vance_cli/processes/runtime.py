@@ -36,7 +36,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 
@@ -48,6 +48,7 @@ from vance_cli.base.errors import (
     NoEngineCode,
     VanceError,
 )
+from vance_cli.base.records import frozen
 from vance_cli.base.wording import counted
 from vance_cli.llm import DEFAULT_MAX_TOKENS, Completion, LLMConfig, complete, safe_endpoint
 from vance_cli.processes.launcher import start_worker
@@ -77,7 +78,7 @@ PASSIVE_PARAM = "passive"
 """A process whose params set this is a mailbox (the session root): no turn ever runs."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Message:
     """One message of a process: an input, a reply, an event or a note.
 
@@ -202,7 +203,7 @@ def stream_path(ws: Workspace, process_id: str) -> Path:
     return ws.settings.paths.streams_dir / f"{process_id}.txt"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Budget:
     """What one turn of a process may spend (docs/processes.md "Budgets").
 
@@ -238,7 +239,7 @@ class Budget:
                    seconds=number("turnSeconds", settings.turn_timeout))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TurnOutcome:
     """What an engine's turn produced.
 
@@ -447,7 +448,7 @@ class TurnStopped(Exception):
     """The process was stopped or closed by someone else while its turn ran."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TurnReport:
     """What running a turn did.
 
@@ -759,7 +760,7 @@ How = Literal["foreground", "background", "waiting_for_llm", "nothing_to_do", "n
 """How ``start`` dealt with a process."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Started:
     """What ``start`` did with a process.
 

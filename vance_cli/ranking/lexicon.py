@@ -62,11 +62,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 from typing import NamedTuple
 
 import Stemmer
+
+from vance_cli.base.records import frozen
 
 ANALYSED_CHARS = 20_000
 """Most characters of a task the lexical analysis reads (≈ 3,000 words, some
@@ -174,7 +176,7 @@ CONTRASTS = frozenset({"but", "instead", "aber", "sondern", "stattdessen"})
 """Words that end a negated stretch ("not X but Y")."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Token:
     """One content word of a task.
 

@@ -50,10 +50,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import lru_cache
 
 from vance_cli.base.patterns import Lazy
+from vance_cli.base.records import frozen
 from vance_cli.ranking.material import request
 
 GIVEN_NUMBERS = 2
@@ -216,7 +216,7 @@ Rewrite = Callable[[str], tuple[str, int]]
 """A rule applied to one sentence: (the sentence as read, how many times it applied)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Reading:
     """A task as the ranking reads it.
 

@@ -8,12 +8,12 @@ streaming in first) and prints the result the same way.
 
 # No ``from __future__ import annotations``: Typer reads the command's annotations on every
 # run, and string ones cost an eval each (docs/decisions/0012-startup-path.md).
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from vance_cli.base.errors import EXIT_NO_MATCH, EXIT_OK, EXIT_RUNTIME
+from vance_cli.base.records import frozen
 from vance_cli.cli import context, output
 from vance_cli.cli.args import parse_assignments, piped_stdin, read_stdin
 from vance_cli.cli.commands.fallback import check_flags, fallback_pairs, make_runner
@@ -67,7 +67,7 @@ def print_result(result: DelegateResult, as_json: bool = False,
     output.fields(pairs)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Delegated:
     """What ``run_delegate`` did.
 
