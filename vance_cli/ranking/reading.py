@@ -485,12 +485,14 @@ def live_question(text: str) -> str | None:
     text = _DEADLINE.re.sub(" ", text)
     words = [w.casefold() for w in _WORD.findall(text)]
     question = sentences[0].rstrip().endswith("?")
-    now = not NOW_WORDS.isdisjoint(words) or _NOW_PHRASE.re.search(text) is not None
-    lately = (not LIVE_WORDS.isdisjoint(words) or _LIVE_PHRASE.re.search(text) is not None
-              or _RECENT_PHRASE.re.search(text) is not None)
-    if ((question or _ASKED.re.search(text) is not None) and lately
+    # each test only when the answer still depends on it: most tasks ask no question, and
+    # the phrase patterns are compiled on first use
+    if ((question or _ASKED.re.search(text) is not None)
+            and (not LIVE_WORDS.isdisjoint(words) or _LIVE_PHRASE.re.search(text) is not None
+                 or _RECENT_PHRASE.re.search(text) is not None)
             and _POSSESSIVE.re.search(text) is not None):
         return "own"
-    if question and words and words[0] in QUESTION_OPENERS and now:
+    if question and words and words[0] in QUESTION_OPENERS and (
+            not NOW_WORDS.isdisjoint(words) or _NOW_PHRASE.re.search(text) is not None):
         return "world"
     return None
