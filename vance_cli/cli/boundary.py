@@ -36,6 +36,7 @@ from typing import NoReturn
 import click
 import typer
 
+from vance_cli.base import logs
 from vance_cli.base.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -61,7 +62,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         argv: arguments without the program name; ``sys.argv[1:]`` when None.
     """
     args = list(sys.argv[1:] if argv is None else argv)
-    output.show_core_warnings()
+    logs.before_warnings("cli", output.show_core_warnings)  # the core's warnings: vance: warning:
     previous = install_sigterm()  # SIGTERM ends any command cleanly, with exit 143
     command = typer.main.get_command(app)
     words.set_language("en")  # until the settings say otherwise (context.settings)
