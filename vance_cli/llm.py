@@ -48,11 +48,12 @@ import functools
 import ipaddress
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from vance_cli.base.errors import LLMError, LLMNotConfigured
+from vance_cli.base.records import frozen
 from vance_cli.base.text_input import scrub_surrogates
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ MAX_ERROR_TEXT = 300
 """Longest server error text kept in a message, in characters."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LLMConfig:
     """Where and how to call the LLM.
 
@@ -129,7 +130,7 @@ class LLMConfig:
         return safe_endpoint(self.base_url)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Completion:
     """One chat completion.
 

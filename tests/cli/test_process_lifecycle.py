@@ -249,3 +249,23 @@ def test_wait_timeout_must_be_finite_and_not_negative(value: str) -> None:
     assert result.exit_code == 2
     assert result.json()["error"] == "usage_error"
     assert f"must be 0 or more seconds (a finite number), not {value}" in result.stderr
+
+
+def test_a_failing_close_hook_is_one_warning_line_of_the_command(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The core logs it (base.logs, logging imported then); the command line shows it."""
+    from types import SimpleNamespace
+
+    from vance_cli.engines.registry import Engine
+
+    def hook(_ws: object, _process: object) -> None:
+        raise RuntimeError("a broken hook")
+
+    monkeypatch.setitem(sys.modules, "vance_cli.engines.ford",
+                        SimpleNamespace(ENGINE=Engine("ford", on_close=hook)))
+    created = run_cli(["process", "create", "--recipe", "translate", "--name", "t", "--json"])
+    pid = created.json()["id"]
+    stopped = run_cli(["process", "stop", pid])
+    assert stopped.exit_code == 0
+    assert stopped.stderr.splitlines() == [f"vance: warning: the ford close hook failed for "
+                                           f"process {pid}: RuntimeError: a broken hook"]

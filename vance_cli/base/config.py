@@ -23,7 +23,7 @@ import math
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -32,6 +32,7 @@ from vance_cli.base import files, yamlio
 from vance_cli.base.errors import ConfigError
 from vance_cli.base.names import ID_MAX, check_id
 from vance_cli.base.paths import Paths
+from vance_cli.base.records import frozen
 from vance_cli.base.text_input import check_utf8
 from vance_cli.base.yaml_types import as_text
 
@@ -188,7 +189,7 @@ def _to_json_mode(value: Any) -> str:
     return text
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class KeySpec:
     """One setting: its dotted key, coercion, sources and help.
 
@@ -333,7 +334,7 @@ def _defaults(environ: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Settings:
     """Resolved settings; ``origin`` says where each key's value came from.
 

@@ -16,10 +16,8 @@ gone, and any older than ``STALE_SECONDS`` (``sweep_leftovers``).
 
 from __future__ import annotations
 
-import glob
 import os
 import stat
-import tempfile
 import time
 from pathlib import Path
 
@@ -71,6 +69,8 @@ def sweep_leftovers(path: Path) -> list[Path]:
     Returns:
         The files removed.
     """
+    import glob  # stdlib, off the light paths: only a write sweeps
+
     removed = []
     now = time.time()
     for name in glob.glob(glob.escape(f".{path.name}.") + "*.tmp", root_dir=path.parent,
@@ -98,6 +98,8 @@ def _alive(pid: int) -> bool:
 
 
 def _write_replace(path: Path, text: str, mode: int | None) -> None:
+    import tempfile  # stdlib, off the light paths: only a write needs it
+
     path.parent.mkdir(parents=True, exist_ok=True)
     sweep_leftovers(path)
     fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=".tmp", dir=path.parent)

@@ -19,10 +19,10 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from vance_cli.base.names import check_id
+from vance_cli.base.records import frozen
 
 APP_NAME = "vance"
 """Application name given to platformdirs."""
@@ -47,7 +47,7 @@ def bundled_dir(kind: str) -> Path:
     return _PACKAGE_DIR.parent / kind
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Paths:
     """The config, data and state folders, and every file named inside them.
 

@@ -30,8 +30,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from vance_cli.base.records import frozen
 
 SCAN_FACTOR = 4
 """All strict tries together read at most this many times the text (plus one window each)."""
@@ -88,7 +89,7 @@ class JsonObject(dict[str, Any]):
         self.clashes: frozenset[str] = frozenset(clashes)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Found:
     """One decoded top-level object: ``text[start:end]`` is its source."""
 

@@ -16,13 +16,13 @@ Invariants:
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from typing import Any
 
 from vance_cli.base.errors import InputError
+from vance_cli.base.patterns import Lazy
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = Lazy("[\ud800-\udfff]")
 
 BLANK_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
 """Unicode categories that show nothing: space, line and paragraph separators,
@@ -54,8 +54,11 @@ def first_invalid(text: str) -> tuple[int, str] | None:
     Args:
         text: a string decoded with ``surrogateescape`` (argv, environment).
     """
-    found = _SURROGATE.search(text)
-    return None if found is None else (found.start(), _bad_byte(found.group()))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # UTF-8 encodes every character but a lone surrogate
+        return exc.start, _bad_byte(text[exc.start])
+    return None
 
 
 def check_utf8(text: str, what: str, **details: Any) -> str:
@@ -106,4 +109,4 @@ def scrub_surrogates(text: str) -> str:
     For text that arrives already decoded — a server's JSON may escape
     ``"\\udcff"`` — and that no encoder would accept later (SQLite, stdout).
     """
-    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+    return _SURROGATE.re.sub("\ufffd", text) if _SURROGATE.re.search(text) else text

@@ -28,13 +28,14 @@ Rules (docs/catalog.md):
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.clock import utc_now
 from vance_cli.base.errors import CatalogError, DocumentError, InputError, require_path
 from vance_cli.base.files import atomic_write_text
+from vance_cli.base.records import frozen
 from vance_cli.catalog.model import (
     BUNDLED_SOURCE,
     Catalog,
@@ -60,7 +61,7 @@ LOCK_NAME = "active.lock"
 """Lock file beside the active-catalog record; it stays on disk (that is harmless)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class OrphanedRecipe:
     """A recipe whose engine a catalog does not have.
 
@@ -82,7 +83,7 @@ class OrphanedRecipe:
                 "path": str(self.path)}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CatalogCheck:
     """What validating a catalog file found.
 
@@ -117,7 +118,7 @@ class CatalogCheck:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ReloadResult:
     """Outcome of ``vance catalog reload``.
 
@@ -143,7 +144,7 @@ class ReloadResult:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CatalogStatus:
     """What ``vance catalog show`` reports.
 

@@ -25,13 +25,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base import files, yamlio
 from vance_cli.base.errors import CatalogError, DocumentError, UnknownEngine
 from vance_cli.base.paths import Paths, bundled_dir
+from vance_cli.base.records import frozen
 
 if TYPE_CHECKING:
     from vance_cli.documents.cache import DocumentCache
@@ -46,7 +47,7 @@ DIGEST_KEY = "recordDigest"
 """Key of the active-catalog record's integrity digest (SHA-256 of the rest, hex)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CatalogProblem:
     """One thing wrong with a catalog file.
 
@@ -76,7 +77,7 @@ class CatalogProblem:
                 "problem": self.problem}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Engine:
     """One engine as the catalog describes it.
 
@@ -98,7 +99,7 @@ class Engine:
                 "when_to_use": self.when_to_use, "not_for": self.not_for}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Catalog:
     """A validated engine catalog.
 
@@ -326,7 +327,7 @@ def _damaged(reason: str) -> CatalogError:
     return CatalogError(f"active catalog record is damaged: {reason}")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ActiveCatalog:
     """The active catalog and how it was found.
 

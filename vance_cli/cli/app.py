@@ -1,7 +1,7 @@
 """The ``vance`` Typer app: global options, and one sub-app per command group."""
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: Typer reads the global options' annotations on
+# every run, and string ones cost an eval each (docs/decisions/0012-startup-path.md).
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -13,9 +13,10 @@ from typer.core import TyperGroup
 
 from vance_cli import __version__
 from vance_cli.base.errors import Cancelled
+from vance_cli.base.records import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Entry:
     """One command of ``vance``: the module that defines it, and its line in ``vance --help``.
 

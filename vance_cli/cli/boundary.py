@@ -26,6 +26,7 @@ command would.
 from __future__ import annotations
 
 import errno
+import gc
 import os
 import sys
 import traceback
@@ -35,6 +36,7 @@ from typing import NoReturn
 import click
 import typer
 
+from vance_cli.base import logs
 from vance_cli.base.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -60,7 +62,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         argv: arguments without the program name; ``sys.argv[1:]`` when None.
     """
     args = list(sys.argv[1:] if argv is None else argv)
-    output.show_core_warnings()
+    logs.before_warnings("cli", output.show_core_warnings)  # the core's warnings: vance: warning:
     previous = install_sigterm()  # SIGTERM ends any command cleanly, with exit 143
     command = typer.main.get_command(app)
     words.set_language("en")  # until the settings say otherwise (context.settings)
@@ -270,4 +272,7 @@ def main() -> NoReturn:
         _quiet_broken_pipe()
         sys.stderr.write(f"vance: error: cannot write the output: {exc.strerror or exc}\n")
         code = EXIT_RUNTIME
+    # The process ends here: the collector need not walk what is left (the operating system
+    # takes the memory back), which spares a full collection at exit (docs/decisions/0012).
+    gc.freeze()
     sys.exit(code)

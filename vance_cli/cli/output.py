@@ -22,7 +22,6 @@ Rules (docs/exit-codes.md):
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 import sys
@@ -34,6 +33,8 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TextIO
 from vance_cli.cli.words import header
 
 if TYPE_CHECKING:
+    import logging
+
     from rich.console import Console
 
 
@@ -209,20 +210,33 @@ def warn(message: str) -> None:
     sys.stderr.flush()
 
 
-class WarningHandler(logging.Handler):
-    """Shows the core's logged warnings (``vance_cli.*`` loggers) as ``vance: warning:`` lines."""
+@cache
+def _warning_handler() -> type[logging.Handler]:
+    """The handler class of ``show_core_warnings`` (made when first needed, with ``logging``)."""
+    import logging  # stdlib, off the light paths: only a logged warning needs it
 
-    def emit(self, record: logging.LogRecord) -> None:
-        """Write one record as a warning line on stderr."""
-        warn(record.getMessage())
+    class WarningHandler(logging.Handler):
+        """Shows a logged warning of the core as a ``vance: warning:`` line."""
+
+        def emit(self, record: logging.LogRecord) -> None:
+            """Write one record as a warning line on stderr."""
+            warn(record.getMessage())
+
+    return WarningHandler
 
 
 def show_core_warnings() -> None:
-    """Route warnings the core logs to stderr, once per process (the core never prints)."""
+    """Route warnings the core logs to stderr, once per process (the core never prints).
+
+    The command line calls it before the core writes a warning (``base.logs``), and
+    ``vance mcp`` before it serves (its handlers log through ``logging`` themselves).
+    """
+    import logging  # stdlib, off the light paths: only a logged warning needs it
+
     logger = logging.getLogger("vance_cli")
-    if not any(isinstance(h, WarningHandler) for h in logger.handlers):
-        handler = WarningHandler(logging.WARNING)
-        logger.addHandler(handler)
+    handler = _warning_handler()
+    if not any(isinstance(h, handler) for h in logger.handlers):
+        logger.addHandler(handler(logging.WARNING))
         logger.propagate = False
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import (
@@ -41,6 +41,7 @@ from vance_cli.base.errors import (
     DuplicateProcessName,
     VanceError,
 )
+from vance_cli.base.records import frozen
 from vance_cli.base.wording import counted
 from vance_cli.delegate.batch_input import (
     NO_ITEMS,
@@ -74,7 +75,7 @@ TEMPLATE_RATIONALE = "decided once for the task template: "
 """Prefix of the rationale of items that took the template's MATCH."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class BatchRequest:
     """What ``vance delegate --task-template … --items …`` was asked.
 
@@ -101,7 +102,7 @@ class BatchRequest:
     log_task: bool = True
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ItemResult:
     """The outcome of one item: a delegate result, or the item's error.
 
@@ -145,7 +146,7 @@ class ItemResult:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class BatchSummary:
     """Counts of a batch, for the summary line on stderr.
 
@@ -315,7 +316,7 @@ class BatchRun:
         return name
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Templates:
     task: TaskTemplate
     title: TaskTemplate | None

@@ -33,12 +33,12 @@ import functools
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import InputError, TaskTemplateError
+from vance_cli.base.records import frozen
 from vance_cli.base.text_input import decode_utf8, is_blank
+from vance_cli.delegate.request import ItemsFormat
 
 if TYPE_CHECKING:
     from jinja2 import Template, Undefined
@@ -55,18 +55,7 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _WORD = re.compile(r"\w")
 
 
-class ItemsFormat(StrEnum):
-    """How the items input is read."""
-
-    AUTO = "auto"
-    """JSON lines when the first non-blank line starts with ``{``, else plain lines."""
-    LINES = "lines"
-    """Each non-blank line, trimmed, is one item."""
-    JSONL = "jsonl"
-    """Each non-blank line is one JSON object."""
-
-
-@dataclass(frozen=True, slots=True)
+@frozen
 class Item:
     """One item of a batch.
 

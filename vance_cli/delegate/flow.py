@@ -24,10 +24,11 @@ Flow of ``delegate()``:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vance_cli.base.errors import DuplicateProcessName, VanceError
+from vance_cli.base.records import frozen
 from vance_cli.delegate.request import DelegateRequest, default_name
 from vance_cli.processes.model import ProcessSpec, check_process_name
 from vance_cli.processes.records import create_process, load_process
@@ -62,7 +63,7 @@ FallbackRunner = Callable[["Workspace", DelegateRequest, "Decision"], FallbackOu
 """Runs the Slartibartfast fallback for a NONE that is ``fallback_eligible``."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DelegateResult:
     """The outcome of one delegation.
 

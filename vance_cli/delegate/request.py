@@ -1,13 +1,15 @@
-"""A delegate request, and the default process names made from its task."""
+"""A delegate request, the formats of a batch's items, and default process names from a task."""
 
 from __future__ import annotations
 
 import re
-import secrets
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
+
+from vance_cli.base.records import frozen
 
 if TYPE_CHECKING:
     pass
@@ -28,7 +30,7 @@ SUFFIX_BYTES = 3
 """Random bytes of a default name's suffix (6 hex characters)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DelegateRequest:
     """What ``vance delegate`` was asked.
 
@@ -61,6 +63,17 @@ class DelegateRequest:
     def selector_task(self) -> str:
         """The text the selector decides on: ``decide_on``, else the whole task."""
         return self.task if self.decide_on is None else self.decide_on
+
+
+class ItemsFormat(StrEnum):
+    """How the items input of a batch is read (``delegate.batch_input``)."""
+
+    AUTO = "auto"
+    """JSON lines when the first non-blank line starts with ``{``, else plain lines."""
+    LINES = "lines"
+    """Each non-blank line, trimmed, is one item."""
+    JSONL = "jsonl"
+    """Each non-blank line is one JSON object."""
 
 
 MATERIAL_SEPARATOR = "\n\n"
@@ -136,4 +149,6 @@ def slugify(task: str, limit: int = SLUG_MAX) -> str:
 
 def default_name(task: str) -> str:
     """Return a process name for a task: its slug plus ``-`` and 6 random hex characters."""
+    import secrets  # stdlib, off the light paths: only a started process needs a name
+
     return f"{slugify(task)}-{secrets.token_hex(SUFFIX_BYTES)}"

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +107,8 @@ class DocumentCache:
             return
         self._entries = {k: v for k, v in self._entries.items() if os.path.exists(k)}
         data = {"format": FORMAT, "version": __version__, "entries": self._entries}
+        import secrets  # stdlib, off the light paths: a warm run writes no cache
+
         tmp = self.path.with_name(f"{files.temp_prefix(self.path)}{secrets.token_hex(4)}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

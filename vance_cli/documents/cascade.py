@@ -27,7 +27,6 @@ import os
 import stat
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from typing import Any
 from vance_cli.base import files, yamlio
 from vance_cli.base.errors import DocumentError
 from vance_cli.base.names import SEGMENT, check_name
+from vance_cli.base.records import frozen
 
 
 class Layer(StrEnum):
@@ -61,7 +61,7 @@ EXTENSIONS: dict[Kind, str] = {Kind.RECIPES: ".yaml", Kind.WIZARDS: ".yaml", Kin
 """File extension per kind; it is not part of the document name."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DocumentRef:
     """A document found in a layer.
 
@@ -150,7 +150,7 @@ def load_yaml(ref: DocumentRef) -> Any:
     return yamlio.load_file(ref.path, ref.root)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DirectoryLayer:
     """One layer: a folder that holds ``recipes/``, ``wizards/`` and ``prompts/``.
 
@@ -219,7 +219,7 @@ def _first(pair: tuple[str, Path]) -> str:
     return pair[0]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Cascade:
     """Ordered layers for one document kind; first layer that has a name wins.
 

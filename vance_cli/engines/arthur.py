@@ -24,10 +24,10 @@ with a note to the model that earlier messages were cut.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from vance_cli.base import replies
+from vance_cli.base.records import frozen
 from vance_cli.delegate.flow import delegate
 from vance_cli.delegate.request import DelegateRequest
 from vance_cli.engines import chat
@@ -63,7 +63,7 @@ MAX_LISTED_RECIPES = 30
 """Recipes named in the system prompt (the selector sees them all when arthur delegates)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Action:
     """One action of arthur's reply.
 

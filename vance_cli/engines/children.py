@@ -27,10 +27,10 @@ from __future__ import annotations
 import secrets
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import CannotRun, DuplicateProcessName, VanceError
+from vance_cli.base.records import frozen
 from vance_cli.processes.lifecycle import close_process
 from vance_cli.processes.model import NAME_MAX, CloseReason, Process, ProcessSpec, Status
 from vance_cli.processes.records import create_process, load_process
@@ -63,7 +63,7 @@ MAX_ANCESTRY = 50
 """Parents read at most when a child's ancestry is checked."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ChildResult:
     """What one child's turn gave.
 

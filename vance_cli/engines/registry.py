@@ -16,10 +16,11 @@ of that engine needs it, so a command that runs no engine loads none
 from __future__ import annotations
 
 import importlib
-import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from vance_cli.base import logs
+from vance_cli.base.records import frozen
 
 if TYPE_CHECKING:
     from vance_cli.processes.model import Process
@@ -35,10 +36,8 @@ TurnStep = Callable[["Turn"], "TurnOutcome"]
 WholeRun = Callable[["Workspace", "Process", "TurnSink", bool], "Process"]
 """Runs a whole process by itself (``ws, process, sink, adopt``) and returns it closed."""
 
-log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True, slots=True)
+@frozen
 class Engine:
     """One engine as the process machinery sees it.
 
@@ -100,7 +99,7 @@ class EngineRegistry:
         """Run the close hook of each closed process's engine, if it has one.
 
         A failing hook never undoes the close: it is logged (a warning naming
-        the process and the error) and reported.
+        the process and the error, ``base.logs``) and reported.
 
         Args:
             ws: the workspace of whoever closed the processes.
@@ -119,6 +118,6 @@ class EngineRegistry:
             except Exception as exc:  # bookkeeping: the close stands, the failure is told
                 line = (f"the {engine.name} close hook failed for process {process.id}: "
                         f"{type(exc).__name__}: {exc}")
-                log.warning(line)
+                logs.warn(__name__, line)
                 failures.append(line)
         return failures

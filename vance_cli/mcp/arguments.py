@@ -20,18 +20,19 @@ import inspect
 import re
 import typing
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from vance_cli.base.errors import InputError
+from vance_cli.base.records import frozen
 
 _ATTRIBUTE = re.compile(r"^    (\w+): ?(.*)$")
 """One ``name: text`` entry of a Google-style ``Attributes:`` section (after ``getdoc``)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Part:
     """Fields of one dataclass that a tool takes as arguments.
 

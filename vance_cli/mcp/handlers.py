@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import InputError
+from vance_cli.base.records import frozen
 from vance_cli.delegate.flow import delegate
 from vance_cli.documents.cascade import Kind
 from vance_cli.engines.slartibartfast.fallback import Fallback
@@ -62,7 +63,7 @@ LLM_HINT = ("once an operator configures one ('vance config set llm.base_url URL
 """How a process that waits for an LLM gets going, for the calling model."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolOutput:
     """What a tool answers.
 

@@ -10,11 +10,13 @@ calling model reads (``mcp/arguments.py``), so they speak to that caller.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from vance_cli.base.records import frozen
 
-@dataclass(frozen=True, slots=True)
+
+@frozen
 class DelegateRun:
     """What ``process_create_delegate`` does after the decision (``vance delegate`` flags).
 
@@ -33,7 +35,7 @@ class DelegateRun:
     wait: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TurnRun:
     """Whether a tool that gives a process input waits for its turn (``--wait``).
 
@@ -46,7 +48,7 @@ class TurnRun:
     wait: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ProcessRef:
     """One process (``vance process show ID``).
 
@@ -57,7 +59,7 @@ class ProcessRef:
     process_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ResultQuery:
     """A process's latest answer (``vance process wait ID --timeout S``, then ``result``).
 
@@ -71,7 +73,7 @@ class ResultQuery:
     wait_seconds: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SteerMessage:
     """A follow-up message for a process (``vance process steer ID TEXT``).
 
@@ -85,7 +87,7 @@ class SteerMessage:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ProcessQuery:
     """Which processes to list (``vance process list`` flags).
 
@@ -98,7 +100,7 @@ class ProcessQuery:
     limit: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RecipeQuery:
     """Which recipes to list (``vance recipe list --all``).
 
@@ -110,7 +112,7 @@ class RecipeQuery:
     include_hidden: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class WizardQuery:
     """Which wizards to list (``vance wizard list --category``).
 
@@ -121,7 +123,7 @@ class WizardQuery:
     category: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class WizardRef:
     """One wizard (``vance wizard show NAME``).
 
@@ -132,7 +134,7 @@ class WizardRef:
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class WizardValues:
     """A wizard and its field values (``vance wizard render NAME --values FILE``).
 

@@ -29,9 +29,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from vance_cli.base.records import frozen
 from vance_cli.processes.records import load_process
 from vance_cli.state import events as store
 
@@ -43,7 +43,7 @@ FOLLOW_POLL = 0.5
 """Seconds between two looks at the queue in ``follow_events``."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Event:
     """One event in a process's pending queue.
 
@@ -83,7 +83,7 @@ class Event:
                 "consumedAt": self.consumed_at}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class EventQuery:
     """Which queue to read.
 

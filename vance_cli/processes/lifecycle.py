@@ -40,11 +40,11 @@ import os
 import signal
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.clock import parse_time
+from vance_cli.base.records import frozen
 from vance_cli.processes.model import CloseReason, Process, Status
 from vance_cli.processes.records import apply_transition, load_process
 from vance_cli.state import process_store as store
@@ -193,7 +193,7 @@ def reap_and_load(ws: Workspace, ident: str) -> Process:
     return load_process(ws, ident)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class WaitResult:
     """Outcome of ``vance process wait``.
 
@@ -255,7 +255,7 @@ def wait_process(ws: Workspace, ident: str, timeout: float | None = None,
     return WaitResult(process, False, time.monotonic() - start)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StopResult:
     """Outcome of ``vance process stop``.
 

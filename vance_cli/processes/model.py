@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import InputError, InvalidTransition, ReservedProcessName
+from vance_cli.base.records import frozen
 from vance_cli.state.db import Row
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ RESERVED_PREFIX = "_"
 """Process names starting with this are vance's own (``_session-root``); callers cannot use them."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Process:
     """One process as docs/processes.md shows it.
 
@@ -149,7 +149,7 @@ class Process:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ProcessSpec:
     """What process_create needs (docs/processes.md).
 
@@ -180,6 +180,8 @@ class ProcessSpec:
 
 def new_process_id() -> str:
     """Return a new process id: 16 lower-case hex characters (64 random bits)."""
+    import secrets  # stdlib, off the light paths: only a started process needs an id
+
     return secrets.token_hex(8)
 
 

@@ -38,7 +38,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -50,6 +50,7 @@ from vance_cli.base.errors import (
     NoEngineCode,
     VanceError,
 )
+from vance_cli.base.records import frozen
 from vance_cli.base.wording import counted
 from vance_cli.llm import DEFAULT_MAX_TOKENS, Completion, LLMConfig, complete, safe_endpoint
 from vance_cli.processes.launcher import start_worker
@@ -78,7 +79,7 @@ PASSIVE_PARAM = "passive"
 """A process whose params set this is a mailbox (the session root): no turn ever runs."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Message:
     """One message of a process: an input, a reply, an event or a note.
 
@@ -254,7 +255,7 @@ def stream_path(ws: Workspace, process_id: str) -> Path:
     return ws.settings.paths.streams_dir / f"{process_id}.txt"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Budget:
     """What one turn of a process may spend (docs/processes.md "Budgets").
 
@@ -290,7 +291,7 @@ class Budget:
                    seconds=number("turnSeconds", settings.turn_timeout))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TurnOutcome:
     """What an engine's turn produced.
 
@@ -525,7 +526,7 @@ class TurnStopped(Exception):
     """The process was stopped or closed by someone else while its turn ran."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TurnReport:
     """What running a turn did.
 
@@ -676,7 +677,7 @@ def _claimable(ws: Workspace, process: Process, adopt: bool, retry: bool) -> Pro
     return process
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Start:
     """What the claim of a turn stored and read: the turn's number, the process, its inputs."""
 
@@ -857,7 +858,7 @@ How = Literal["foreground", "background", "waiting_for_llm", "nothing_to_do", "n
 """How ``start`` dealt with a process."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Started:
     """What ``start`` did with a process.
 

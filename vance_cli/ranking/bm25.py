@@ -71,6 +71,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from vance_cli.base.records import frozen
 from vance_cli.ranking import lexicon, reading, spelling
 from vance_cli.ranking import terms as recipe_terms
 
@@ -138,7 +139,7 @@ KEYS_LIMIT = 200_000
 _keys_of: dict[Term, tuple[str, str]] = {}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Hit:
     """One ranked recipe and the evidence for it.
 
@@ -176,7 +177,7 @@ class _Evidence:
     named: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Query:
     """What of one task the index is searched for.
 

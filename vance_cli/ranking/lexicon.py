@@ -62,11 +62,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 from typing import NamedTuple
 
 import Stemmer
+
+from vance_cli.base.records import frozen
 
 ANALYSED_CHARS = 20_000
 """Most characters of a task the lexical analysis reads (≈ 3,000 words, some
@@ -231,7 +233,7 @@ CONTRASTS = frozenset({"but", "instead", "aber", "sondern", "stattdessen"})
 """Words that end a negated stretch ("not X but Y")."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Token:
     """One content word of a task.
 
@@ -289,7 +291,9 @@ def _is_word_char(char: str) -> bool:
 
 @lru_cache(maxsize=1)
 def _stemmers() -> tuple[Stemmer.Stemmer, Stemmer.Stemmer]:
-    return Stemmer.Stemmer("english"), Stemmer.Stemmer("german")
+    # no cache of their own (maxCacheSize 0): ``word_keys`` keeps the results, and filling
+    # PyStemmer's cache made each first stem of a word dearer than the stemming itself
+    return Stemmer.Stemmer("english", 0), Stemmer.Stemmer("german", 0)
 
 
 @lru_cache(maxsize=8192)

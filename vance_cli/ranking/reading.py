@@ -82,10 +82,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 
 from vance_cli.base.patterns import Lazy
+from vance_cli.base.records import frozen
 from vance_cli.ranking.lexicon import WRITING_VERBS, is_content
 from vance_cli.ranking.material import pasted_code, request
 
@@ -310,7 +310,7 @@ Rewrite = Callable[[str], tuple[str, int]]
 """A rule applied to one sentence: (the sentence as read, how many times it applied)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Reading:
     """A task as the ranking reads it.
 
@@ -677,16 +677,18 @@ def live_question(text: str) -> str | None:
     text = _DEADLINE.re.sub(" ", text)
     words = [w.casefold() for w in _WORD.findall(text)]
     question = sentences[0].rstrip().endswith("?")
-    now = not NOW_WORDS.isdisjoint(words) or _NOW_PHRASE.re.search(text) is not None
-    lately = (not LIVE_WORDS.isdisjoint(words) or _LIVE_PHRASE.re.search(text) is not None
-              or _RECENT_PHRASE.re.search(text) is not None)
+    # each test only when the answer still depends on it: most tasks ask no question, and
+    # the phrase patterns are compiled on first use
     own = _POSSESSIVE.re.search(text) is not None
-    if (question or _ASKED.re.search(text) is not None) and own and lately:
+    if ((question or _ASKED.re.search(text) is not None) and own
+            and (not LIVE_WORDS.isdisjoint(words) or _LIVE_PHRASE.re.search(text) is not None
+                 or _RECENT_PHRASE.re.search(text) is not None)):
         return "own"
     has = own or _I_HAVE.re.search(text) is not None
     if (question and has and len(words) <= FACT_WORDS and FUTURE_WORDS.isdisjoint(words)
             and _GENERAL.isdisjoint(words) and _OWN_STATE.re.match(text.strip()) is not None):
         return "own"
-    if question and words and words[0] in QUESTION_OPENERS and now:
+    if question and words and words[0] in QUESTION_OPENERS and (
+            not NOW_WORDS.isdisjoint(words) or _NOW_PHRASE.re.search(text) is not None):
         return "world"
     return None

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import DocumentError, UnknownRecipe
 from vance_cli.base.names import close_matches
+from vance_cli.base.records import frozen
 from vance_cli.documents.cascade import DocumentRef, Kind, Layer, load_yaml
 from vance_cli.ranking import terms as recipe_terms
 from vance_cli.recipes.references import missing_references
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 CACHE_KIND = "recipe"
 """Kind tag of recipe entries in the parsed-document cache."""
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Recipe:
     """A parsed recipe.
 
@@ -102,7 +103,7 @@ class Recipe:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DocumentProblem:
     """A document left out because it failed to load.
 
@@ -124,7 +125,7 @@ class DocumentProblem:
                 "reason": self.reason}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RecipeSet:
     """All recipes over the cascade, plus the files that failed to load.
 

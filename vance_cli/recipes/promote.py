@@ -16,7 +16,6 @@ Rules (docs/recipes.md "Promote"):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,6 +24,7 @@ from vance_cli.base.clock import utc_now
 from vance_cli.base.errors import DocumentError, InputError
 from vance_cli.base.files import atomic_write_text
 from vance_cli.base.names import check_name
+from vance_cli.base.records import frozen
 from vance_cli.documents.cascade import EXTENSIONS, Kind
 from vance_cli.recipes.loader import Recipe, find_recipe, parse_recipe
 
@@ -39,7 +39,7 @@ DOCUMENT_MODE = 0o644
 """Permissions of the written recipe: a document others in the project may read."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Promoted:
     """What ``promote`` wrote.
 

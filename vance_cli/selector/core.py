@@ -60,7 +60,9 @@ def trigger_match(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] 
     for recipe in inventory:
         for keyword in recipe.keywords:
             words = tuple(keyword.lower().split())
-            if words:
+            # each word stands in the text as it is, so a keyword with a word missing cannot
+            # occur: no pattern is compiled for it (most keywords, in most tasks)
+            if words and all(word in text for word in words):
                 hits += [(m.start(), recipe, " ".join(words))
                          for m in _whole_words(words).finditer(text)]
     if not hits:

@@ -12,11 +12,12 @@ Rules (docs/delegate.md):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import LLMError, VanceError
+from vance_cli.base.records import frozen
 
 if TYPE_CHECKING:
     from vance_cli.recipes.loader import Recipe
@@ -129,7 +130,7 @@ class SelectorFailure(Exception):
         self.rationale = rationale
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Trace:
     """What the decision log keeps about how a decision was made (never the API key).
 
@@ -154,7 +155,7 @@ class Trace:
     latency_ms: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Decision:
     """The selector's answer for one task.
 

@@ -34,11 +34,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from vance_cli.base import reply_scan
 from vance_cli.base.names import close_matches
+from vance_cli.base.records import frozen
 from vance_cli.base.reply_scan import JsonObject
 from vance_cli.selector.decision import MATCH, NONE, NoneReason, SelectorFailure
 
@@ -63,7 +63,7 @@ _BARE_NONE = re.compile(r"[\s\"'`*.]*none[\s\"'`*.]*", re.IGNORECASE)
 strip_thinking = reply_scan.strip_thinking
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Reply:
     """A parsed selector reply.
 

@@ -16,10 +16,10 @@ Invariants:
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.clock import utc_now
+from vance_cli.base.records import frozen
 from vance_cli.state.db import Database, Row
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def task_hash(task: str) -> str:
     return hashlib.sha256(task.encode("utf-8")).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LogEntry:
     """One decision-log row.
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from vance_cli.base.errors import InvalidDocumentName, InvalidWizardLink, RenderError
 from vance_cli.base.names import check_name
+from vance_cli.base.records import frozen
 from vance_cli.base.sandbox import (
     compile_condition,
     compile_template,
@@ -51,7 +51,7 @@ INSTRUCTIONS: Mapping[str, str] = {
 }
 """The instruction line above the follow-up links, per language (``de``, else ``en``)."""
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CompiledFollowUp:
     """A follow-up with its templates compiled at load.
 
@@ -68,7 +68,7 @@ class CompiledFollowUp:
     condition: Template | None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FollowUpLink:
     """A follow-up as shown: its label and link.
 
@@ -87,7 +87,7 @@ class FollowUpLink:
         return {"wizard": self.wizard, "label": self.label, "uri": self.uri}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class WizardLink:
     """A parsed wizard link.
 

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from vance_cli.base import yamlio
 from vance_cli.base.errors import Cancelled, FormInvalid, InputError
+from vance_cli.base.records import frozen
 from vance_cli.base.yaml_types import as_text
 from vance_cli.wizards.model import FieldType, WizardField
 from vance_cli.wizards.validate import (
@@ -38,7 +39,7 @@ from vance_cli.wizards.validate import (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Prefill:
     """Values given before asking.
 
@@ -122,7 +123,7 @@ def require_complete(fields: Sequence[WizardField], values: Mapping[str, Any],
     raise FormInvalid([e.to_json() for e in result.errors], message=message)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Question:
     """One field to ask.
 
@@ -157,7 +158,7 @@ class Question:
         return message_for(self.field, errors[0].error, self.lang) if errors else None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RepeatQuestion:
     """The "another entry?" question of a repeat field.
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from vance_cli.base.records import frozen
 from vance_cli.base.yaml_types import as_text
 from vance_cli.wizards.loader import LoadedWizard
 from vance_cli.wizards.model import CHOICE_TYPES, TEXT_TYPES, FieldType, WizardField
@@ -62,7 +62,7 @@ def is_available(patterns: Sequence[str], project_id: str) -> bool:
     return any(glob_matches(p, project_id) for p in positive)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class WizardGroup:
     """One category of the listing.
 

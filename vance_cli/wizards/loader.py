@@ -17,7 +17,6 @@ Rules (docs/wizards.md "Loading"; docs/documents.md "The cascade"):
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +26,7 @@ from pydantic import ValidationError
 from vance_cli.base import schema, yamlio
 from vance_cli.base.errors import DocumentError, PathNotFound, UnknownWizard, WizardBroken
 from vance_cli.base.names import check_name, close_matches
+from vance_cli.base.records import frozen
 from vance_cli.base.sandbox import TemplateRejected, compile_template, parse_template
 from vance_cli.documents.cache import pack_yaml, unpack_yaml
 from vance_cli.documents.cascade import Cascade, Layer, load_yaml
@@ -56,7 +56,7 @@ class _Compiled:
         self.value = value
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LoadedWizard:
     """A wizard that loaded: its schema, origin and compiled templates.
 
@@ -105,7 +105,7 @@ class LoadedWizard:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LoadOutcome:
     """One wizard file's load result.
 
@@ -134,7 +134,7 @@ class LoadOutcome:
                 "path": str(self.path), "ok": self.ok, "reason": self.reason}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class WizardLoadReport:
     """Every wizard file looked at, OK or with its reason.
 

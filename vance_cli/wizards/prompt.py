@@ -12,10 +12,10 @@ Rules (docs/wizards.md "Validation", "Render", "Follow-ups"):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import RenderError
+from vance_cli.base.records import frozen
 from vance_cli.base.sandbox import MAX_OUTPUT_CHARS, render
 from vance_cli.wizards.followups import FollowUpLink, append_followups, resolve_followups
 from vance_cli.wizards.validate import require_valid
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from vance_cli.workspace import Workspace
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RenderContext:
     """The built-in template variables.
 
@@ -46,7 +46,7 @@ class RenderContext:
         return cls(settings.lang, settings.user, workspace.availability_id)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RenderedPrompt:
     """A finished prompt.
 

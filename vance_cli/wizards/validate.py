@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from vance_cli.base.errors import FormInvalid
+from vance_cli.base.records import frozen
 from vance_cli.base.yaml_types import YamlFloat, YamlInt
 from vance_cli.wizards.model import TEXT_TYPES, FieldType, WizardField
 
@@ -96,7 +96,7 @@ MESSAGES: Mapping[str, Mapping[ErrorCode, str]] = {
 """Human text per error code, for inline display (German for ``de``, else English)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FieldError:
     """One validation error.
 
@@ -113,7 +113,7 @@ class FieldError:
         return {"field": self.field, "error": self.error.value}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FormResult:
     """The outcome of validating a form.
 

@@ -20,8 +20,9 @@ from vance_cli.delegate.batch import BatchRequest, start_batch
 from vance_cli.delegate.batch_input import decode_items, parse_items
 
 if TYPE_CHECKING:
-    from vance_cli.delegate.batch_input import Item, ItemsFormat
+    from vance_cli.delegate.batch_input import Item
     from vance_cli.delegate.flow import FallbackRunner
+    from vance_cli.delegate.request import ItemsFormat
     from vance_cli.workspace import Workspace
 
 PROGRESS_TEXT = "Delegating"

@@ -6,25 +6,24 @@ run (``cli.run``: in the background, or here with ``--wait``, the answer
 streaming in first) and prints the result the same way.
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass
+# No ``from __future__ import annotations``: Typer reads the command's annotations on every
+# run, and string ones cost an eval each (docs/decisions/0012-startup-path.md).
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from vance_cli.base.errors import EXIT_NO_MATCH, EXIT_OK, EXIT_RUNTIME
+from vance_cli.base.records import frozen
 from vance_cli.cli import context, output
 from vance_cli.cli.args import parse_assignments, piped_stdin, read_stdin
 from vance_cli.cli.commands.fallback import check_flags, fallback_pairs, make_runner
-from vance_cli.delegate.batch_input import ItemsFormat
-from vance_cli.delegate.flow import delegate
-from vance_cli.delegate.request import DelegateRequest, with_material
+from vance_cli.delegate.flow import DelegateResult, delegate
+from vance_cli.delegate.request import DelegateRequest, ItemsFormat, with_material
+from vance_cli.workspace import Workspace
 
 if TYPE_CHECKING:
-    from vance_cli.delegate.flow import DelegateResult
     from vance_cli.processes.runtime import Started
-    from vance_cli.workspace import Workspace
+
 
 def read_task(value: str) -> str:
     """Return the task: ``value`` itself, or stdin when it is ``-`` (white space trimmed)."""
@@ -35,7 +34,7 @@ def read_task(value: str) -> str:
 
 
 def print_result(result: DelegateResult, as_json: bool = False,
-                 started: Started | None = None) -> None:
+                 started: "Started | None" = None) -> None:
     """Print a delegate result: its JSON document (docs/delegate.md), or fields for people.
 
     Args:
@@ -68,7 +67,7 @@ def print_result(result: DelegateResult, as_json: bool = False,
     output.fields(pairs)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Delegated:
     """What ``run_delegate`` did.
 
@@ -78,7 +77,7 @@ class Delegated:
     """
 
     result: DelegateResult
-    started: Started | None
+    started: "Started | None"
 
     @property
     def exit_code(self) -> int:

@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from vance_cli.base.errors import MissingDependency
-from vance_cli.cli import context
+from vance_cli.cli import context, output
 from vance_cli.cli.boundary import debug_from_env
 
 app = typer.Typer(add_completion=False)
@@ -54,6 +54,7 @@ def command(
             raise
         raise MissingDependency(f"vance mcp needs the MCP SDK ({exc.name} is not installed):"
                                 " pip install 'vance[mcp]'", package="mcp") from None
+    output.show_core_warnings()  # the handlers' warnings (recipes left out): vance: warning:
     options = ctx.find_root().obj
     debug = bool(options and options.debug) or debug_from_env()
     serve(context.settings(ctx), port=(DEFAULT_PORT if port is None else port) if http else None,

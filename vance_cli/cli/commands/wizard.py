@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from vance_cli.base.errors import Cancelled, DocumentError, InputError, require_path
+from vance_cli.base.records import frozen
 from vance_cli.base.text_input import decode_utf8
 from vance_cli.base.wording import counted
 from vance_cli.cli import context, output
@@ -203,7 +203,7 @@ def open_(
     _run_flow(ctx, wizard, _prefill(wizard, values, set_, linked), flow)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Flow:
     """How ``run``/``open`` proceed: the flags that shape asking and submitting."""
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from vance_cli.base.errors import InputError
 from vance_cli.base.names import close_matches
+from vance_cli.base.records import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SlashCommand:
     """One slash command of the shell.
 
@@ -124,7 +124,7 @@ def unknown_command(name: str) -> InputError:
                       close=[f"/{c}" for c in close])
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ParsedLine:
     """One input line, classified.
 
@@ -176,7 +176,7 @@ def split_arguments(text: str) -> list[str]:
         raise InputError(f"cannot split the arguments: {exc}") from None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class WizardArgs:
     """What ``/wizard`` was given.
 
@@ -232,7 +232,7 @@ def parse_wizard_args(words: Sequence[str]) -> WizardArgs:
     return WizardArgs(name, tuple(sets), dry_run, values)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DelegateArgs:
     """``/delegate``'s flags and task.
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -39,6 +38,7 @@ from vance_cli.base.errors import (
     VanceError,
 )
 from vance_cli.base.names import close_matches
+from vance_cli.base.records import frozen
 from vance_cli.cli import context, output, words
 from vance_cli.cli.args import parse_assignments
 from vance_cli.cli.ask import TerminalAsker
@@ -76,7 +76,7 @@ if TYPE_CHECKING:
     from vance_cli.workspace import Workspace
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LineResult:
     """What running one line did.
 

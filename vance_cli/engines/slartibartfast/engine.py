@@ -35,11 +35,12 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from vance_cli.base import files, yamlio
 from vance_cli.base.errors import LLMError, LLMNotConfigured, VanceError
+from vance_cli.base.records import frozen
 from vance_cli.base.reply_scan import strip_thinking
 from vance_cli.documents.cascade import Kind
 from vance_cli.engines.slartibartfast import audit as audit_mod
@@ -89,7 +90,7 @@ class SlartFailure(Exception):
         self.reason = reason
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Plan:
     """What one run works on, read from the Slart process.
 

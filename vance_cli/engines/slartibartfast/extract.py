@@ -31,11 +31,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from vance_cli.base import reply_scan, yamlio
 from vance_cli.base.errors import DocumentError
+from vance_cli.base.records import frozen
 
 MAX_REPLY_CHARS = 200_000
 """Longest reply examined, in characters (replies are capped by tokens anyway)."""
@@ -62,7 +62,7 @@ lines and make the search quadratic)."""
 _KEY_LINE = re.compile(r"""^["']?(name|title|engine|description)["']?[ \t]*:""", re.MULTILINE)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Extracted:
     """What was found in a reply.
 

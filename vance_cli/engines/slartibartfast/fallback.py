@@ -28,11 +28,12 @@ Rules (docs/delegate.md):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from vance_cli.base.config import FALLBACK_TIMEOUT_MAX, check_seconds
 from vance_cli.base.errors import DuplicateProcessName, InputError, VanceError
+from vance_cli.base.records import frozen
 from vance_cli.delegate.request import default_name
 from vance_cli.engines.slartibartfast.engine import NO_LLM_REASON
 from vance_cli.engines.slartibartfast.launch import start_background
@@ -57,7 +58,7 @@ MAX_TIMEOUT = FALLBACK_TIMEOUT_MAX
 for the flag and the setting)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Fallback:
     """The fallback runner ``delegate()`` calls (``FallbackRunner``).
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vance_cli.base.records import frozen
 from vance_cli.engines.slartibartfast.audit import AUDIT_FILE, Audit, layer_path
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ class Outcome(StrEnum):
     """Async: Slartibartfast runs on in a background worker."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FallbackResult:
     """The ``fallback`` object of the delegate output, plus what people are shown.
 

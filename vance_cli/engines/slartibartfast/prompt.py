@@ -24,10 +24,10 @@ Rules (docs/delegate.md; the selector prompt's rules apply the same way):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import DocumentError
+from vance_cli.base.records import frozen
 from vance_cli.documents.cascade import Kind, read_text
 from vance_cli.selector.prompt import (
     MAX_PROMPT_CHARS,
@@ -69,7 +69,7 @@ def split_repair(source: str) -> tuple[str, str]:
                         path=f"prompts/{PROMPT_NAME}.md")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SlartPrompt:
     """The three template parts and the values every part sees.
 

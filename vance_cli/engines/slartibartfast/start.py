@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import DuplicateProcessName
+from vance_cli.base.records import frozen
 from vance_cli.delegate.flow import caller_model
 from vance_cli.delegate.request import default_name
 from vance_cli.engines.slartibartfast.audit import AUDIT_FILE, Audit, run_folder
@@ -51,7 +51,7 @@ NUMBERED_VARIANTS = 8
 """Numbered name variants (``-2`` … ``-9``) tried before random suffixes."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Started:
     """A Slart process ready to run: its plan, the shared control, the target name."""
 

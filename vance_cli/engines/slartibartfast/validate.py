@@ -26,10 +26,10 @@ it is taken out, and the rest is stored in a fixed key order.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from vance_cli.base.names import is_valid_name
+from vance_cli.base.records import frozen
 from vance_cli.recipes.references import recipe_references
 
 SLART_ENGINE = "slartibartfast"
@@ -45,7 +45,7 @@ KEY_ORDER = ("title", "engine", "description", "prompt", "params", "tags", "trig
 _NAME_TRIM = " \t\r\n\"'`"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Checked:
     """The result of checking one candidate.
 
