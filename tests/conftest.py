@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 from helpers import CliResult, build_file_tree, run_cli  # noqa: F401 - re-exported for tests
 from llm_server import ScriptedLLMServer
 
+from vance_cli.base import logs
 from vance_cli.base.config import load_settings
 from vance_cli.workspace import Workspace
 
@@ -36,6 +38,23 @@ def vance_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     work.mkdir()
     monkeypatch.chdir(work)
     return home
+
+
+@pytest.fixture(autouse=True)
+def core_warnings() -> Iterator[None]:
+    """Each test starts with the core's warnings as a program that set nothing up has them.
+
+    An in-process ``vance`` run registers the command line's warning setup, which gives the
+    ``vance_cli`` logger its stderr handler and stops propagation; without this reset a later
+    test in the same worker would find its warnings gone from ``caplog``.
+    """
+    logger = logging.getLogger("vance_cli")
+    setups, handlers, propagate = dict(logs._setups), list(logger.handlers), logger.propagate
+    yield
+    logs._setups.clear()
+    logs._setups.update(setups)
+    logger.handlers[:] = handlers
+    logger.propagate = propagate
 
 
 @pytest.fixture()
