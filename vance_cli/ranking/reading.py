@@ -281,6 +281,9 @@ _DECISION = Lazy(
     r"|\b(?:i\s+am|i['\u2019]m|we\s+are|we['\u2019]re)\s+considering\b"
     r"|\b(?:überlege|überlegen)\s*,?\s*ob\b",
     re.IGNORECASE)
+_DECISION_WORDS = ("should", "shall", "soll", "worth", "lohn", "between", "decide", "entscheid",
+                   "would", "würd", "considering", "überleg")
+"""One of these is in every text ``_DECISION`` matches: most tasks need not compile it."""
 _SOON = frozenset("today tonight tomorrow heute morgen".split())
 _OWN = Lazy(r"\b(?:my|mine|mein\w*)\b", re.IGNORECASE)
 _LIST_PIECE = re.compile(r"\w[\w'\u2019-]*|[,.;:!?\n]")
@@ -464,7 +467,10 @@ def _code(sentence: str) -> tuple[str, int]:
         end = _END.re.search(found.group())
         return "code" + (end.group() if end else "")
 
-    sentence, programs = _ARTEFACT.re.subn("code", sentence)
+    folded = sentence.casefold()
+    programs = 0
+    if any(artefact in folded for artefact in CODE_ARTEFACTS):  # the pattern needs one
+        sentence, programs = _ARTEFACT.re.subn("code", sentence)
     sentence = _TOKEN.sub(name, sentence)
     count += programs
     if (count and not _EXPLAIN_ASKS.isdisjoint(w.casefold() for w in _WORD.findall(sentence))
@@ -539,7 +545,9 @@ def _calculate(sentence: str) -> tuple[str, int]:
 
 def _decision(sentence: str) -> tuple[str, int]:
     """Open a question about which way to decide with ``weigh`` (see the module docstring)."""
-    if _DECISION.re.search(sentence) is None:
+    folded = sentence.casefold()
+    if (not any(word in folded for word in _DECISION_WORDS)  # the pattern needs one
+            or _DECISION.re.search(sentence) is None):
         return sentence, 0
     words = {w.casefold() for w in _WORD.findall(sentence)}
     if not _SOON.isdisjoint(words):
