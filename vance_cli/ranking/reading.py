@@ -260,6 +260,8 @@ _PLAIN = Lazy(r"\b(?:into|to|in)\s+(?:plain|simple|everyday|layman['\u2019]?s|"
 _SELF = Lazy(r"(?:^|(?<=[.!?;\n]))\s*(?:I['\u2019]?m|I am|ich bin)\s+(?:an?\s+|eine?\s+)?"
              r"[\w-]+(?:\s+[\w-]+)" + f"{{0,{SELF_WORDS - 1}}}"
              + r"(?=\s*(?:[,.;:!?\n]|\s(?:and|but|und|aber)\b))", re.IGNORECASE)
+_SELF_OPENINGS = ("im", "i'm", "i\u2019m", "i am", "ich bin")
+"""One of these is in every text ``_SELF`` matches (casefolded)."""
 _QUANTITY = Lazy(
     r"\b(?:how\s+(?:much|many|long|often|far|old)|wie\s+(?:viele?|lange|oft|weit|alt))\b",
     re.IGNORECASE)
@@ -352,7 +354,10 @@ def read(task: str) -> Reading:
     if any(w.casefold() in _VERB_SLIPS for w in _WORD.findall(text)):
         text = _WORD.sub(_writing_slip, text)
         notes.append("a slip of a writing verb as that verb")
-    text, selves = _SELF.re.subn(lambda m: " " * len(m.group()), text)
+    folded = text.casefold()
+    selves = 0
+    if any(opening in folded for opening in _SELF_OPENINGS):  # the pattern needs one
+        text, selves = _SELF.re.subn(lambda m: " " * len(m.group()), text)
     if selves:
         notes.append("who is asking left out")
     for rewrite, note in ((_measures, "measures as numbers"), (_other_code, "a code of no program"),
@@ -440,8 +445,8 @@ def is_code(token: str) -> bool:
     """
     bare = token.strip(_QUOTE_CHARS + ",;:!?")
     word = bare.strip("()[]{}<>.")
-    if _IDENTIFIER.re.fullmatch(word):
-        return True
+    if ("_" in word or not word.islower()) and _IDENTIFIER.re.fullmatch(word):
+        return True  # (an identifier has an underscore or a capital: most words compile nothing)
     if not ("/" in word or "(" in bare or "." in word) or "://" in word or word.startswith("www."):
         return False
     if _CALL.re.match(bare.rstrip(".")):
@@ -514,7 +519,9 @@ def _plain(sentence: str) -> tuple[str, int]:
 
 
 def _in_language(sentence: str) -> tuple[str, int]:
-    found = _IN_LANGUAGE.re.search(sentence)
+    folded = sentence.casefold()
+    found = (_IN_LANGUAGE.re.search(sentence)
+             if any(language in folded for language in LANGUAGES) else None)
     if found is None:
         return sentence, 0
     before = _WORD.findall(sentence[:found.start()].casefold())
@@ -682,18 +689,20 @@ def live_question(text: str) -> str | None:
     sentences = [s for s in _SENTENCE.findall(text.strip()) if s.strip()]
     if len(sentences) != 1 or len(_DIGITS.findall(text)) >= GIVEN_NUMBERS:
         return None
-    text = _DEADLINE.re.sub(" ", text)
+    folded = text.casefold()
+    if any(word in folded for word in ("by", "until", "till", "before", "bis")):
+        text = _DEADLINE.re.sub(" ", text)
     words = [w.casefold() for w in _WORD.findall(text)]
     question = sentences[0].rstrip().endswith("?")
     # each test only when the answer still depends on it: most tasks ask no question, and
     # the phrase patterns are compiled on first use
     own = _POSSESSIVE.re.search(text) is not None
-    if ((question or _ASKED.re.search(text) is not None) and own
+    if (own and (question or _ASKED.re.search(text) is not None)
             and (not LIVE_WORDS.isdisjoint(words) or _LIVE_PHRASE.re.search(text) is not None
                  or _RECENT_PHRASE.re.search(text) is not None)):
         return "own"
-    has = own or _I_HAVE.re.search(text) is not None
-    if (question and has and len(words) <= FACT_WORDS and FUTURE_WORDS.isdisjoint(words)
+    if (question and (own or _I_HAVE.re.search(text) is not None) and len(words) <= FACT_WORDS
+            and FUTURE_WORDS.isdisjoint(words)
             and _GENERAL.isdisjoint(words) and _OWN_STATE.re.match(text.strip()) is not None):
         return "own"
     if question and words and words[0] in QUESTION_OPENERS and (
