@@ -29,7 +29,7 @@ import sys
 import time
 
 from vance_cli.base.scope import SCOPE_KEYS
-from vance_cli.base.signals import EXIT_TERMINATED, WorkerTerminated, install_sigterm
+from vance_cli.base.signals import EXIT_TERMINATED, WorkerTerminated, install_sigterm, stop_cause
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -60,7 +60,9 @@ def main() -> int:
         print(f"{stamp} worker {os.getpid()}: process {args.process_id}",
               flush=True)
         code, summary = _body(args)
-    except WorkerTerminated:
+    except BaseException as exc:
+        if not isinstance(stop_cause(exc), WorkerTerminated):
+            raise
         print(f"{stamp} worker {os.getpid()}: received SIGTERM", flush=True)
         return EXIT_TERMINATED
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

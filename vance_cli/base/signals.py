@@ -41,3 +41,26 @@ def restore_sigterm(previous: Any) -> None:
     """Put back the SIGTERM handler ``install_sigterm`` replaced (None: nothing to do)."""
     if previous is not None:
         signal.signal(signal.SIGTERM, previous)
+
+
+def stop_cause(exc: BaseException) -> BaseException | None:
+    """Return the ``WorkerTerminated`` or ``KeyboardInterrupt`` that ``exc`` is or wraps.
+
+    A signal that arrives while a class is being created (a module still loading)
+    reaches the caller as Python 3.11's ``RuntimeError: Error calling __set_name__ …``,
+    with the stop as its ``__cause__``.
+
+    Args:
+        exc: what ended a run.
+
+    Returns:
+        The stop found along ``exc`` and its causes, or None.
+    """
+    seen: BaseException | None = exc
+    for _ in range(16):  # a cause chain is short; a cycle must not hang the worker
+        if seen is None:
+            return None
+        if isinstance(seen, WorkerTerminated | KeyboardInterrupt):
+            return seen
+        seen = seen.__cause__
+    return None

@@ -42,7 +42,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from vance_cli.base.errors import InvalidTransition
-from vance_cli.base.signals import WorkerTerminated, install_sigterm
+from vance_cli.base.signals import WorkerTerminated, install_sigterm, stop_cause
 from vance_cli.processes.lifecycle import close_process
 from vance_cli.processes.model import CloseReason, Process, Status
 from vance_cli.processes.records import apply_transition, load_process
@@ -339,8 +339,9 @@ def running(ws: Workspace, process_id: str, handle_sigterm: bool = True,
 def _close_after(run: Run, exc: BaseException) -> None:
     if run.closed:
         return
-    if isinstance(exc, WorkerTerminated | KeyboardInterrupt):
-        what = "received SIGTERM" if isinstance(exc, WorkerTerminated) else "was interrupted"
+    stop = stop_cause(exc)
+    if stop is not None:
+        what = "received SIGTERM" if isinstance(stop, WorkerTerminated) else "was interrupted"
         run.close(CloseReason.STOPPED, {"reason": f"worker {what}"}, note=f"worker {what}")
         return
     message = f"worker failed: {type(exc).__name__}: {exc}".rstrip(": ")
