@@ -12,7 +12,7 @@ Rules:
 - The events children post to their parent (``child_settled``,
   ``child_closed``) are consumed at once: the orchestrator already has the
   result, and its next turn must not take them as new inputs.
-- Children that run side by side (heads) run in threads, at most
+- Children that run side by side (heads) run in threads, in their listed order, at most
   ``max_parallel`` at a time, each on its own database connection
   (``Workspace.fork``); their text is not streamed (it would interleave),
   their progress lines are.
@@ -24,6 +24,8 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
+import queue
 import secrets
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -221,7 +223,10 @@ def run(ws: Workspace, child: Process, sink: TurnSink, *, keep_open: bool = Fals
 def run_side_by_side(ws: Workspace, jobs: Sequence[tuple[Process, str | None]],
                      sink: TurnSink, max_parallel: int, *, check: Callable[[], None],
                      keep_open: bool = False) -> list[ChildResult]:
-    """Run one turn of each child in threads, at most ``max_parallel`` at a time.
+    """Run one turn of each child in threads, at most ``max_parallel`` at a time, in order.
+
+    Children start in the jobs' order as threads come free (with ``max_parallel``
+    1, one after the other as listed).
 
     The threads are daemons: when the orchestrator stops (``check`` raises,
     Ctrl-C, SIGTERM) its children are closed ``STOPPED`` at once and nothing
@@ -243,10 +248,16 @@ def run_side_by_side(ws: Workspace, jobs: Sequence[tuple[Process, str | None]],
     """
     quiet = QuietSink(sink)
     results: list[ChildResult | None] = [None] * len(jobs)
-    slots = threading.BoundedSemaphore(max(1, min(max_parallel, len(jobs) or 1)))
+    pending: queue.SimpleQueue[tuple[int, Process, str | None]] = queue.SimpleQueue()
+    for index, (child, steer) in enumerate(jobs):  # taken in the jobs' order
+        pending.put((index, child, steer))
 
-    def work(index: int, child: Process, steer: str | None) -> None:
-        with slots:
+    def work() -> None:
+        while True:
+            try:
+                index, child, steer = pending.get_nowait()
+            except queue.Empty:
+                return
             fork = ws.fork()
             try:
                 results[index] = run(fork, child, quiet, keep_open=keep_open, steer=steer)
@@ -255,9 +266,9 @@ def run_side_by_side(ws: Workspace, jobs: Sequence[tuple[Process, str | None]],
             finally:
                 fork.close()
 
-    threads = [threading.Thread(target=work, args=(i, child, steer), daemon=True,
-                                name=f"vance-child-{child.id[:8]}")
-               for i, (child, steer) in enumerate(jobs)]
+    width = max(1, min(max_parallel, len(jobs) or 1))
+    threads = [threading.Thread(target=work, daemon=True, name=f"vance-children-{n}")
+               for n in range(width)]
     for thread in threads:
         thread.start()
     try:
@@ -266,6 +277,9 @@ def run_side_by_side(ws: Workspace, jobs: Sequence[tuple[Process, str | None]],
                 thread.join(JOIN_STEP)
                 check()
     except BaseException:
+        with contextlib.suppress(queue.Empty):
+            while True:  # no thread starts another child
+                pending.get_nowait()
         stop(ws, [child for child, _ in jobs])
         raise
     return [result or ChildResult(child, None, "it did not finish")
