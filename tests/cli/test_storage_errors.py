@@ -26,6 +26,8 @@ def _one_line(stderr: str) -> str:
 @pytest.mark.parametrize(("make", "problem"), [
     (lambda db: db.mkdir(parents=True), "it is a folder, not a database file"),
     (lambda db: db.write_bytes(b"no sqlite file, just text" * 10), "file is not a database"),
+    # SQLite itself takes a one-byte file for an empty database and writes over it
+    (lambda db: db.write_bytes(b"x"), "file is not a database"),
 ])
 def test_a_bad_database_path_is_one_line_and_exit_1(  # type: ignore[no-untyped-def]
         vance_home: Path, make, problem: str) -> None:
@@ -38,6 +40,7 @@ def test_a_bad_database_path_is_one_line_and_exit_1(  # type: ignore[no-untyped-
     data = run_cli(["process", "list", "--json"]).json()
     assert (data["error"], data["path"]) == ("state_error", str(db))
     assert problem in data["message"]
+    assert db.is_dir() or db.stat().st_size <= 250, "the file was written over"
 
 
 @pytest.mark.skipif(ROOT, reason="root ignores file permissions")

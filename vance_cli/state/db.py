@@ -63,6 +63,9 @@ class Database:
         if path.is_dir():
             raise StateError(f"cannot open state database {path}: it is a folder, not a "
                              "database file", path=str(path))
+        if not _empty_or_sqlite(path):
+            raise StateError(f"cannot open state database {path}: file is not a database",
+                             path=str(path))
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -142,6 +145,24 @@ class Database:
     def close(self) -> None:
         """Close the connection."""
         self.conn.close()
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+"""The first bytes of every SQLite database file."""
+
+
+def _empty_or_sqlite(path: Path) -> bool:
+    """True when ``path`` is missing, empty or starts as an SQLite database does.
+
+    SQLite takes a one-byte file for an empty database and writes over it; any other
+    file it refuses itself, as ``file is not a database``.
+    """
+    try:
+        with path.open("rb") as file:
+            head = file.read(len(SQLITE_HEADER))
+    except OSError:  # missing, or unreadable: SQLite creates it or says why
+        return True
+    return not head or head == SQLITE_HEADER
 
 
 def refused_write(exc: BaseException, path: Path) -> StorageError | None:
