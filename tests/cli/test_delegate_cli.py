@@ -430,3 +430,17 @@ def test_material_that_is_not_utf8_is_exit_2() -> None:
     result = run_cli(["delegate", "summarize this"], input=b"caf\xe9\n")
     assert result.exit_code == 2
     assert "stdin (material beside the task)" in result.stderr
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--no-fallback", "--async-fallback"],
+     "Invalid value for --async-fallback: excludes --no-fallback"),
+    (["--no-fallback", "--fallback-timeout", "3"],
+     "Invalid value for --fallback-timeout: has no effect with --no-fallback"),
+])
+def test_contradictory_fallback_flags_are_usage_errors(flags: list[str], message: str) -> None:
+    result = run_cli(["delegate", *flags, "Summarize this", "--json"])
+    assert result.exit_code == 2
+    assert result.json() == {"error": "usage_error",
+                             "message": f"{message} — see 'vance delegate --help'"}
+    assert result.stderr == f"vance: error: {message} — see 'vance delegate --help'\n"

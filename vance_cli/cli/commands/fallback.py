@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import typer
+
 from vance_cli.base.config import FALLBACK_TIMEOUT_MAX, check_seconds
 from vance_cli.base.errors import InputError
 from vance_cli.cli import output
@@ -34,13 +36,14 @@ def check_flags(no_fallback: bool, async_fallback: bool, timeout: float | None) 
     """Reject contradictory fallback flags.
 
     Raises:
-        InputError: ``--no-fallback`` together with ``--async-fallback`` or
-            ``--fallback-timeout``.
+        typer.BadParameter: ``--no-fallback`` together with ``--async-fallback`` or
+            ``--fallback-timeout`` (a usage error: exit 2, code ``usage_error``).
     """
     if no_fallback and async_fallback:
-        raise InputError("--no-fallback and --async-fallback exclude each other")
+        raise typer.BadParameter("excludes --no-fallback", param_hint="--async-fallback")
     if no_fallback and timeout is not None:
-        raise InputError("--fallback-timeout has no effect with --no-fallback")
+        raise typer.BadParameter("has no effect with --no-fallback",
+                                 param_hint="--fallback-timeout")
 
 
 class Runner:
