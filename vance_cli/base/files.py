@@ -172,3 +172,9 @@ def read_limited(path: Path, limit: int, root: Path | None = None) -> bytes:
     if len(data) > limit:
         raise FileRefused(f"larger than {limit:,} bytes: not read")
     return data
+
+
+def not_utf8(exc: UnicodeDecodeError) -> str:
+    """Say where a file's bytes stop being UTF-8: ``not UTF-8: byte 0xff at offset 0``."""
+    bad = bytes(exc.object[exc.start:exc.start + 1])
+    return f"not UTF-8: byte 0x{bad.hex() or '??'} at offset {exc.start}"

@@ -79,9 +79,7 @@ def load_file(path: Path, root: Path | None = None) -> RawYaml:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise DocumentError(
-            f"not UTF-8 (byte {exc.start}: {data[exc.start:exc.start + 1]!r})", path=str(path)
-        ) from None
+        raise DocumentError(files.not_utf8(exc), path=str(path)) from None
     return loads(text, source=str(path))
 
 

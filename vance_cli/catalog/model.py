@@ -230,7 +230,7 @@ def read_catalog_text(path: Path) -> str:
         reason = f"cannot read: {exc.strerror or exc}"
         raise catalog_error([CatalogProblem(str(path), reason)]) from None
     except UnicodeDecodeError as exc:
-        raise catalog_error([CatalogProblem(str(path), f"not UTF-8 (byte {exc.start})")]) from None
+        raise catalog_error([CatalogProblem(str(path), files.not_utf8(exc))]) from None
 
 
 CACHE_KIND = "catalog"

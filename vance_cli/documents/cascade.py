@@ -130,7 +130,7 @@ def read_text(ref: DocumentRef, limit: int = MAX_DOCUMENT_BYTES) -> str:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise DocumentError(f"not UTF-8 (byte {exc.start})", path=str(ref.path)) from None
+        raise DocumentError(files.not_utf8(exc), path=str(ref.path)) from None
     if signature and time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > SETTLED_NS:
         if key not in _texts and len(_texts) >= TEXTS_KEPT:
             for oldest in list(_texts)[:1]:  # threads may race here: never a KeyError

@@ -92,7 +92,8 @@ def test_unreadable_and_non_utf8_files_are_problems(ws: Workspace, tmp_path: Pat
         validate_catalog_file(ws, tmp_path / "nope.yaml")
     latin = tmp_path / "latin.yaml"
     latin.write_bytes("engines:\n  ford:\n    purpose: caf\xe9\n".encode("latin-1"))
-    assert "not UTF-8" in validate_catalog_file(ws, latin).problems[0].problem
+    assert (validate_catalog_file(ws, latin).problems[0].problem
+            == "not UTF-8: byte 0xe9 at offset 33")  # the byte's value, then where it is
 
 
 def test_validate_never_activates(ws: Workspace, tmp_path: Path) -> None:
