@@ -35,7 +35,11 @@ def test_show_finds_a_process_by_its_name_and_shows_its_goal() -> None:
     assert "goal: Fix the report" in human
     missing = run_cli(["process", "show", "report-fx"])
     assert missing.exit_code == 2
-    assert "no process with id or name 'report-fx' (names: session 'default')" in missing.stderr
+    assert missing.stderr == ("vance: error: no process with id or name 'report-fx' in session"
+                              " 'default' — did you mean 'report-fix'?\n")
+    data = run_cli(["process", "show", "report-fx", "--json"]).json()
+    assert (data["error"], data["close"]) == ("process_not_found", ["report-fix"])
+    assert "did you mean 'report-fix'" in run_cli(["process", "show", "report"]).stderr
 
 
 def test_a_long_goal_is_cut_for_people_only() -> None:

@@ -158,7 +158,7 @@ def test_stdout_carries_protocol_messages_only(project_dir: Path) -> None:
             "name": "process_status", "arguments": {"processId": "zzzz"}}})
         assert failed is not None and failed["result"]["isError"] is True
         assert failed["result"]["content"][0]["text"] == (
-            "no process with id or name 'zzzz' (names: session 'default')")
+            "no process with id or name 'zzzz' in session 'default'")
         rest, stderr = proc.communicate(timeout=60)  # closes stdin: the client leaves
     finally:
         if proc.poll() is None:

@@ -191,8 +191,8 @@ class ProcessNotFound(NotFoundError):
 
     code = "process_not_found"
 
-    def __init__(self, ident: str, message: str | None = None):
-        super().__init__("process", ident, message=message)
+    def __init__(self, ident: str, message: str | None = None, close: Sequence[str] = ()):
+        super().__init__("process", ident, close=close, message=message)
 
 
 class DuplicateProcessName(InputError):

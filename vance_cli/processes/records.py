@@ -28,6 +28,7 @@ from vance_cli.base.errors import (
     InvalidTransition,
     ProcessNotFound,
 )
+from vance_cli.base.names import close_matches
 from vance_cli.processes.model import (
     CHILD_CLOSED,
     MIN_PREFIX,
@@ -251,10 +252,14 @@ def load_process(ws: Workspace, ident: str) -> Process:
             raise ProcessNotFound(ident, message=f"process id prefix '{ident}' is ambiguous")
         row = rows[0] if rows else None
     if row is None:
+        session = ws.settings.session
         short = (f" (an id prefix needs at least {MIN_PREFIX} characters)"
                  if len(ident) < MIN_PREFIX else "")
-        raise ProcessNotFound(ident, message=f"no process with id or name '{ident}' "
-                                            f"(names: session '{ws.settings.session}'){short}")
+        close = close_matches(ident, store.session_names(ws.db, tenant, session), limit=3)
+        hint = f" — did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise ProcessNotFound(ident, close=close, message=f"no process with id or name "
+                                                          f"'{ident}' in session '{session}'"
+                                                          f"{short}{hint}")
     return Process.from_row(row)
 
 

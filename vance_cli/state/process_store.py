@@ -171,6 +171,13 @@ def find_by_name(db: Database, tenant: str, session: str, name: str) -> Row | No
     )
 
 
+def session_names(db: Database, tenant: str, session: str, limit: int = 1000) -> list[str]:
+    """Return the names of the newest ``limit`` processes of (tenant, session)."""
+    rows = db.query("SELECT name FROM processes WHERE tenant = ? AND session = ?"
+                    " ORDER BY created_at DESC LIMIT ?", (tenant, session, limit))
+    return [row["name"] for row in rows]
+
+
 def list_processes(db: Database, tenant: str, session: str | None = None,
                    statuses: tuple[str, ...] = (), parent: str | None = None,
                    limit: int | None = None) -> list[Row]:

@@ -115,13 +115,12 @@ def test_a_short_id_says_a_prefix_needs_four_characters(ws: Workspace) -> None:
     proc = create_process(ws, ProcessSpec(recipe="coding", name="pre"))
     with pytest.raises(ProcessNotFound) as short:
         load_process(ws, proc.id[:3])
-    assert short.value.message == (f"no process with id or name '{proc.id[:3]}' (names: "
-                                   "session 'default') (an id prefix needs at least 4 "
-                                   "characters)")
+    assert short.value.message == (f"no process with id or name '{proc.id[:3]}' in session "
+                                   "'default' (an id prefix needs at least 4 characters)")
     with pytest.raises(ProcessNotFound) as long_enough:
         load_process(ws, "zzzzzz")
-    assert long_enough.value.message == ("no process with id or name 'zzzzzz' (names: "
-                                         "session 'default')")
+    assert long_enough.value.message == ("no process with id or name 'zzzzzz' in session "
+                                         "'default'")
     assert load_process(ws, "pre").id == proc.id  # a name of this session
 
 
