@@ -186,9 +186,10 @@ def test_bad_fallback_flags_exit_2(args: list[str]) -> None:
     assert result.exit_code == 2, (result.stdout, result.stderr)
     assert processes() == []
     if args[0] == "--fallback-timeout" and args[1] != "soon":
-        # the flag and fallback.timeout share one rule (config.check_seconds)
-        assert "vance: error: --fallback-timeout: must be more than 0 and at most 604800" \
-            in result.stderr
+        # the flag and fallback.timeout share one rule (config.check_seconds); a usage error
+        assert ("vance: error: Invalid value for --fallback-timeout: must be more than 0 and at"
+                " most 604800") in result.stderr
+        assert result.stderr.rstrip().endswith("— see 'vance delegate --help'")
 
 
 def test_a_bad_configured_timeout_is_an_input_error(llm_server: ScriptedLLMServer) -> None:

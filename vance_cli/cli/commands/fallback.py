@@ -33,17 +33,23 @@ NO_LLM_HINT = ("vance config set llm.base_url http://localhost:11434/v1 (your en
 
 
 def check_flags(no_fallback: bool, async_fallback: bool, timeout: float | None) -> None:
-    """Reject contradictory fallback flags.
+    """Reject contradictory fallback flags and a timeout out of range.
 
     Raises:
         typer.BadParameter: ``--no-fallback`` together with ``--async-fallback`` or
-            ``--fallback-timeout`` (a usage error: exit 2, code ``usage_error``).
+            ``--fallback-timeout``, or a timeout out of range (a usage error: exit 2,
+            code ``usage_error``).
     """
     if no_fallback and async_fallback:
         raise typer.BadParameter("excludes --no-fallback", param_hint="--async-fallback")
     if no_fallback and timeout is not None:
         raise typer.BadParameter("has no effect with --no-fallback",
                                  param_hint="--fallback-timeout")
+    if timeout is not None:
+        try:
+            check_seconds(timeout, FALLBACK_TIMEOUT_MAX)  # the rule of fallback.timeout
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--fallback-timeout") from None
 
 
 class Runner:
