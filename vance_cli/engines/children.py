@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import CannotRun, DuplicateProcessName, VanceError
 from vance_cli.base.records import frozen
+from vance_cli.base.signals import WorkerTerminated
 from vance_cli.processes.lifecycle import close_process
 from vance_cli.processes.model import NAME_MAX, CloseReason, Process, ProcessSpec, Status
 from vance_cli.processes.records import create_process, load_process
@@ -55,6 +56,8 @@ MAX_NESTING = 2
 QUESTION_CHARS = 300
 """Characters of a child's question quoted when it stopped to ask the person."""
 
+CLOSE_TRIES = 3
+"""Tries to close one child when stop signals interrupt the close."""
 JOIN_STEP = 0.1
 """Seconds between two looks at the orchestrator's stop while its children run."""
 
@@ -289,15 +292,30 @@ def run_side_by_side(ws: Workspace, jobs: Sequence[tuple[Process, str | None]],
 def stop(ws: Workspace, children: Sequence[Process]) -> None:
     """Close children that are still open ``STOPPED`` (their orchestrator stopped).
 
-    Never raises: it runs while another exception is on its way.
+    A stop signal that arrives while they are closed (``vance process stop`` closes
+    the orchestrator, which ends its turn, then sends SIGTERM) does not leave the rest
+    open: each close is tried again, and the signal is raised once all are closed.
+
+    Raises:
+        WorkerTerminated, KeyboardInterrupt: such a signal came meanwhile. Nothing
+            else: it runs while another exception is on its way.
     """
+    interrupted: BaseException | None = None
     for child in children:
-        try:
-            after, _ = close_process(ws, child.id, CloseReason.STOPPED,
-                                     {"reason": STOPPED_REASON}, note=STOPPED_REASON)
-            _forget_events(ws, after)
-        except Exception:  # the database is the problem: the original error says more
-            return
+        for _ in range(CLOSE_TRIES):
+            try:
+                after, _ = close_process(ws, child.id, CloseReason.STOPPED,
+                                         {"reason": STOPPED_REASON}, note=STOPPED_REASON)
+                _forget_events(ws, after)
+                break
+            except (WorkerTerminated, KeyboardInterrupt) as exc:  # rolled back: once more
+                interrupted = interrupted or exc
+            except Exception:  # the database is the problem: the original error says more
+                if interrupted is not None:
+                    raise interrupted from None
+                return
+    if interrupted is not None:
+        raise interrupted
 
 
 def close_open(ws: Workspace, children: Sequence[Process]) -> None:
