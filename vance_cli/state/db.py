@@ -147,22 +147,18 @@ class Database:
         self.conn.close()
 
 
-SQLITE_HEADER = b"SQLite format 3\x00"
-"""The first bytes of every SQLite database file."""
-
-
 def _empty_or_sqlite(path: Path) -> bool:
-    """True when ``path`` is missing, empty or starts as an SQLite database does.
+    """False for a file SQLite would take for an empty database although it holds a byte.
 
-    SQLite takes a one-byte file for an empty database and writes over it; any other
-    file it refuses itself, as ``file is not a database``.
+    SQLite refuses any other file that is no database itself (``file is not a
+    database``), but a file of one byte it writes over. Only ``stat`` is used: opening
+    and closing the file here would drop the POSIX locks SQLite holds on it for this
+    process's other connections, and their writes could be lost.
     """
     try:
-        with path.open("rb") as file:
-            head = file.read(len(SQLITE_HEADER))
+        return path.stat().st_size != 1
     except OSError:  # missing, or unreadable: SQLite creates it or says why
         return True
-    return not head or head == SQLITE_HEADER
 
 
 def refused_write(exc: BaseException, path: Path) -> StorageError | None:
