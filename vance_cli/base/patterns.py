@@ -17,14 +17,24 @@ class Lazy:
     Args:
         source: the pattern.
         flags: ``re`` flags.
+        needs: strings of which every match holds one (casefolded); ``may_match``
+            then tells most texts apart without compiling the pattern.
     """
 
-    __slots__ = ("_compiled", "flags", "source")
+    __slots__ = ("_compiled", "flags", "needs", "source")
 
-    def __init__(self, source: str, flags: int = 0) -> None:
+    def __init__(self, source: str, flags: int = 0, needs: tuple[str, ...] = ()) -> None:
         self.source = source
         self.flags = flags
+        self.needs = needs
         self._compiled: re.Pattern[str] | None = None
+
+    def may_match(self, text: str) -> bool:
+        """False when ``text`` holds none of ``needs`` (so the pattern cannot match it)."""
+        if not self.needs:
+            return True
+        folded = text.casefold()
+        return any(need in folded for need in self.needs)
 
     @property
     def re(self) -> re.Pattern[str]:

@@ -242,7 +242,8 @@ _BETWEEN = (r"(?:[\s-]+(?!(?:and|or|is|are|was|the|a|an|in|of|to|for|with|und|od
             r"die|das|ein|eine|für|mit)\b)[\w.]+){0,2}")
 """Up to two words of substance between a language and a program's part ("a Go *flag* parser")."""
 _ARTEFACT = Lazy(rf"(?<![\w-]){_LANGUAGES}{_BETWEEN}[\s-]+{_ARTEFACTS}(?![\w-])"
-                 rf"|(?<![\w-]){_ARTEFACTS}\s+in\s+{_LANGUAGES}(?![\w+#-])", re.IGNORECASE)
+                 rf"|(?<![\w-]){_ARTEFACTS}\s+in\s+{_LANGUAGES}(?![\w+#-])", re.IGNORECASE,
+                 needs=CODE_ARTEFACTS)
 LANGUAGES = ("english", "german", "french", "spanish", "italian", "portuguese", "dutch",
              "polish", "russian", "chinese", "japanese", "korean", "arabic", "turkish", "greek",
              "swedish", "danish", "norwegian", "finnish", "czech", "hindi", "ukrainian")
@@ -250,7 +251,7 @@ LANGUAGES = ("english", "german", "french", "spanish", "italian", "portuguese", 
 
 _RENDER = frozenset({"render", "put", "redo"})
 _IN_LANGUAGE = Lazy(r"\b(?:this|these|that|those)\b.*?\b(in)\s+(?:" + "|".join(LANGUAGES)
-                    + r")\W*(?:please|pls|thanks)?\W*$", re.IGNORECASE)
+                    + r")\W*(?:please|pls|thanks)?\W*$", re.IGNORECASE, needs=LANGUAGES)
 _OTHER_CODE = Lazy(r"\b(?:qr|promo|discount|voucher|coupon|gift|zip|postal|post|dress|area|"
                    r"country|morse|pin|access|tracking|booking|confirmation|activation|bar|"
                    r"rabatt|gutschein)[\s-]?(codes?)\b", re.IGNORECASE)
@@ -259,9 +260,8 @@ _PLAIN = Lazy(r"\b(?:into|to|in)\s+(?:plain|simple|everyday|layman['\u2019]?s|"
               r"sprache|worte|wörter)\b", re.IGNORECASE)
 _SELF = Lazy(r"(?:^|(?<=[.!?;\n]))\s*(?:I['\u2019]?m|I am|ich bin)\s+(?:an?\s+|eine?\s+)?"
              r"[\w-]+(?:\s+[\w-]+)" + f"{{0,{SELF_WORDS - 1}}}"
-             + r"(?=\s*(?:[,.;:!?\n]|\s(?:and|but|und|aber)\b))", re.IGNORECASE)
-_SELF_OPENINGS = ("im", "i'm", "i\u2019m", "i am", "ich bin")
-"""One of these is in every text ``_SELF`` matches (casefolded)."""
+             + r"(?=\s*(?:[,.;:!?\n]|\s(?:and|but|und|aber)\b))", re.IGNORECASE,
+             needs=("im", "i'm", "i\u2019m", "i am", "ich bin"))
 _QUANTITY = Lazy(
     r"\b(?:how\s+(?:much|many|long|often|far|old)|wie\s+(?:viele?|lange|oft|weit|alt))\b",
     re.IGNORECASE)
@@ -282,10 +282,8 @@ _DECISION = Lazy(
     r"|\bwas\s+(?:würdest|würden)\s+(?:du|sie)\s+(?:tun|machen|raten|empfehlen)\b"
     r"|\b(?:i\s+am|i['\u2019]m|we\s+are|we['\u2019]re)\s+considering\b"
     r"|\b(?:überlege|überlegen)\s*,?\s*ob\b",
-    re.IGNORECASE)
-_DECISION_WORDS = ("should", "shall", "soll", "worth", "lohn", "between", "decide", "entscheid",
-                   "would", "würd", "considering", "überleg")
-"""One of these is in every text ``_DECISION`` matches: most tasks need not compile it."""
+    re.IGNORECASE, needs=("should", "shall", "soll", "worth", "lohn", "between", "decide",
+                          "entscheid", "would", "würd", "considering", "überleg"))
 _SOON = frozenset("today tonight tomorrow heute morgen".split())
 _OWN = Lazy(r"\b(?:my|mine|mein\w*)\b", re.IGNORECASE)
 _LIST_PIECE = re.compile(r"\w[\w'\u2019-]*|[,.;:!?\n]")
@@ -303,7 +301,7 @@ _I_HAVE = Lazy(r"\b(?:do|did)\s+i\s+have\b|\bhave\s+i\b|\b(?:habe|hab|hatte)\s+i
                re.IGNORECASE)
 _GENERAL = frozenset("should can could would need must soll sollte sollen kann muss".split())
 _DEADLINE = Lazy(r"\b(?:by|until|till|before|bis)\s+(?:tonight|today|tomorrow|heute(?:\s+abend)?|"
-                 r"morgen)\b", re.IGNORECASE)
+                 r"morgen)\b", re.IGNORECASE, needs=("by", "until", "till", "before", "bis"))
 _ASKED = Lazy(r"\b(?:tell me|let me know|sag mir|sagt mir)\s+(?:wh\w+|how|if|was|wo|wer|wann|"
               r"wie|ob)\b", re.IGNORECASE)
 
@@ -354,9 +352,8 @@ def read(task: str) -> Reading:
     if any(w.casefold() in _VERB_SLIPS for w in _WORD.findall(text)):
         text = _WORD.sub(_writing_slip, text)
         notes.append("a slip of a writing verb as that verb")
-    folded = text.casefold()
     selves = 0
-    if any(opening in folded for opening in _SELF_OPENINGS):  # the pattern needs one
+    if _SELF.may_match(text):
         text, selves = _SELF.re.subn(lambda m: " " * len(m.group()), text)
     if selves:
         notes.append("who is asking left out")
@@ -472,9 +469,8 @@ def _code(sentence: str) -> tuple[str, int]:
         end = _END.re.search(found.group())
         return "code" + (end.group() if end else "")
 
-    folded = sentence.casefold()
     programs = 0
-    if any(artefact in folded for artefact in CODE_ARTEFACTS):  # the pattern needs one
+    if _ARTEFACT.may_match(sentence):
         sentence, programs = _ARTEFACT.re.subn("code", sentence)
     sentence = _TOKEN.sub(name, sentence)
     count += programs
@@ -519,9 +515,7 @@ def _plain(sentence: str) -> tuple[str, int]:
 
 
 def _in_language(sentence: str) -> tuple[str, int]:
-    folded = sentence.casefold()
-    found = (_IN_LANGUAGE.re.search(sentence)
-             if any(language in folded for language in LANGUAGES) else None)
+    found = _IN_LANGUAGE.re.search(sentence) if _IN_LANGUAGE.may_match(sentence) else None
     if found is None:
         return sentence, 0
     before = _WORD.findall(sentence[:found.start()].casefold())
@@ -552,9 +546,7 @@ def _calculate(sentence: str) -> tuple[str, int]:
 
 def _decision(sentence: str) -> tuple[str, int]:
     """Open a question about which way to decide with ``weigh`` (see the module docstring)."""
-    folded = sentence.casefold()
-    if (not any(word in folded for word in _DECISION_WORDS)  # the pattern needs one
-            or _DECISION.re.search(sentence) is None):
+    if not _DECISION.may_match(sentence) or _DECISION.re.search(sentence) is None:
         return sentence, 0
     words = {w.casefold() for w in _WORD.findall(sentence)}
     if not _SOON.isdisjoint(words):
@@ -689,8 +681,7 @@ def live_question(text: str) -> str | None:
     sentences = [s for s in _SENTENCE.findall(text.strip()) if s.strip()]
     if len(sentences) != 1 or len(_DIGITS.findall(text)) >= GIVEN_NUMBERS:
         return None
-    folded = text.casefold()
-    if any(word in folded for word in ("by", "until", "till", "before", "bis")):
+    if _DEADLINE.may_match(text):
         text = _DEADLINE.re.sub(" ", text)
     words = [w.casefold() for w in _WORD.findall(text)]
     question = sentences[0].rstrip().endswith("?")
