@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from vance_cli.base.config import FALLBACK_TIMEOUT_MAX, check_seconds
-from vance_cli.base.errors import InputError
 from vance_cli.cli import output
 
 if TYPE_CHECKING:
@@ -60,19 +59,11 @@ class Runner:
 
     Args:
         background: ``--async-fallback``: a detached worker instead of waiting.
-        timeout: the cutoff in seconds; None → config ``fallback.timeout``.
-
-    Raises:
-        InputError: ``timeout`` is 0, negative, not finite or longer than allowed.
+        timeout: the cutoff in seconds, checked by ``check_flags``; None → config
+            ``fallback.timeout``.
     """
 
     def __init__(self, background: bool, timeout: float | None) -> None:
-        if timeout is not None:
-            try:
-                check_seconds(timeout, FALLBACK_TIMEOUT_MAX)
-            except ValueError as exc:
-                raise InputError(f"--fallback-timeout: {exc}", field="fallback_timeout") \
-                    from None
         self.background = background
         self.timeout = timeout
 
