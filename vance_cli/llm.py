@@ -104,11 +104,24 @@ class LLMConfig:
     def from_settings(cls, settings: Settings, model: str | None = None) -> LLMConfig:
         """Build the config from settings; ``model`` (a caller's preference) beats ``llm.model``.
 
+        With ``llm.local_model`` set and no ``llm.base_url``, the endpoint is the local
+        model server, started here when none is running (``local_model.ensure_server``).
+
         Raises:
-            LLMNotConfigured: neither ``llm.base_url`` nor ``llm.api_key`` is set.
+            LLMNotConfigured: neither ``llm.base_url``, ``llm.api_key`` nor
+                ``llm.local_model`` is set.
+            LocalModelError: the local model server cannot be started.
         """
         if not settings.llm_configured:
             raise LLMNotConfigured("no LLM configured (set llm.base_url or llm.api_key)")
+        if settings.llm_local:  # docs/configuration.md#local-models: started on demand
+            from vance_cli import local_model  # deferred: only with llm.local_model
+
+            server = local_model.ensure_server(settings)
+            return cls(base_url=server.base_url, api_key=None,
+                       model=model or settings.llm_model or server.alias,
+                       timeout=settings.llm_timeout, max_retries=settings.llm_max_retries,
+                       json_mode=settings.llm_json_mode)
         return cls(
             base_url=(settings.llm_base_url or OPENAI_BASE_URL).rstrip("/"),
             api_key=settings.llm_api_key or None,

@@ -98,6 +98,9 @@ TURN_CALLS_MAX = 1000
 PROCESS_TOKENS_MAX = 100_000_000
 """Most ``process.max_tokens``."""
 
+LOCAL_CONTEXT_MAX = 1_048_576
+"""Largest ``llm.local_context``, in tokens."""
+
 URL_SCHEMES = ("http", "https")
 """Schemes an LLM endpoint (``llm.base_url``) may use."""
 
@@ -243,6 +246,17 @@ KEYS: tuple[KeySpec, ...] = (
             help="retries of a failed LLM request (connection errors, 429, 5xx)"),
     KeySpec("llm.json_mode", _to_json_mode, ("VANCE_LLM_JSON_MODE",),
             help="structured output: auto | json_schema | json_object | none"),
+    KeySpec("llm.local_model", _to_str, ("VANCE_LLM_LOCAL_MODEL",), path=True,
+            help="GGUF model file: vance starts a llama.cpp server for it when llm.base_url"
+                 " is not set (needs vance[local])"),
+    KeySpec("llm.local_command", _to_str, ("VANCE_LLM_LOCAL_COMMAND",),
+            help="command that starts the llama.cpp server (default: this python"
+                 " -m llama_cpp.server)"),
+    KeySpec("llm.local_context", _to_count(LOCAL_CONTEXT_MAX), ("VANCE_LLM_LOCAL_CONTEXT",),
+            help="context window of the local model server, in tokens (--n_ctx; 0: the"
+                 " model's own)"),
+    KeySpec("llm.local_start_timeout", _to_seconds(HOUR), ("VANCE_LLM_LOCAL_START_TIMEOUT",),
+            help="seconds the local model server may take to start"),
     KeySpec("catalog.file", _to_str, ("VANCE_ENGINE_CATALOG",), path=True,
             help="operator's engine catalog file, activated by 'vance catalog reload'"),
     KeySpec("fallback.timeout", _to_seconds(FALLBACK_TIMEOUT_MAX), ("VANCE_FALLBACK_TIMEOUT",),
@@ -322,6 +336,10 @@ def _defaults(environ: Mapping[str, str]) -> dict[str, Any]:
         "llm.timeout": 30.0,
         "llm.max_retries": 2,
         "llm.json_mode": "auto",
+        "llm.local_model": None,
+        "llm.local_command": None,
+        "llm.local_context": 8192,
+        "llm.local_start_timeout": 120.0,
         "catalog.file": None,
         "fallback.timeout": 240.0,
         "fallback.max_repairs": 2,
@@ -356,6 +374,10 @@ class Settings:
     llm_timeout: float
     llm_max_retries: int
     llm_json_mode: str
+    llm_local_model: str | None
+    llm_local_command: str | None
+    llm_local_context: int
+    llm_local_start_timeout: float
     catalog_file: str | None
     fallback_timeout: float
     fallback_max_repairs: int
@@ -375,8 +397,13 @@ class Settings:
 
     @property
     def llm_configured(self) -> bool:
-        """True when a base URL or an API key is set (docs/delegate.md: else offline)."""
-        return bool(self.llm_base_url or self.llm_api_key)
+        """True when a base URL, an API key or a local model is set (else offline)."""
+        return bool(self.llm_base_url or self.llm_api_key or self.llm_local_model)
+
+    @property
+    def llm_local(self) -> bool:
+        """True when ``llm.local_model`` is set and ``llm.base_url`` is not: the local server."""
+        return bool(self.llm_local_model) and not self.llm_base_url
 
     def get(self, key: str) -> Any:
         """Return the value of a dotted key (``"llm.model"``)."""

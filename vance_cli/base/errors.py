@@ -387,6 +387,15 @@ class LLMNotConfigured(LLMError):
     code = "llm_not_configured"
 
 
+class LocalModelError(LLMError):
+    """The local model server (``llm.local_model``) cannot be started or stopped: exit 1.
+
+    Rule: docs/configuration.md#local-models.
+    """
+
+    code = "local_model_error"
+
+
 class BudgetExceeded(VanceError):
     """A turn hit one of its process's budgets (LLM calls per turn, tokens, seconds).
 

@@ -46,6 +46,8 @@ COMMANDS: Mapping[str, Entry] = {
                      "processes; read their events."),
     "wizard": Entry("vance_cli.cli.commands.wizard",
                     "List, show, run and render prompt wizards."),
+    "model": Entry("vance_cli.cli.commands.model",
+                   "Start, show and stop the local model server (llm.local_model)."),
     "mcp": Entry("vance_cli.cli.commands.mcp", "Serve process_create_delegate and the process, "
                  "recipe and wizard tools over MCP (stdio)."),
 }
