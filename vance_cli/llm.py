@@ -76,6 +76,10 @@ DEFAULT_MAX_TOKENS = 4096
 """Cap on a reply's length, in tokens: room for a reasoning model's ``<think>`` block;
 a reply cut off there is ``truncated`` (docs/delegate.md)."""
 
+LOCAL_JSON_MODE = "json_object"
+"""``llm.json_mode`` ``auto`` for the local model server: llama-cpp-python's server refuses
+``json_schema`` (HTTP 500, "Input should be 'text' or 'json_object'")."""
+
 MAX_ERROR_TEXT = 300
 """Longest server error text kept in a message, in characters."""
 
@@ -121,7 +125,8 @@ class LLMConfig:
             return cls(base_url=server.base_url, api_key=None,
                        model=model or settings.llm_model or server.alias,
                        timeout=settings.llm_timeout, max_retries=settings.llm_max_retries,
-                       json_mode=settings.llm_json_mode)
+                       json_mode=LOCAL_JSON_MODE if settings.llm_json_mode == "auto"
+                       else settings.llm_json_mode)
         return cls(
             base_url=(settings.llm_base_url or OPENAI_BASE_URL).rstrip("/"),
             api_key=settings.llm_api_key or None,
