@@ -213,3 +213,33 @@ def test_threads_of_one_process_share_the_start(local_env: Path) -> None:
     for thread in threads:
         thread.join(60)
     assert len(set(ports)) == 1 and len(ports) == 3
+
+
+def test_the_selector_and_a_detached_worker_use_the_one_server(
+        local_env: Path, llm_server, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_LLAMA_UPSTREAM", llm_server.url)
+    monkeypatch.setenv("VANCE_LLM_MAX_RETRIES", "0")
+    llm_server.reply('{"decision": "MATCH", "recipe": "quick-lookup", "rationale": "a fact"}')
+    llm_server.reply("The capital of Peru is Lima.")
+    created = run_cli(["delegate", "--task", "What is the capital of Peru?", "--json"])
+    assert created.exit_code == 0, created.stderr
+    assert json.loads(created.stdout)["process"], created.stdout
+    process = json.loads(created.stdout)["process"]["id"]
+    waited = run_cli(["process", "wait", process, "--timeout", "60"])
+    assert waited.exit_code == 0, waited.stdout + waited.stderr
+    assert "Lima" in run_cli(["process", "result", process]).stdout
+    assert len(llm_server.requests) == 2  # the selector's call and the worker's turn
+    assert len(_starts(local_env)) == 1
+
+
+@pytest.mark.parametrize("args", [["--help"], ["model", "--help"],
+                                  ["delegate", "--task", "Summarize this meeting transcript",
+                                   "--dry-run", "--json"]])
+def test_light_paths_never_load_the_local_model_module(args: list[str]) -> None:
+    code = ("import sys\nfrom vance_cli.cli.boundary import run\n"
+            f"run({args!r})\nsys.stderr.write('\\nLOADED=' + str('vance_cli.local_model' in "
+            "sys.modules))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    loaded = proc.stderr.rsplit("LOADED=", 1)[1].strip()
+    assert loaded == ("True" if args[0] == "model" else "False")  # model: the control

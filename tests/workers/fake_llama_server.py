@@ -3,7 +3,10 @@
 Takes the arguments vance passes (``--model``, ``--model_alias``, ``--host``, ``--port`` …),
 appends its argv as one JSON line to ``$FAKE_LLAMA_ARGV`` (when set), waits until
 ``$FAKE_LLAMA_GATE`` exists (when set) before it listens, exits 1 with a message when
-``$FAKE_LLAMA_FAIL`` is set, then serves ``GET /v1/models`` until SIGTERM.
+``$FAKE_LLAMA_FAIL`` is set, then serves ``GET /v1/models`` until SIGTERM. With
+``$FAKE_LLAMA_UPSTREAM`` (a ``…/v1`` URL: the scripted LLM server of tests/llm_server.py) it
+passes every POST on to it and relays the answer, so a test can see which calls came
+through this server.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import json
 import os
 import sys
 import time
+import urllib.error
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -46,6 +51,24 @@ def main() -> None:
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+
+        def do_POST(self) -> None:
+            upstream = os.environ["FAKE_LLAMA_UPSTREAM"].removesuffix("/v1")
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            request = urllib.request.Request(upstream + self.path, data=body, method="POST",
+                                             headers={"Content-Type": "application/json"})
+            opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+            try:
+                with opener.open(request, timeout=60) as answer:
+                    status, kind, data = answer.status, answer.headers["Content-Type"], \
+                        answer.read()
+            except urllib.error.HTTPError as exc:
+                status, kind, data = exc.code, exc.headers["Content-Type"], exc.read()
+            self.send_response(status)
+            self.send_header("Content-Type", kind or "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
 
         def log_message(self, *_args: object) -> None:
             pass
