@@ -201,12 +201,13 @@ def ensure_server(settings: Settings) -> Server:
         return server
 
 
-def stop_server(paths: Paths, lock_timeout: float = 60.0) -> Server | None:
+def stop_server(paths: Paths, lock_timeout: float = 60.0) -> tuple[Server | None, bool]:
     """Stop the recorded server and remove its record.
 
     Returns:
-        The server that was recorded (None when there was none). A recorded server whose
-        process is gone (killed, rebooted) has only its record removed.
+        ``(server, was_running)``: the server that was recorded (None when there was none),
+        and whether its process still ran; a recorded server whose process is gone
+        (killed, rebooted) has only its record removed.
 
     Raises:
         LocalModelError: another command held the lock for ``lock_timeout`` seconds.
@@ -214,10 +215,11 @@ def stop_server(paths: Paths, lock_timeout: float = 60.0) -> Server | None:
     with _locked(paths, lock_timeout):
         server = read_record(paths)
         if server is None:
-            return None
+            return None, False
+        running = is_running(server)
         _end(server)
         _forget(paths)
-        return server
+        return server, running
 
 
 def server_status(paths: Paths) -> tuple[Server | None, str]:

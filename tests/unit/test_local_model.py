@@ -92,6 +92,8 @@ def test_a_killed_server_leaves_a_record_that_the_next_use_replaces(local_env: P
     os.killpg(first.pid, signal.SIGKILL)
     assert wait_until(lambda: not local_model.is_running(first))
     assert local_model.server_status(settings.paths)[1] == "gone"
+    shown = run_cli(["model", "status"])
+    assert shown.exit_code == 0 and "state: gone" in shown.stdout
     second = local_model.ensure_server(settings)
     assert second.pid != first.pid and local_model.answers(second.port)
     assert len(_starts(local_env)) == 2
@@ -243,3 +245,13 @@ def test_light_paths_never_load_the_local_model_module(args: list[str]) -> None:
                           timeout=60)
     loaded = proc.stderr.rsplit("LOADED=", 1)[1].strip()
     assert loaded == ("True" if args[0] == "model" else "False")  # model: the control
+
+
+def test_model_stop_after_a_crash_removes_the_record(local_env: Path) -> None:
+    server = local_model.ensure_server(load_settings())
+    os.killpg(server.pid, signal.SIGKILL)
+    assert wait_until(lambda: not local_model.is_running(server))
+    result = run_cli(["model", "stop"])
+    assert result.exit_code == 0
+    assert f"(pid {server.pid}) had already exited; removed its record" in result.stderr
+    assert local_model.read_record(load_settings().paths) is None

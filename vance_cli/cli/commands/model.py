@@ -54,12 +54,14 @@ def status(ctx: typer.Context, as_json: JsonFlag = False) -> None:
 @app.command("stop")
 def stop(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """Stop the local model server and forget it (exit 0 when none was running)."""
-    server = local_model.stop_server(context.paths(ctx))
+    server, running = local_model.stop_server(context.paths(ctx))
     if as_json:
-        output.emit_json({"stopped": server is not None,
-                          **(server.to_json() if server else {})})
+        output.emit_json({"stopped": running, **(server.to_json() if server else {})})
         return
     if server is None:
         output.info("no local model server was running")
+    elif not running:
+        output.info(f"the local model server (pid {server.pid}) had already exited;"
+                    " removed its record")
     else:
         output.info(f"stopped the local model server (pid {server.pid}, {server.base_url})")
