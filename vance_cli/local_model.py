@@ -13,8 +13,10 @@ Rules (docs/configuration.md#local-models):
   ``server.lock`` beside it (``filelock``), so two commands racing start one server.
   The server's output goes to ``server.log``.
 - A recorded server is reused when its process is still the one started (same pid and
-  start time), it was started for the same model, command and context, and it answers
-  ``GET /v1/models``. Otherwise it is stopped (when still running) and a new one started.
+  start time), it was started for the same model, command and context, and its port takes
+  a connection. Not ``GET /v1/models``: llama-cpp-python's server answers it only when the
+  model is free, so a server busy with another command's reply would look dead and be
+  replaced mid-reply. Otherwise it is stopped (when still running) and a new one started.
 - A start is bounded by ``llm.local_start_timeout``: the server is ready when
   ``/v1/models`` answers 200; a server that exits first, or is not ready in time, is a
   ``LocalModelError`` naming the last line of its log. A missing extra or a file that is
@@ -184,15 +186,14 @@ def ensure_server(settings: Settings) -> Server:
     wanted = Wanted.from_settings(settings)
     paths = settings.paths
     current = read_record(paths)
-    if current is not None and wanted.matches(current) and is_running(current) and \
-            answers(current.port):
+    if current is not None and _reusable(current, wanted):
         return current
     check_model_file(wanted.model)
     check_command(wanted.command)
     with _locked(paths, wanted.start_timeout + LOCK_MARGIN):
         current = read_record(paths)  # another command may have started it meanwhile
         if current is not None:
-            if wanted.matches(current) and is_running(current) and answers(current.port):
+            if _reusable(current, wanted):
                 return current
             _end(current)
             _forget(paths)
@@ -225,6 +226,8 @@ def stop_server(paths: Paths, lock_timeout: float = 60.0) -> tuple[Server | None
 def server_status(paths: Paths) -> tuple[Server | None, str]:
     """Return the recorded server and its state: ``running``, ``not answering``, ``gone``.
 
+    ``running``: the process is the one started and its port takes connections.
+
     ``none`` when nothing is recorded. Reads only: a stale record stays until the next
     start or ``vance model stop``.
     """
@@ -233,7 +236,20 @@ def server_status(paths: Paths) -> tuple[Server | None, str]:
         return None, "none"
     if not is_running(server):
         return server, "gone"
-    return server, "running" if answers(server.port) else "not answering"
+    return server, "running" if listening(server.port) else "not answering"
+
+
+def _reusable(server: Server, wanted: Wanted) -> bool:
+    return wanted.matches(server) and is_running(server) and listening(server.port)
+
+
+def listening(port: int, timeout: float = 2.0) -> bool:
+    """True when 127.0.0.1:``port`` takes a TCP connection (never waits for the model)."""
+    try:
+        with socket.create_connection((HOST, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
 
 
 def read_record(paths: Paths) -> Server | None:

@@ -70,6 +70,21 @@ def test_later_commands_reuse_the_server(local_env: Path) -> None:
     assert len(_starts(local_env)) == 1
 
 
+def test_a_busy_server_is_reused_not_replaced(local_env: Path, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    busy = tmp_path / "busy"
+    monkeypatch.setenv("FAKE_LLAMA_BUSY", str(busy))
+    first = local_model.ensure_server(load_settings())
+    busy.touch()  # from now on /v1/models waits, as while the model writes a reply
+    try:
+        assert not local_model.answers(first.port, timeout=0.5)
+        assert local_model.ensure_server(load_settings()) == first
+        assert local_model.server_status(load_settings().paths)[1] == "running"
+    finally:
+        busy.unlink()
+    assert len(_starts(local_env)) == 1 and local_model.is_running(first)
+
+
 def test_racing_commands_start_one_server(local_env: Path, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     gate = tmp_path / "gate"

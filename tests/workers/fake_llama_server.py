@@ -3,7 +3,9 @@
 Takes the arguments vance passes (``--model``, ``--model_alias``, ``--host``, ``--port`` …),
 appends its argv as one JSON line to ``$FAKE_LLAMA_ARGV`` (when set), waits until
 ``$FAKE_LLAMA_GATE`` exists (when set) before it listens, exits 1 with a message when
-``$FAKE_LLAMA_FAIL`` is set, then serves ``GET /v1/models`` until SIGTERM. With
+``$FAKE_LLAMA_FAIL`` is set, then serves ``GET /v1/models`` until SIGTERM (holding each
+while ``$FAKE_LLAMA_BUSY`` exists, as llama-cpp-python's server does while the model is
+busy). With
 ``$FAKE_LLAMA_UPSTREAM`` (a ``…/v1`` URL: the scripted LLM server of tests/llm_server.py) it
 passes every POST on to it and relays the answer, so a test can see which calls came
 through this server.
@@ -44,6 +46,9 @@ def main() -> None:
             if self.path != "/v1/models":
                 self.send_error(404)
                 return
+            busy = os.environ.get("FAKE_LLAMA_BUSY")
+            while busy and Path(busy).exists():
+                time.sleep(0.05)
             body = json.dumps({"object": "list", "data": [
                 {"id": alias, "object": "model", "owned_by": "me"}]}).encode()
             self.send_response(200)
