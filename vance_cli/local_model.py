@@ -397,19 +397,27 @@ def _start(paths: Paths, wanted: Wanted) -> Server:
     server = Server(pid=proc.pid, port=port, started=stat[1] if stat else None,
                     model=wanted.model, command=wanted.command, context=wanted.context,
                     alias=Path(wanted.model).stem)
-    deadline = time.monotonic() + wanted.start_timeout
-    while not answers(port, timeout=min(2.0, wanted.start_timeout)):
+    try:
+        _wait_ready(proc, server, wanted.start_timeout, log)
+    except BaseException:  # not ready, Ctrl-C, a stop: no server is left without a record
+        _end(server)
+        raise
+    return server
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], server: Server, timeout: float,
+                log: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while not answers(server.port, timeout=min(2.0, timeout)):
         code = proc.poll()
         if code is not None:
             raise LocalModelError(f"the local model server exited (code {code}) before it was"
                                   f" ready: {_last_line(log)}{_hint(log)} (log: {log})")
         if time.monotonic() >= deadline:
-            _end(server)
             raise LocalModelError(f"the local model server was not ready within"
-                                  f" {wanted.start_timeout:g} s (llm.local_start_timeout);"
+                                  f" {timeout:g} s (llm.local_start_timeout);"
                                   f" stopped it (log: {log})", timeout=True)
         time.sleep(POLL)
-    return server
 
 
 def _last_line(log: Path) -> str:

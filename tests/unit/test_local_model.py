@@ -270,3 +270,17 @@ def test_model_stop_after_a_crash_removes_the_record(local_env: Path) -> None:
     assert result.exit_code == 0
     assert f"(pid {server.pid}) had already exited; removed its record" in result.stderr
     assert local_model.read_record(load_settings().paths) is None
+
+
+def test_a_command_stopped_while_the_server_starts_leaves_no_server(
+        local_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_LLAMA_GATE", str(tmp_path / "never"))
+    script = ("from vance_cli import local_model; from vance_cli.base.config import "
+              "load_settings; local_model.ensure_server(load_settings())")
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    assert wait_until(lambda: len(_starts(local_env)) == 1)
+    proc.send_signal(signal.SIGINT)  # Ctrl-C while it waits for readiness
+    assert proc.wait(timeout=60) != 0
+    (start,) = _starts(local_env)
+    assert wait_until(lambda: not _alive(int(start["pid"])))
+    assert local_model.read_record(load_settings().paths) is None
