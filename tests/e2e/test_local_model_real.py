@@ -7,8 +7,10 @@ server for the next command until ``vance model stop`` (docs/configuration.md#lo
 The model and the python that has ``llama_cpp`` come from the real-model tier's cache
 (``.ci/real-model``; ``$VANCE_REAL_MODEL_CACHE``, default /var/cache/vance-real-model):
 ``venv/bin/python`` (or ``venv-local/bin/python``) and ``models/<tier>.gguf``, tier
-``$VANCE_REAL_MODEL_TIER`` (default ``tiny``, SmolLM2-135M-Instruct Q4_1: the smallest model
-that answers). Skipped, saying what is missing, when the tier is not set up.
+``$VANCE_REAL_MODEL_TIER`` (default ``medium``, Qwen2.5-Coder-1.5B-Instruct Q4: the smallest
+that gets this task through the LLM selector today; ``tiny`` and ``small`` start and answer
+through the server, but their selector picks no recipe). Skipped, saying what is missing,
+when the tier is not set up.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from vance_cli.base.config import load_settings
 pytestmark = [pytest.mark.real_model, pytest.mark.timeout(900)]
 
 CACHE = Path(os.environ.get("VANCE_REAL_MODEL_CACHE") or "/var/cache/vance-real-model")
-TIER = os.environ.get("VANCE_REAL_MODEL_TIER") or "tiny"
+TIER = os.environ.get("VANCE_REAL_MODEL_TIER") or "medium"
 
 
 def _llama_python() -> Path | None:
