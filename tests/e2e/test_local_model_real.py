@@ -10,7 +10,7 @@ The model and the python that has ``llama_cpp`` come from the real-model tier's 
 ``$VANCE_REAL_MODEL_TIER`` (default ``medium``, Qwen2.5-Coder-1.5B-Instruct Q4: the smallest
 that gets this task through the LLM selector today; ``tiny`` and ``small`` start and answer
 through the server, but their selector picks no recipe). Skipped, saying what is missing,
-when the tier is not set up.
+when the tier is not set up, and unless asked for with ``-m real_model``.
 """
 
 from __future__ import annotations
@@ -43,7 +43,9 @@ def _llama_python() -> Path | None:
 
 
 @pytest.fixture()
-def real_local_model(monkeypatch: pytest.MonkeyPatch) -> Path:
+def real_local_model(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Path:
+    if "real_model" not in (request.config.getoption("-m") or ""):
+        pytest.skip("a real model takes minutes: run with -m real_model")
     python = _llama_python()
     gguf = CACHE / "models" / f"{TIER}.gguf"
     if python is None:
