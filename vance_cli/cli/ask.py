@@ -30,7 +30,7 @@ import click
 
 from vance_cli.base.errors import Cancelled, InputError
 from vance_cli.cli.output import terminal_stream
-from vance_cli.wizards.form import Question, RepeatQuestion
+from vance_cli.wizards.form import Question, RepeatQuestion, StepQuestion
 from vance_cli.wizards.model import FieldType
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 TEXTS: Mapping[str, Mapping[str, str]] = {
     "en": {
         "another": "Add another entry to “{label}”? ({count} so far)",
+        "back": "Go back to step {number} (“{title}”) to change its answers?",
         "none": "(none)",
         "editor": "{label}: opening {editor} …",
         "multiline": "(Esc Enter to finish)",
@@ -64,6 +65,7 @@ TEXTS: Mapping[str, Mapping[str, str]] = {
     },
     "de": {
         "another": "Noch einen Eintrag zu „{label}“ hinzufügen? (bisher {count})",
+        "back": "Zurück zu Schritt {number} („{title}“), um die Antworten zu ändern?",
         "none": "(keine Angabe)",
         "editor": "{label}: öffne {editor} …",
         "multiline": "(Esc Enter zum Abschließen)",
@@ -200,6 +202,11 @@ class TerminalAsker:
     def another(self, question: RepeatQuestion) -> bool:
         """Ask whether to add another entry to a repeat field."""
         label = self.texts["another"].format(label=question.label, count=question.count)
+        return self._confirm(label, False)
+
+    def back(self, question: StepQuestion) -> bool:
+        """Ask, after a step but the first, whether to go back one step (default: no)."""
+        label = self.texts["back"].format(number=question.number - 1, title=question.previous)
         return self._confirm(label, False)
 
     def section(self, title: str) -> None:

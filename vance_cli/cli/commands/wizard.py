@@ -223,7 +223,8 @@ def _run_flow(ctx: typer.Context, wizard: LoadedWizard, prefill: Prefill, flow: 
     if interactive:
 
         asker = TerminalAsker(lang)
-        answers = fill_form(wizard.spec.fields, prefill.values, asker, lang)
+        answers = fill_form(wizard.spec.fields, prefill.values, asker, lang,
+                            wizard.spec.steps_in(lang))
     else:
         why = ("--no-input" if flow.no_input else
                "stdin holds the values" if flow.stdin_used else "stdin is not a terminal")

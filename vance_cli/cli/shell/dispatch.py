@@ -288,7 +288,8 @@ class Shell:
         if self.interactive:
 
             asker = TerminalAsker(lang, input=self.term_input, output=self.term_output)
-            answers = fill_form(wizard.spec.fields, prefill.values, asker, lang)
+            answers = fill_form(wizard.spec.fields, prefill.values, asker, lang,
+                            wizard.spec.steps_in(lang))
         else:
             require_complete(wizard.spec.fields, prefill.values,
                              "the shell reads a script (stdin is not a terminal)",
