@@ -34,7 +34,7 @@ def test_a_field_hidden_by_show_if_is_not_asked(pipe: PipeInput) -> None:
     wizard = _wizard({"name": "now", "type": "boolean"},
                      {"name": "question", "type": "string", "required": True, "showIf": "now"},
                      {"name": "last", "type": "string"})
-    pipe.send_text("n" + Key.ENTER + "end" + Key.ENTER)  # the y/n takes one key; "question" is skipped
+    pipe.send_text("n" + Key.ENTER + "end" + Key.ENTER)  # "question" is skipped
     asker = TerminalAsker("en", input=pipe, output=DummyOutput(), environ={})
     assert fill_form(wizard.spec.fields, {}, asker, "en") == {"now": False, "last": "end"}
 
@@ -76,7 +76,7 @@ def test_going_back_drops_an_answer_its_show_if_now_hides(pipe: PipeInput) -> No
                      {"name": "q", "type": "string", "showIf": "now"},
                      steps=[{"title": "One", "fields": ["now"]},
                             {"title": "Two", "fields": ["q"]}])
-    pipe.send_text("y" + Key.ENTER + "ask" + Key.ENTER + "y" + Key.ENTER  # then back
+    pipe.send_text("y" + Key.ENTER + "ask" + Key.ENTER + "y" + Key.ENTER  # back
                    + "n" + Key.ENTER + "n" + Key.ENTER)                    # now = no: q hidden on step 2
     asker = TerminalAsker("en", input=pipe, output=DummyOutput(), environ={})
     assert fill_form(wizard.spec.fields, {}, asker, "en", wizard.spec.steps_in("en")) \

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -36,10 +37,12 @@ def _spawn(args: list[str], env: Mapping[str, str], tmp_path: Path) -> pexpect.s
                        log=tmp_path / "pty.log")
 
 
-def _answer_gremium(child: pexpect.spawn) -> None:
+def _answer_gremium(child: pexpect.spawn, edit: bool = True) -> None:
+    child.expect("The council — step 1 of 3")
     child.expect("Council name")
     child.send("product-board" + Key.ENTER)
     child.expect("Purpose: opening")  # the editor runs and writes the purpose
+    child.expect("Members — step 2 of 3")
     child.expect("Members 1/8")
     child.expect("Name")
     child.send("Ada" + Key.ENTER)
@@ -52,12 +55,18 @@ def _answer_gremium(child: pexpect.spawn) -> None:
     child.send("A user researcher who speaks for the users." + Key.ENTER)
     child.expect("Add another entry")
     child.send("n" + Key.ENTER)  # y/n choose, Enter submits
+    child.expect("Go back to step 1")
+    child.send(Key.ENTER)  # no: the default
+    child.expect("Try it — step 3 of 3")
     child.expect("Create the council right away")
     child.send("y" + Key.ENTER)
     child.expect("Test question")
     child.send("Should we rewrite billing this quarter?" + Key.ENTER)
+    child.expect("Go back to step 2")
+    child.send(Key.ENTER)
     child.expect("Esc Enter")  # the final, editable buffer
-    child.send(Key.END_OF_BUFFER + Key.ENTER + "Answer in two short paragraphs.")
+    if edit:
+        child.send(Key.END_OF_BUFFER + Key.ENTER + "Answer in two short paragraphs.")
     child.send(Key.ESC_ENTER)
 
 
@@ -166,3 +175,30 @@ def test_open_the_follow_up_link_starts_the_form_with_the_recipe_prefilled(
     (entry,) = json.loads(_vance("log", "--json", "-n", "1").stdout)
     assert entry["task"].startswith('Write an essay with the essay recipe "slow & calm"')
     assert "Topic: Trees in cities\nAudience: city planners\n" in entry["task"]
+
+
+def test_saved_answers_replay_the_same_prompt_byte_for_byte(tmp_path: Path) -> None:
+    """The walk over steps, with --save-answers; --values on the file renders the same prompt."""
+    out = tmp_path / "prompt.txt"
+    answers = tmp_path / "answers.json"
+    env = {**os.environ, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1",
+           "EDITOR": str(_editor(tmp_path))}
+    command = (f"'{sys.executable}' -m vance_cli wizard run gremium --print "
+               f"--save-answers '{answers}' > '{out}'")
+    child = pexpect.spawn("/bin/sh", ["-c", command], env=env, cwd=str(tmp_path),
+                          encoding="utf-8", timeout=TIMEOUT, dimensions=(50, 200))
+    child.logfile_read = (tmp_path / "pty.log").open("w")
+    _answer_gremium(child, edit=False)
+    end(child)
+    assert child.exitstatus == 0, (tmp_path / "pty.log").read_text()
+    printed = out.read_bytes()
+    saved = json.loads(answers.read_text(encoding="utf-8"))
+    assert [m["name"] for m in saved["members"]] == ["Ada", "Grace"]  # repeat fields kept
+    replayed = _vance("wizard", "render", "gremium", "--values", str(answers))
+    assert replayed.exit_code == 0, replayed.stderr
+    assert replayed.stdout.encode() == printed  # byte for byte
+    # and a subprocess, with no terminal at all, prints the same bytes
+    again = subprocess.run([sys.executable, "-m", "vance_cli", "wizard", "render", "gremium",
+                            "--values", str(answers)], cwd=tmp_path, env=env,
+                           capture_output=True, timeout=TIMEOUT, check=True)
+    assert again.stdout == printed

@@ -1,5 +1,4 @@
-"""``showIf``: whether a field is asked, from the answers given before it (docs/wizards.md
-"Conditional fields").
+"""``showIf``: whether a field is asked, from the answers before it (docs/wizards.md).
 
 Rules:
 - A ``showIf`` is a Jinja2 expression (or a ``{{ … }}`` / ``{% … %}`` text), evaluated

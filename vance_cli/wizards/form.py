@@ -20,12 +20,15 @@ Rules (docs/wizards.md "Running a wizard", "vance wizard open"):
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from vance_cli.base import yamlio
-from vance_cli.base.errors import Cancelled, FormInvalid, InputError
+from vance_cli.base.errors import Cancelled, DocumentError, FormInvalid, InputError
+from vance_cli.base.files import atomic_write_text
 from vance_cli.base.records import frozen
 from vance_cli.base.yaml_types import as_text
 from vance_cli.wizards.conditions import is_shown
@@ -71,6 +74,29 @@ def read_values(text: str, source: str) -> dict[str, Any]:
         raise InputError(f"{source}: expected a mapping of field name to value, "
                          f"found {type(data).__name__}")
     return {str(key): value for key, value in data.items()}
+
+
+def answers_text(answers: Mapping[str, Any]) -> str:
+    """Return a form's raw answers as the JSON of an answers file (docs/wizards.md "Answers files").
+
+    The raw answers, not the typed values: replayed with ``--values`` they go
+    through the same coercion, so the render is the same byte for byte. Repeat
+    entries are kept as lists of mappings; hidden fields were never answered.
+    """
+    return json.dumps(dict(answers), ensure_ascii=False, indent=2) + "\n"
+
+
+def write_answers(path: Path, answers: Mapping[str, Any]) -> None:
+    """Write an answers file (UTF-8 JSON, replaced atomically).
+
+    Raises:
+        DocumentError: the file cannot be written.
+    """
+    try:
+        atomic_write_text(path, answers_text(answers))
+    except OSError as exc:
+        raise DocumentError(f"cannot write answers file: {exc.strerror}",
+                            path=str(path)) from None
 
 
 def merge_prefill(fields: Sequence[WizardField], *sources: Mapping[str, Any]) -> Prefill:

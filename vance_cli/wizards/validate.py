@@ -368,7 +368,7 @@ def validate_form(fields: Sequence[WizardField], raw: Mapping[str, Any],
     values: dict[str, Any] = {}
     errors: list[FieldError] = []
     for field in fields:
-        if not is_shown(field, values):  # hidden: not validated; only a default reaches the template
+        if not is_shown(field, values):  # hidden: not validated; only a default is kept
             if not is_missing(field.default_value):
                 value, _ = check_field(field, None, prefix + field.name)
                 if value is not None:

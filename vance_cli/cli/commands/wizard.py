@@ -26,6 +26,7 @@ from vance_cli.wizards.form import (
     merge_prefill,
     read_values,
     require_complete,
+    write_answers,
 )
 from vance_cli.wizards.listing import field_rows, group_wizards, listing_json, wizard_details
 from vance_cli.wizards.loader import find_wizard, lint_cascade, lint_paths, load_cascade
@@ -51,6 +52,9 @@ PrintOpt = Annotated[bool, typer.Option(
     "--print", help="Print the prompt on stdout instead of sending it to the selector.")]
 DryRunOpt = Annotated[bool, typer.Option(
     "--dry-run", help="Let the selector decide, but start no process (as vance delegate).")]
+SaveAnswersOpt = Annotated[Path | None, typer.Option(
+    "--save-answers", metavar="FILE",
+    help="Write the answers as JSON to FILE; --values FILE replays them.")]
 NameArg = Annotated[str, typer.Argument(help="Wizard name, e.g. gremium.")]
 
 GIVE_VALUES = "give them with --set KEY=VALUE or --values FILE"
@@ -170,13 +174,13 @@ def render(
 def run(
     ctx: typer.Context, name: NameArg, set_: SetOpt = None, values: ValuesOpt = None,
     no_input: NoInputOpt = False, print_: PrintOpt = False, dry_run: DryRunOpt = False,
-    as_json: JsonFlag = False,
+    as_json: JsonFlag = False, save_answers: SaveAnswersOpt = None,
 ) -> None:
     """Fill a wizard on the terminal, edit the prompt, and send it to the selector."""
     ws = _workspace(ctx)
     wizard = find_wizard(_wizards(ws), name)
     flow = _Flow(no_input=no_input, print_only=print_, dry_run=dry_run, as_json=as_json,
-                 stdin_used=values == "-")
+                 stdin_used=values == "-", save_answers=save_answers)
     _run_flow(ctx, wizard, _prefill(wizard, values, set_), flow)
 
 
@@ -212,6 +216,7 @@ class _Flow:
     dry_run: bool = False
     as_json: bool = False
     stdin_used: bool = False
+    save_answers: Path | None = None
 
 
 def _run_flow(ctx: typer.Context, wizard: LoadedWizard, prefill: Prefill, flow: _Flow) -> None:
@@ -231,6 +236,10 @@ def _run_flow(ctx: typer.Context, wizard: LoadedWizard, prefill: Prefill, flow: 
         require_complete(wizard.spec.fields, prefill.values, why, GIVE_VALUES)
         answers = dict(prefill.values)
     text = build_prompt(wizard, answers, RenderContext.of(ws)).text
+    if flow.save_answers is not None:
+        write_answers(flow.save_answers, answers)
+        output.info(f"answers saved to {flow.save_answers}; replay them with --values "
+                    f"{flow.save_answers}")
     if asker is not None:
         text = _edited(asker, text, flow.print_only)
     if flow.print_only:
