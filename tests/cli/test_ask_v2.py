@@ -77,7 +77,7 @@ def test_going_back_drops_an_answer_its_show_if_now_hides(pipe: PipeInput) -> No
                      steps=[{"title": "One", "fields": ["now"]},
                             {"title": "Two", "fields": ["q"]}])
     pipe.send_text("y" + Key.ENTER + "ask" + Key.ENTER + "y" + Key.ENTER  # back
-                   + "n" + Key.ENTER + "n" + Key.ENTER)                    # now = no: q hidden on step 2
+                   + "n" + Key.ENTER + "n" + Key.ENTER)  # now = no: q hidden
     asker = TerminalAsker("en", input=pipe, output=DummyOutput(), environ={})
     assert fill_form(wizard.spec.fields, {}, asker, "en", wizard.spec.steps_in("en")) \
         == {"now": False}
