@@ -209,6 +209,10 @@ class TerminalAsker:
         label = self.texts["back"].format(number=question.number - 1, title=question.previous)
         return self._confirm(label, False)
 
+    def confirm(self, label: str, default: bool) -> bool:
+        """Ask a yes/no question (the wizard's "check" step)."""
+        return self._confirm(label, default)
+
     def section(self, title: str) -> None:
         """Show a heading line on the terminal."""
         self._say(title, "bold")

@@ -1,4 +1,4 @@
-"""``vance wizard list | show | run | render | open | lint`` (docs/wizards.md)."""
+"""``vance wizard list | show | run | render | check | open | lint`` (docs/wizards.md)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from vance_cli.cli.ask import TerminalAsker
 from vance_cli.cli.commands.delegate import run_delegate
 from vance_cli.delegate.request import DelegateRequest
 from vance_cli.documents.cascade import Kind
+from vance_cli.wizards.check import CheckResult, check_answers
 from vance_cli.wizards.followups import parse_link, split_followups
 from vance_cli.wizards.form import (
     fill_form,
@@ -170,6 +171,56 @@ def render(
         output.emit_text(prompt.text)
 
 
+def print_check(result: CheckResult) -> None:
+    """Print a check's suggestions (``field: suggestion``) and notes, or that there were none."""
+    for note in result.notes:
+        output.warn(note)
+    for item in result.suggestions:
+        output.info(f"{item.field}: {item.suggestion}")
+    if not result.suggestions and not result.notes:
+        output.info("no suggestions: the answers look fine")
+
+
+@app.command("check")
+def check(
+    ctx: typer.Context, name: NameArg, values: ValuesOpt = None, set_: SetOpt = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Ask the LLM to check the answers with the wizard's validatorPrompt; never fails them.
+
+    Prints suggestions as FIELD: TEXT (or {"suggestions": [{field, suggestion}]} with
+    --json) and exits 0, also when no LLM is configured.
+    """
+    ws = _workspace(ctx)
+    wizard = find_wizard(_wizards(ws), name)
+    prefill = _prefill(wizard, values, set_)
+    result = check_answers(ws, wizard, prefill.values, RenderContext.of(ws))
+    if as_json:
+        for note in result.notes:
+            output.warn(note)
+        output.emit_json(result.to_json())
+    else:
+        print_check(result)
+
+
+def offer_check(ws: Workspace, wizard: LoadedWizard, answers: Mapping[str, Any],
+                lang: str, asker: Any) -> None:
+    """The final step's "check" before "send": when the wizard has a validatorPrompt, ask
+    whether to check the answers with the LLM first, and print what it suggests.
+    """
+    if wizard.spec.validator_prompt is None:
+        return
+    if not asker.confirm(CHECK_QUESTION["de" if lang.lower().startswith("de") else "en"],
+                         False):
+        return
+    print_check(check_answers(ws, wizard, answers, RenderContext.of(ws)))
+
+
+CHECK_QUESTION = {"en": "Check the answers with the LLM before sending?",
+                  "de": "Die Antworten vor dem Senden vom LLM prüfen lassen?"}
+"""The question of the "check" step (docs/wizards.md "Checking answers")."""
+
+
 @app.command("run")
 def run(
     ctx: typer.Context, name: NameArg, set_: SetOpt = None, values: ValuesOpt = None,
@@ -241,6 +292,7 @@ def _run_flow(ctx: typer.Context, wizard: LoadedWizard, prefill: Prefill, flow: 
         output.info(f"answers saved to {flow.save_answers}; replay them with --values "
                     f"{flow.save_answers}")
     if asker is not None:
+        offer_check(ws, wizard, answers, lang, asker)
         text = _edited(asker, text, flow.print_only)
     if flow.print_only:
         output.emit_json({"prompt": text}) if flow.as_json else output.emit_text(text)

@@ -44,7 +44,7 @@ from vance_cli.cli.args import parse_assignments
 from vance_cli.cli.ask import TerminalAsker
 from vance_cli.cli.boundary import debug_from_env, report, subcommand
 from vance_cli.cli.commands.delegate import run_delegate
-from vance_cli.cli.commands.wizard import read_values_option
+from vance_cli.cli.commands.wizard import offer_check, read_values_option
 from vance_cli.cli.run import exit_code, run_started, work_pairs
 from vance_cli.cli.shell.commands import (
     COMMANDS,
@@ -290,6 +290,7 @@ class Shell:
             asker = TerminalAsker(lang, input=self.term_input, output=self.term_output)
             answers = fill_form(wizard.spec.fields, prefill.values, asker, lang,
                             wizard.spec.steps_in(lang))
+            offer_check(ws, wizard, answers, lang, asker)
         else:
             require_complete(wizard.spec.fields, prefill.values,
                              "the shell reads a script (stdin is not a terminal)",
