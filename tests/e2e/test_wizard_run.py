@@ -13,6 +13,7 @@ from pathlib import Path
 import pexpect
 import pytest
 from helpers import CliResult, run_cli
+from llm_server import ScriptedLLMServer
 from terminal import TIMEOUT, Key, end, finish, spawn_vance
 
 pytestmark = pytest.mark.e2e
@@ -37,7 +38,7 @@ def _spawn(args: list[str], env: Mapping[str, str], tmp_path: Path) -> pexpect.s
                        log=tmp_path / "pty.log")
 
 
-def _answer_gremium(child: pexpect.spawn, edit: bool = True) -> None:
+def _answer_gremium(child: pexpect.spawn, edit: bool = True, check: str = "") -> None:
     child.expect("The council — step 1 of 3")
     child.expect("Council name")
     child.send("product-board" + Key.ENTER)
@@ -64,6 +65,10 @@ def _answer_gremium(child: pexpect.spawn, edit: bool = True) -> None:
     child.send("Should we rewrite billing this quarter?" + Key.ENTER)
     child.expect("Go back to step 2")
     child.send(Key.ENTER)
+    child.expect("Check the answers with the LLM")
+    child.send(check + Key.ENTER)
+    if check == "y":
+        child.expect("members: Give Grace a persona of her own.")
     child.expect("Esc Enter")  # the final, editable buffer
     if edit:
         child.send(Key.END_OF_BUFFER + Key.ENTER + "Answer in two short paragraphs.")
@@ -202,3 +207,22 @@ def test_saved_answers_replay_the_same_prompt_byte_for_byte(tmp_path: Path) -> N
                             "--values", str(answers)], cwd=tmp_path, env=env,
                            capture_output=True, timeout=TIMEOUT, check=True)
     assert again.stdout == printed
+
+
+def test_the_check_step_before_send_prints_the_llm_suggestions(
+        tmp_path: Path, llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply(json.dumps({"suggestions": [
+        {"field": "members", "suggestion": "Give Grace a persona of her own."}]}))
+    out = tmp_path / "prompt.txt"
+    env = {**os.environ, **llm_server.env(), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1",
+           "NO_COLOR": "1", "EDITOR": str(_editor(tmp_path))}
+    command = f"'{sys.executable}' -m vance_cli wizard run gremium --print > '{out}'"
+    child = pexpect.spawn("/bin/sh", ["-c", command], env=env, cwd=str(tmp_path),
+                          encoding="utf-8", timeout=TIMEOUT, dimensions=(50, 200))
+    child.logfile_read = (tmp_path / "pty.log").open("w")
+    _answer_gremium(child, edit=False, check="y")
+    end(child)
+    assert child.exitstatus == 0, (tmp_path / "pty.log").read_text()
+    assert out.read_text().startswith('Set up a reusable advisory council named "product-board"')
+    (request,) = llm_server.requests
+    assert "- Ada: A pragmatic engineer" in request.json["messages"][-1]["content"]

@@ -205,8 +205,9 @@ def check(
 
 def offer_check(ws: Workspace, wizard: LoadedWizard, answers: Mapping[str, Any],
                 lang: str, asker: Any) -> None:
-    """The final step's "check" before "send": when the wizard has a validatorPrompt, ask
-    whether to check the answers with the LLM first, and print what it suggests.
+    """Offer the final step's "check" before "send" (a wizard with a validatorPrompt only).
+
+    Asks whether to check the answers with the LLM first, and prints what it suggests.
     """
     if wizard.spec.validator_prompt is None:
         return
