@@ -76,7 +76,8 @@ def test_errors_do_not_end_the_shell(pipe: PipeInput, capsys: pytest.CaptureFixt
     run = _run(pipe, capsys, "/wizrd", Key.ENTER, "/process show nope", Key.ENTER,
                "/help", Key.ENTER, "/exit", Key.ENTER)
     assert run.code == 0
-    assert "vance: error: unknown command '/wizrd' — did you mean /wizard?" in run.stderr
+    assert ("vance: error: unknown command '/wizrd' — did you mean /wizard or /wizards?"
+            in run.stderr)
     assert "vance: error: no process with id or name 'nope'" in run.stderr
     assert "/wizard [NAME]" in run.stdout  # /help still ran after two failures
 

@@ -96,7 +96,7 @@ def test_ctrl_c_clears_the_line_and_ctrl_d_exits_0(tmp_path: Path) -> None:
 def test_errors_inside_commands_do_not_end_the_shell(tmp_path: Path) -> None:
     child = _spawn(tmp_path)
     child.send("/wizrd" + Key.ENTER)
-    child.expect("unknown command '/wizrd' — did you mean /wizard\\?")
+    child.expect("unknown command '/wizrd' — did you mean /wizard or /wizards\\?")
     child.send("/process show nope" + Key.ENTER)
     child.expect("no process with id or name 'nope'")
     child.send("/wizard no-such-wizard" + Key.ENTER)

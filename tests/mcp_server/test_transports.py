@@ -23,7 +23,7 @@ T = TypeVar("T")
 
 TOOL_NAMES = ["process_create_delegate", "process_create", "process_status", "process_result",
               "process_steer", "process_list", "recipe_list", "wizard_list", "wizard_show",
-              "wizard_render"]
+              "wizard_render", "wizard_check"]
 
 
 def _env(extra: Mapping[str, str] | None = None) -> dict[str, str]:

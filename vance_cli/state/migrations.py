@@ -213,6 +213,19 @@ def m007_calls_without_process(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX llm_calls_process ON llm_calls(process_id, turn)")
 
 
+@migration
+def m008_wizard_uses(conn: sqlite3.Connection) -> None:
+    """One row per wizard prompt rendered for a person (the quick-start cards rank by it)."""
+    conn.execute("""
+        CREATE TABLE wizard_uses (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            tenant TEXT NOT NULL,
+            wizard TEXT NOT NULL,
+            used_at TEXT NOT NULL
+        )""")
+    conn.execute("CREATE INDEX wizard_uses_tenant ON wizard_uses(tenant, wizard)")
+
+
 def migrate(db: Database) -> list[str]:
     """Apply every migration not yet recorded.
 

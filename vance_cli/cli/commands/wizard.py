@@ -19,6 +19,7 @@ from vance_cli.cli.ask import TerminalAsker
 from vance_cli.cli.commands.delegate import run_delegate
 from vance_cli.delegate.request import DelegateRequest
 from vance_cli.documents.cascade import Kind
+from vance_cli.wizards.cards import record_use
 from vance_cli.wizards.check import CheckResult, check_answers
 from vance_cli.wizards.followups import parse_link, split_followups
 from vance_cli.wizards.form import (
@@ -288,6 +289,8 @@ def _run_flow(ctx: typer.Context, wizard: LoadedWizard, prefill: Prefill, flow: 
         require_complete(wizard.spec.fields, prefill.values, why, GIVE_VALUES)
         answers = dict(prefill.values)
     text = build_prompt(wizard, answers, RenderContext.of(ws)).text
+    if interactive:
+        record_use(ws.db, ws.settings.tenant, wizard.name)
     if flow.save_answers is not None:
         write_answers(flow.save_answers, answers)
         output.info(f"answers saved to {flow.save_answers}; replay them with --values "

@@ -46,6 +46,7 @@ from vance_cli.cli.boundary import debug_from_env, report, subcommand
 from vance_cli.cli.commands.delegate import run_delegate
 from vance_cli.cli.commands.wizard import offer_check, read_values_option
 from vance_cli.cli.run import exit_code, run_started, work_pairs
+from vance_cli.cli.shell.cards import print_cards
 from vance_cli.cli.shell.commands import (
     COMMANDS,
     SUMMARIES_DE,
@@ -63,6 +64,7 @@ from vance_cli.delegate.request import DelegateRequest
 from vance_cli.documents.cascade import Kind
 from vance_cli.processes.model import Process, Status
 from vance_cli.processes.runtime import submit
+from vance_cli.wizards.cards import record_use, top_cards
 from vance_cli.wizards.followups import split_followups
 from vance_cli.wizards.form import fill_form, merge_prefill, require_complete
 from vance_cli.wizards.loader import find_wizard
@@ -115,10 +117,12 @@ class Shell:
         self.term_input = term_input
         self.term_output = term_output
         self.listening: str | None = None
+        self.cards: dict[str, str] = {}
+        """Key → wizard of the quick-start cards on screen; empty once a message was sent."""
         self._listening_recipe = ""
         self.handlers: dict[str, Callable[[str], LineResult]] = {
             "wizard": self._wizard, "delegate": self._delegate, "help": self._help,
-            "new": self._new,
+            "new": self._new, "wizards": self._cards,
             "quit": lambda _text: LineResult(quit=True),
         }
 
@@ -139,6 +143,10 @@ class Shell:
         parsed = parse_line(line)
         if parsed.kind == "empty":
             return LineResult()
+        cards, self.cards = self.cards, {}  # the cards are gone after the first message
+        if parsed.kind == "task" and parsed.text.strip() in cards:
+            name = cards[parsed.text.strip()]
+            return self._guard(lambda: self._wizard(name), where)
         if parsed.kind == "task":
             return self.send_task(parsed.text, where=where)
         as_json = parsed.name.lower() not in ("delegate", "wizard") and \
@@ -265,6 +273,16 @@ class Shell:
         base._meta = root.meta
         return base
 
+    def show_cards(self) -> None:
+        """Draw the quick-start cards (docs/shell.md); their keys open them until the next line."""
+        found = top_cards(self.ws)
+        self.cards = {card.key: card.name for card in found}
+        print_cards(found, self.ws.settings.lang)
+
+    def _cards(self, _text: str) -> LineResult:
+        self.show_cards()
+        return LineResult()
+
     def _wizard(self, text: str) -> LineResult:
         args = parse_wizard_args(split_arguments(text))
         if args.name is None:
@@ -297,7 +315,9 @@ class Shell:
                              f"give them with /wizard {args.name} --set KEY=VALUE"
                              " or --values FILE")
             answers = dict(prefill.values)
-        return build_prompt(wizard, answers, RenderContext.of(ws)).text
+        text = build_prompt(wizard, answers, RenderContext.of(ws)).text
+        record_use(ws.db, ws.settings.tenant, wizard.name)
+        return text
 
     def _help(self, text: str) -> LineResult:
         try:  # the session language (context.settings sets it); a broken config: English
