@@ -209,6 +209,12 @@ class TerminalAsker:
         label = self.texts["back"].format(number=question.number - 1, title=question.previous)
         return self._confirm(label, False)
 
+    def line(self, label: str, default: str) -> str:
+        """Ask for one line of text, ``default`` in the buffer (a file name, say)."""
+        import questionary
+
+        return str(self._run(questionary.text(label, default=default, **self._io())))
+
     def confirm(self, label: str, default: bool) -> bool:
         """Ask a yes/no question (the wizard's "check" step)."""
         return self._confirm(label, default)

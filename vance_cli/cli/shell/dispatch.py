@@ -26,7 +26,8 @@ Neither prompt_toolkit nor questionary is imported here at module level.
 from __future__ import annotations
 
 import errno
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -66,7 +67,7 @@ from vance_cli.processes.model import Process, Status
 from vance_cli.processes.runtime import submit
 from vance_cli.wizards.cards import record_use, top_cards
 from vance_cli.wizards.followups import split_followups
-from vance_cli.wizards.form import fill_form, merge_prefill, require_complete
+from vance_cli.wizards.form import fill_form, merge_prefill, require_complete, write_answers
 from vance_cli.wizards.loader import find_wizard
 from vance_cli.wizards.prompt import RenderContext, build_prompt
 
@@ -76,6 +77,11 @@ if TYPE_CHECKING:
     from prompt_toolkit.output import Output
 
     from vance_cli.workspace import Workspace
+
+
+SAVE_ANSWERS = {"en": ("Save the answers to a file?", "File"),
+                "de": ("Die Antworten in einer Datei speichern?", "Datei")}
+"""The shell's offer after a wizard run (docs/shell.md)."""
 
 
 @frozen
@@ -317,7 +323,23 @@ class Shell:
             answers = dict(prefill.values)
         text = build_prompt(wizard, answers, RenderContext.of(ws)).text
         record_use(ws.db, ws.settings.tenant, wizard.name)
+        if self.interactive:
+            self._offer_save(asker, wizard.name, answers)
         return text
+
+    def _offer_save(self, asker: TerminalAsker, name: str, answers: Mapping[str, Any]) -> None:
+        """After a run, offer to save the answers (as copier keeps its answers file)."""
+        question, where = SAVE_ANSWERS["de" if words.german() else "en"]
+        try:
+            if not asker.confirm(question, False):
+                return
+            path = asker.line(where, f"{name}-answers.json").strip()
+        except (KeyboardInterrupt, EOFError):
+            return
+        if path:
+            write_answers(Path(path).expanduser(), answers)
+            output.info(f"answers saved to {path}; replay them with /wizard {name} "
+                        f"--values {path}")
 
     def _help(self, text: str) -> LineResult:
         try:  # the session language (context.settings sets it); a broken config: English
