@@ -69,10 +69,10 @@ def _answer_gremium(child: pexpect.spawn, edit: bool = True, check: str = "") ->
     child.send(check + Key.ENTER)
     if check == "y":
         child.expect("members: Give Grace a persona of her own.")
-    child.expect("Esc Enter")  # the final, editable buffer
+    child.expect("Esc Enter")  # the final, editable buffer: the shell's keys
     if edit:
-        child.send(Key.END_OF_BUFFER + Key.ENTER + "Answer in two short paragraphs.")
-    child.send(Key.ESC_ENTER)
+        child.send(Key.END_OF_BUFFER + Key.ESC_ENTER + "Answer in two short paragraphs.")
+    child.send(Key.ENTER)
 
 
 def _vance(*args: str, stdin: str | None = None) -> CliResult:
@@ -124,7 +124,7 @@ def test_print_redirected_to_a_file_holds_only_the_prompt(tmp_path: Path) -> Non
     child.expect("Audience")
     child.send(Key.ENTER)
     child.expect("Esc Enter")
-    child.send(Key.ESC_ENTER)
+    child.send(Key.ENTER)
     end(child)
     assert child.exitstatus == 0
     text = out.read_text(encoding="utf-8")
@@ -172,7 +172,7 @@ def test_open_the_follow_up_link_starts_the_form_with_the_recipe_prefilled(
     child.send("city planners" + Key.ENTER)
     child.expect("Esc Enter")  # the rendered prompt, editable, carries the prefilled recipe
     child.expect('essay recipe "slow & calm"')
-    child.send(Key.ESC_ENTER)
+    child.send(Key.ENTER)
     child.expect(r"decision:\S* (MATCH|NONE)")
     status, log = finish(child)
     assert status == 0, log

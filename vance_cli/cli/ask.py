@@ -12,8 +12,8 @@ Rules (docs/exit-codes.md; docs/wizards.md "Running a wizard"):
 - questionary's ``ask()`` swallows Ctrl-C: only ``unsafe_ask()`` is used, so
   Ctrl-C raises KeyboardInterrupt; Ctrl-D is bound to raise EOFError in every
   prompt. The form walk turns both into ``Cancelled`` (exit 130).
-- The finished prompt opens in an editable multi-line prompt-toolkit buffer;
-  Esc Enter (or Alt-Enter) submits it.
+- The finished prompt opens in an editable prompt-toolkit buffer with the
+  shell's keys: Enter submits it, Esc Enter (or Alt-Enter) adds a new line.
 
 questionary, prompt_toolkit and click are imported inside the functions that use them.
 """
@@ -44,12 +44,13 @@ TEXTS: Mapping[str, Mapping[str, str]] = {
         "none": "(none)",
         "editor": "{label}: opening {editor} …",
         "multiline": "(Esc Enter to finish)",
-        "edit_title": "The prompt — edit it, then press Esc Enter to {action} (Ctrl-C cancels):",
+        "edit_title": "The prompt — edit it, then press Enter to {action} (Esc Enter adds a "
+                      "new line, Ctrl-C cancels):",
         "send": "send it to the selector",
         "print": "print it",
         "send_short": "send to the selector",
         "print_short": "print",
-        "toolbar": " Esc Enter: {action} · Ctrl-C: cancel ",
+        "toolbar": " Enter: {action} · Esc Enter: new line · Ctrl-C: cancel ",
         "select_hint": "(Use arrow keys)",
         "checkbox_hint": "(Use arrow keys to move, <space> to select, <a> to toggle, "
                          "<i> to invert)",
@@ -69,13 +70,13 @@ TEXTS: Mapping[str, Mapping[str, str]] = {
         "none": "(keine Angabe)",
         "editor": "{label}: öffne {editor} …",
         "multiline": "(Esc Enter zum Abschließen)",
-        "edit_title": "Der Prompt — bearbeiten, dann Esc Enter, um ihn {action} "
-                      "(Strg-C bricht ab):",
+        "edit_title": "Der Prompt — bearbeiten, dann Enter, um ihn {action} "
+                      "(Esc Enter: neue Zeile, Strg-C bricht ab):",
         "send": "an den Selector zu senden",
         "print": "auszugeben",
         "send_short": "an den Selector senden",
         "print_short": "ausgeben",
-        "toolbar": " Esc Enter: {action} · Strg-C: abbrechen ",
+        "toolbar": " Enter: {action} · Esc Enter: neue Zeile · Strg-C: abbrechen ",
         "select_hint": "(Pfeiltasten verwenden)",
         "checkbox_hint": "(Pfeiltasten bewegen, <Leertaste> wählt, <a> alle, "
                          "<i> umkehren)",
@@ -226,7 +227,10 @@ class TerminalAsker:
     # --- the final buffer ---------------------------------------------------
 
     def edit_prompt(self, text: str, printing: bool) -> str:
-        """Show the rendered prompt in an editable multi-line buffer; return it on Esc Enter.
+        """Show the rendered prompt in an editable buffer; return it on Enter.
+
+        The keys are the shell's input line's (``/wizard``): Enter sends, Esc Enter
+        (Alt-Enter) adds a new line.
 
         Raises:
             KeyboardInterrupt: Ctrl-C.
@@ -236,9 +240,12 @@ class TerminalAsker:
 
         action = self.texts["print" if printing else "send"]
         self._say(self.texts["edit_title"].format(action=action), "bold")
+        from prompt_toolkit.key_binding import merge_key_bindings
+
         session: PromptSession[str] = PromptSession(
-            multiline=True, input=self.input, output=self.output,
-            key_bindings=_cancel_bindings(),
+            multiline=False, input=self.input, output=self.output,
+            key_bindings=merge_key_bindings([_cancel_bindings(), newline_bindings()]),
+            prompt_continuation=lambda width, _n, _w: " " * width,
             bottom_toolbar=self.texts["toolbar"].format(
                 action=self.texts["print_short" if printing else "send_short"]))
         return session.prompt("", default=text)
@@ -327,6 +334,22 @@ class TerminalAsker:
         return str(self._run(questionary.text(
             question.label, default=default, multiline=True, instruction=self.texts["multiline"],
             validate=lambda answer: question.check(answer) or True, **self._io())))
+
+
+def newline_bindings() -> Any:
+    """Esc Enter (or Alt-Enter) inserts a new line; Enter still submits the whole buffer.
+
+    The keys of the shell's input line and of ``wizard run``'s final buffer (docs/wizards.md).
+    """
+    from prompt_toolkit.key_binding import KeyBindings
+
+    bindings = KeyBindings()
+
+    @bindings.add("escape", "enter")
+    def _newline(event: Any) -> None:
+        event.current_buffer.insert_text("\n")
+
+    return bindings
 
 
 def _cancel_bindings() -> Any:
