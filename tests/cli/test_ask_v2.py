@@ -81,3 +81,25 @@ def test_going_back_drops_an_answer_its_show_if_now_hides(pipe: PipeInput) -> No
     asker = TerminalAsker("en", input=pipe, output=DummyOutput(), environ={})
     assert fill_form(wizard.spec.fields, {}, asker, "en", wizard.spec.steps_in("en")) \
         == {"now": False}
+
+
+def test_an_integer_default_is_replaced_by_typing_not_appended_to(pipe: PipeInput) -> None:
+    wizard = _wizard({"name": "n", "type": "integer", "defaultValue": 1200},
+                     {"name": "m", "type": "integer", "defaultValue": 5, "integerMax": 9})
+    pipe.send_text("7" + Key.ENTER + Key.ENTER)  # typed over the first; the second kept
+    asker = TerminalAsker("en", input=pipe, output=DummyOutput(), environ={})
+    assert fill_form(wizard.spec.fields, {}, asker, "en") == {"n": "7", "m": "5"}
+
+
+def test_after_the_editor_the_form_echoes_the_first_line(pipe: PipeInput,
+                                                          tmp_path: Path) -> None:
+    editor = tmp_path / "editor.sh"
+    editor.write_text('#!/bin/sh\nfor last; do :; done\nprintf "First line\\nsecond\\n" '
+                      '> "$last"\n')
+    editor.chmod(0o755)
+    wizard = _wizard({"name": "t", "type": "textarea", "label": "Purpose"})
+    screen = io.StringIO()
+    asker = TerminalAsker("en", input=pipe, output=PlainTextOutput(screen),
+                          environ={"EDITOR": str(editor)})
+    assert fill_form(wizard.spec.fields, {}, asker, "en") == {"t": "First line\nsecond"}
+    assert "Purpose: First line …" in screen.getvalue()

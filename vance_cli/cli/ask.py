@@ -274,6 +274,16 @@ class TerminalAsker:
 
         make = questionary.password if password else questionary.text
         default = "" if question.default is None or password else str(question.default)
+        if question.type is FieldType.INTEGER and default:
+            # shown as a default, not put in the buffer: typing replaces it instead of
+            # appending to it; Enter alone takes it
+            from prompt_toolkit.formatted_text import FormattedText
+
+            answer = str(self._run(make(
+                question.label, placeholder=FormattedText([("class:placeholder", default)]),
+                validate=lambda text: question.check(text or default) or True,
+                style=_PLACEHOLDER_STYLE(), **self._io())))
+            return answer or default
         return str(self._run(make(
             question.label, default=default,
             validate=lambda answer: question.check(answer) or True, **self._io())))
@@ -321,6 +331,7 @@ class TerminalAsker:
             text = text if edited is None else edited.rstrip("\n")
             error = question.check(text)
             if error is None:
+                self._say(_echo(question.label, text), "")
                 return text
             self._say(f"{question.path}: {error}", "class:error")
             if attempt == EDITOR_TRIES:
@@ -334,6 +345,21 @@ class TerminalAsker:
         return str(self._run(questionary.text(
             question.label, default=default, multiline=True, instruction=self.texts["multiline"],
             validate=lambda answer: question.check(answer) or True, **self._io())))
+
+
+def _echo(label: str, text: str) -> str:
+    """Return the line that echoes an editor's text: its first line, ``…`` when there is more."""
+    lines = text.strip("\n").splitlines() or [""]
+    more = " …" if len(lines) > 1 else ""
+    return f"{label}: {lines[0].strip()}{more}"
+
+
+def _PLACEHOLDER_STYLE() -> Any:
+    """Questionary's style with a dim placeholder (an integer's default)."""
+    from prompt_toolkit.styles import Style, merge_styles
+    from questionary.constants import DEFAULT_STYLE
+
+    return merge_styles([DEFAULT_STYLE, Style([("placeholder", "fg:#888888")])])
 
 
 def newline_bindings() -> Any:
