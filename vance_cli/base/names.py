@@ -1,6 +1,6 @@
 """Names that become paths: document names and tenant/project/user/session ids; "did you mean".
 
-Rules (docs/documents.md, "Names"):
+Rules (docs/documents.md, "Document names"):
 - A document name is a relative path of ``[A-Za-z0-9_.-]`` segments; ``..``,
   ``.``, absolute paths and empty segments are rejected before any disk access
   (``check_name``), as Jinja's ``split_template_path`` does.

@@ -234,7 +234,7 @@ def load_process(ws: Workspace, ident: str) -> Process:
 
     Looked up, first hit wins: the full id; the name in the current session
     (names are unique per session); a unique id prefix of at least
-    ``MIN_PREFIX`` characters (docs/processes.md "Names").
+    ``MIN_PREFIX`` characters (docs/processes.md "Names and ids").
 
     A read only: a RUNNING process whose worker died stays RUNNING until
     ``lifecycle.reap_stale`` runs (the commands call it before they read).

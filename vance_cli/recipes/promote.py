@@ -1,6 +1,6 @@
 """``vance recipe promote``: a generated recipe becomes a recipe of the project.
 
-Rules (docs/recipes.md "Promote"):
+Rules (docs/documents.md "Promote"):
 - The source is any recipe the cascade finds, typically one Slartibartfast
   wrote (``_slart/<run>/<name>``, hidden from the selector). It is checked
   like any recipe (the recipe schema and its engine's params) before
