@@ -226,3 +226,51 @@ def test_the_check_step_before_send_prints_the_llm_suggestions(
     assert out.read_text().startswith('Set up a reusable advisory council named "product-board"')
     (request,) = llm_server.requests
     assert "- Ada: A pragmatic engineer" in request.json["messages"][-1]["content"]
+
+
+def test_going_back_one_step_changes_an_earlier_answer(tmp_path: Path) -> None:
+    """Steps in a pty: on step 2, go back to step 1, change the council's name, go on."""
+    out = tmp_path / "prompt.txt"
+    env = {**os.environ, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1",
+           "EDITOR": str(_editor(tmp_path))}
+    command = (f"'{sys.executable}' -m vance_cli wizard run gremium --print "
+               f"--set createNow=no > '{out}'")
+    child = pexpect.spawn("/bin/sh", ["-c", command], env=env, cwd=str(tmp_path),
+                          encoding="utf-8", timeout=TIMEOUT, dimensions=(50, 200))
+    child.logfile_read = (tmp_path / "pty.log").open("w")
+    child.expect("The council — step 1 of 3")
+    child.expect("Council name")
+    child.send("first-name" + Key.ENTER)
+    child.expect("Purpose: opening")
+    for name in ("Ada", "Grace"):
+        child.expect("Name")
+        child.send(name + Key.ENTER)
+        child.expect("Persona")
+        child.send(f"{name}'s persona." + Key.ENTER)
+    child.expect("Add another entry")
+    child.send("n" + Key.ENTER)
+    child.expect("Go back to step 1")
+    child.send("y" + Key.ENTER)                       # back
+    child.expect("The council — step 1 of 3")
+    child.expect("first-name")                        # the earlier answer is the default
+    child.send(Key.BACKSPACE * 10 + "second-name" + Key.ENTER)
+    child.expect("Purpose: opening")
+    child.expect("Members — step 2 of 3")             # asked again, its answers the defaults
+    for _ in range(4):
+        child.send(Key.ENTER)
+    child.expect("Add another entry")
+    child.send("n" + Key.ENTER)
+    child.expect("Go back to step 1")
+    child.send(Key.ENTER)
+    child.expect("Try it — step 3 of 3")              # createNow given: nothing asked here
+    child.expect("Go back to step 2")
+    child.send(Key.ENTER)
+    child.expect("Check the answers")
+    child.send(Key.ENTER)
+    child.expect("Esc Enter")
+    child.send(Key.ENTER)
+    end(child)
+    assert child.exitstatus == 0, (tmp_path / "pty.log").read_text()
+    text = out.read_text()
+    assert text.startswith('Set up a reusable advisory council named "second-name".')
+    assert "- Ada: Ada's persona.\n" in text and "- Grace: Grace's persona.\n" in text
