@@ -148,9 +148,10 @@ def test_yes_no_waits_for_enter(pipe: PipeInput) -> None:
         "first": False, "second": False, "third": False}
 
 
-def test_final_buffer_is_editable_and_submits_on_esc_enter(pipe: PipeInput) -> None:
+def test_final_buffer_has_the_shell_s_keys_enter_sends_esc_enter_adds_a_line(
+        pipe: PipeInput) -> None:
     asker = TerminalAsker("en", input=pipe, output=DummyOutput())
-    pipe.send_text(Key.BACKSPACE * 6 + "text\nsecond line" + Key.ESC_ENTER)
+    pipe.send_text(Key.BACKSPACE * 6 + "text" + Key.ESC_ENTER + "second line" + Key.ENTER)
     assert asker.edit_prompt("Rendered prompt", printing=False) == (
         "Rendered text\nsecond line")
     pipe.send_text(Key.CTRL_C)
@@ -229,9 +230,9 @@ def test_menus_explain_their_keys_in_the_session_language(pipe: PipeInput, lang:
 
 
 @pytest.mark.parametrize(("lang", "printing", "toolbar"), [
-    ("de", False, " Esc Enter: an den Selector senden · Strg-C: abbrechen "),
-    ("de", True, " Esc Enter: ausgeben · Strg-C: abbrechen "),
-    ("en", False, " Esc Enter: send to the selector · Ctrl-C: cancel "),
+    ("de", False, " Enter: an den Selector senden · Esc Enter: neue Zeile · Strg-C: abbrechen "),
+    ("de", True, " Enter: ausgeben · Esc Enter: neue Zeile · Strg-C: abbrechen "),
+    ("en", False, " Enter: send to the selector · Esc Enter: new line · Ctrl-C: cancel "),
 ])
 def test_the_prompt_toolbar_is_a_grammatical_phrase(
         pipe: PipeInput, monkeypatch: pytest.MonkeyPatch, lang: str, printing: bool,
@@ -246,6 +247,6 @@ def test_the_prompt_toolbar_is_a_grammatical_phrase(
         real(self, *args, **kwargs)
 
     monkeypatch.setattr(PromptSession, "__init__", spy)
-    pipe.send_text(Key.ESC_ENTER)
+    pipe.send_text(Key.ENTER)
     TerminalAsker(lang, input=pipe, output=DummyOutput()).edit_prompt("x", printing)
     assert seen == [toolbar]

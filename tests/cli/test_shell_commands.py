@@ -169,7 +169,7 @@ def test_script_stops_at_the_first_failing_line_with_its_exit_code() -> None:
     script = "# a comment\n\n/help\n/wizrd gremium\n/process list\n"
     result = run_cli(["shell"], input=script)
     assert result.exit_code == 2
-    assert "vance: error: line 4: unknown command '/wizrd' — did you mean /wizard?" \
+    assert "vance: error: line 4: unknown command '/wizrd' — did you mean /wizard or /wizards?" \
         in result.stderr
     assert "0 processes" not in result.stdout  # line 5 never ran
     assert "/wizard [NAME]" in result.stdout  # /help ran

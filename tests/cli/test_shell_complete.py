@@ -34,8 +34,9 @@ def _texts(sources: Sources, text: str) -> list[str]:
 
 
 def test_slash_prefix_completes_command_names(sources: Sources) -> None:
-    assert _complete(sources, "/wiz") == [("/wizard", -4)]
-    assert _texts(sources, "/") == ["/wizard", "/delegate", "/new", "/process", "/catalog",
+    assert _complete(sources, "/wiz") == [("/wizard", -4), ("/wizards", -4)]
+    assert _texts(sources, "/") == ["/wizard", "/wizards", "/delegate", "/new", "/process",
+                                    "/catalog",
                                     "/recipe", "/log", "/help", "/quit", "/exit"]
     assert _texts(sources, "/E") == ["/exit"]  # case-insensitive
     assert _texts(sources, "/nothing") == []

@@ -76,7 +76,8 @@ def test_errors_do_not_end_the_shell(pipe: PipeInput, capsys: pytest.CaptureFixt
     run = _run(pipe, capsys, "/wizrd", Key.ENTER, "/process show nope", Key.ENTER,
                "/help", Key.ENTER, "/exit", Key.ENTER)
     assert run.code == 0
-    assert "vance: error: unknown command '/wizrd' — did you mean /wizard?" in run.stderr
+    assert ("vance: error: unknown command '/wizrd' — did you mean /wizard or /wizards?"
+            in run.stderr)
     assert "vance: error: no process with id or name 'nope'" in run.stderr
     assert "/wizard [NAME]" in run.stdout  # /help still ran after two failures
 
@@ -96,6 +97,7 @@ def test_wizard_prompt_lands_in_the_input_buffer_and_enter_sends_the_edit(
                "plain-essay", Key.ENTER,                 # Recipe
                "Trees in cities", Key.ENTER,             # Topic
                Key.ENTER,                                # Audience (optional)
+               Key.ENTER,                                # save the answers? no
                Key.END_OF_BUFFER, Key.ESC_ENTER, "Keep it under 800 words.", Key.ENTER,
                Key.CTRL_D)
     assert run.code == 0
@@ -116,6 +118,7 @@ def test_ctrl_c_discards_the_wizard_prompt(pipe: PipeInput,
     run = _run(pipe, capsys,
                "/wizard essay-mit-recipe --set recipe=r --set topic=t", Key.ENTER,
                Key.ENTER,                                # Audience
+               Key.ENTER,                                # save the answers? no
                Key.CTRL_C,                               # drop the rendered prompt
                "/help", Key.ENTER, Key.CTRL_D)
     assert run.code == 0
@@ -139,8 +142,9 @@ def test_a_wizard_prompt_that_starts_with_a_slash_is_still_a_task(
         promptTemplate: "/quit is not a command here: {{ x }}"
         fields: [{name: x, type: string, required: true}]
         """})
-    run = _run(pipe, capsys, "/wizard slashy", Key.ENTER, "tea", Key.ENTER, Key.ENTER,
-               Key.CTRL_D, dry_run=True)
+    run = _run(pipe, capsys, "/wizard slashy", Key.ENTER, "tea", Key.ENTER,
+               Key.ENTER,  # save the answers? no
+               Key.ENTER, Key.CTRL_D, dry_run=True)
     assert run.code == 0
     assert _tasks() == ["/quit is not a command here: tea"]
 
@@ -193,7 +197,7 @@ def test_the_wizard_toolbar_goes_once_its_prompt_is_sent(
 
     monkeypatch.setattr(PromptSession, "prompt", spy)
     run = _run(pipe, capsys, "/wizard essay-mit-recipe --set recipe=r --set topic=t --dry-run",
-               Key.ENTER, Key.ENTER, Key.ENTER, "/help", Key.ENTER, Key.CTRL_D)
+               Key.ENTER, Key.ENTER, Key.ENTER, Key.ENTER, "/help", Key.ENTER, Key.CTRL_D)
     assert run.code == 0
     shell_prompts = [t for t in toolbars if t is None or "Enter: send" in str(t)]
     assert shell_prompts[0] is None                  # /wizard …

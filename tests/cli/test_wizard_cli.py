@@ -114,10 +114,13 @@ def test_show_lists_fields_never_templates() -> None:
     result = run_cli(["wizard", "show", "essay-recipe", "--json"])
     assert result.exit_code == 0
     data = result.json()
-    assert [f["name"] for f in data["fields"]] == ["recipeName", "style", "length", "reviewLoop"]
-    assert data["fields"][2] == {"name": "length", "type": "integer", "label": "Length in words",
+    assert [f["name"] for f in data["fields"]] == ["recipeName", "style", "format", "length",
+                                                   "reviewLoop"]
+    assert data["fields"][3] == {"name": "length", "type": "integer", "label": "Length in words",
                                  "help": "", "required": True, "defaultValue": 1200,
-                                 "integerMin": 300, "integerMax": 5000}
+                                 "integerMin": 300, "integerMax": 5000,
+                                 "showIf": 'format == "long"'}
+    assert data["steps"] == [] and data["checks"] is False
     assert "promptTemplate" not in result.stdout and "{{" not in result.stdout
     human = run_cli(["--lang", "de", "wizard", "show", "gremium"], env={"COLUMNS": "200"})
     assert "members[].persona" in human.stdout and "Mitglieder" in human.stdout

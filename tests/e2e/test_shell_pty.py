@@ -54,6 +54,8 @@ def test_wizard_completion_form_buffer_edit_and_send(tmp_path: Path) -> None:
     child.send("Trees in cities" + Key.ENTER)
     child.expect("Audience")
     child.send(Key.ENTER)
+    child.expect("Save the answers to a file")
+    child.send(Key.ENTER)  # no: the default
     child.expect("The prompt is in the input line")
     child.expect(PROMPT + r".*Write an essay with the essay recipe")  # in the shell's own input
     child.send(Key.END_OF_BUFFER + Key.ESC_ENTER + "Keep it under 800 words.")
@@ -96,7 +98,7 @@ def test_ctrl_c_clears_the_line_and_ctrl_d_exits_0(tmp_path: Path) -> None:
 def test_errors_inside_commands_do_not_end_the_shell(tmp_path: Path) -> None:
     child = _spawn(tmp_path)
     child.send("/wizrd" + Key.ENTER)
-    child.expect("unknown command '/wizrd' — did you mean /wizard\\?")
+    child.expect("unknown command '/wizrd' — did you mean /wizard or /wizards\\?")
     child.send("/process show nope" + Key.ENTER)
     child.expect("no process with id or name 'nope'")
     child.send("/wizard no-such-wizard" + Key.ENTER)
@@ -224,6 +226,8 @@ def test_ctrl_x_ctrl_e_edits_the_wizard_prompt_in_the_editor_and_sends_it(
                + Key.ENTER)
     child.expect("Audience")
     child.send(Key.ENTER)
+    child.expect("Save the answers to a file")
+    child.send(Key.ENTER)
     child.expect("The prompt is in the input line")
     child.expect(PROMPT)
     child.send(Key.CTRL_X + Key.CTRL_E)
@@ -236,3 +240,29 @@ def test_ctrl_x_ctrl_e_edits_the_wizard_prompt_in_the_editor_and_sends_it(
     assert entry["task"].startswith('Write an essay with the essay recipe "plain"')
     assert entry["task"].endswith("improvising one.\nAnswer in German.")
     assert (tmp_path / "edited-file").read_text().strip().endswith(".md")
+
+
+def test_the_shell_offers_to_save_the_answers_and_they_replay(tmp_path: Path) -> None:
+    child = _spawn(tmp_path)
+    child.send("/wizard essay-mit-recipe --set recipe=plain" + Key.ENTER)
+    child.expect("Topic")
+    child.send("Tea" + Key.ENTER)
+    child.expect("Audience")
+    child.send(Key.ENTER)
+    child.expect("Save the answers to a file")
+    child.send("y" + Key.ENTER)
+    child.expect("File")
+    child.send(Key.ENTER)  # the offered name
+    child.expect("answers saved to essay-mit-recipe-answers.json")
+    child.expect(PROMPT + r".*Write an essay with the essay recipe")
+    child.send(Key.CTRL_C)  # drop the prompt
+    child.expect(PROMPT)
+    child.send("/quit" + Key.ENTER)
+    status, log = finish(child)
+    assert status == 0 and "Traceback" not in log
+    saved = tmp_path / "essay-mit-recipe-answers.json"
+    assert json.loads(saved.read_text()) == {"recipe": "plain", "topic": "Tea", "audience": ""}
+    direct = _vance("wizard", "render", "essay-mit-recipe", "--set", "recipe=plain",
+                    "--set", "topic=Tea")
+    assert _vance("wizard", "render", "essay-mit-recipe", "--values", str(saved)).stdout \
+        == direct.stdout

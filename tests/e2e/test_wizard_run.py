@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pexpect
 import pytest
 from helpers import CliResult, run_cli
+from llm_server import ScriptedLLMServer
 from terminal import TIMEOUT, Key, end, finish, spawn_vance
 
 pytestmark = pytest.mark.e2e
@@ -36,10 +38,12 @@ def _spawn(args: list[str], env: Mapping[str, str], tmp_path: Path) -> pexpect.s
                        log=tmp_path / "pty.log")
 
 
-def _answer_gremium(child: pexpect.spawn) -> None:
+def _answer_gremium(child: pexpect.spawn, edit: bool = True, check: str = "") -> None:
+    child.expect("The council — step 1 of 3")
     child.expect("Council name")
     child.send("product-board" + Key.ENTER)
     child.expect("Purpose: opening")  # the editor runs and writes the purpose
+    child.expect("Members — step 2 of 3")
     child.expect("Members 1/8")
     child.expect("Name")
     child.send("Ada" + Key.ENTER)
@@ -52,13 +56,23 @@ def _answer_gremium(child: pexpect.spawn) -> None:
     child.send("A user researcher who speaks for the users." + Key.ENTER)
     child.expect("Add another entry")
     child.send("n" + Key.ENTER)  # y/n choose, Enter submits
+    child.expect("Go back to step 1")
+    child.send(Key.ENTER)  # no: the default
+    child.expect("Try it — step 3 of 3")
     child.expect("Create the council right away")
     child.send("y" + Key.ENTER)
     child.expect("Test question")
     child.send("Should we rewrite billing this quarter?" + Key.ENTER)
-    child.expect("Esc Enter")  # the final, editable buffer
-    child.send(Key.END_OF_BUFFER + Key.ENTER + "Answer in two short paragraphs.")
-    child.send(Key.ESC_ENTER)
+    child.expect("Go back to step 2")
+    child.send(Key.ENTER)
+    child.expect("Check the answers with the LLM")
+    child.send(check + Key.ENTER)
+    if check == "y":
+        child.expect("members: Give Grace a persona of her own.")
+    child.expect("Esc Enter")  # the final, editable buffer: the shell's keys
+    if edit:
+        child.send(Key.END_OF_BUFFER + Key.ESC_ENTER + "Answer in two short paragraphs.")
+    child.send(Key.ENTER)
 
 
 def _vance(*args: str, stdin: str | None = None) -> CliResult:
@@ -110,7 +124,7 @@ def test_print_redirected_to_a_file_holds_only_the_prompt(tmp_path: Path) -> Non
     child.expect("Audience")
     child.send(Key.ENTER)
     child.expect("Esc Enter")
-    child.send(Key.ESC_ENTER)
+    child.send(Key.ENTER)
     end(child)
     assert child.exitstatus == 0
     text = out.read_text(encoding="utf-8")
@@ -158,7 +172,7 @@ def test_open_the_follow_up_link_starts_the_form_with_the_recipe_prefilled(
     child.send("city planners" + Key.ENTER)
     child.expect("Esc Enter")  # the rendered prompt, editable, carries the prefilled recipe
     child.expect('essay recipe "slow & calm"')
-    child.send(Key.ESC_ENTER)
+    child.send(Key.ENTER)
     child.expect(r"decision:\S* (MATCH|NONE)")
     status, log = finish(child)
     assert status == 0, log
@@ -166,3 +180,97 @@ def test_open_the_follow_up_link_starts_the_form_with_the_recipe_prefilled(
     (entry,) = json.loads(_vance("log", "--json", "-n", "1").stdout)
     assert entry["task"].startswith('Write an essay with the essay recipe "slow & calm"')
     assert "Topic: Trees in cities\nAudience: city planners\n" in entry["task"]
+
+
+def test_saved_answers_replay_the_same_prompt_byte_for_byte(tmp_path: Path) -> None:
+    """The walk over steps, with --save-answers; --values on the file renders the same prompt."""
+    out = tmp_path / "prompt.txt"
+    answers = tmp_path / "answers.json"
+    env = {**os.environ, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1",
+           "EDITOR": str(_editor(tmp_path))}
+    command = (f"'{sys.executable}' -m vance_cli wizard run gremium --print "
+               f"--save-answers '{answers}' > '{out}'")
+    child = pexpect.spawn("/bin/sh", ["-c", command], env=env, cwd=str(tmp_path),
+                          encoding="utf-8", timeout=TIMEOUT, dimensions=(50, 200))
+    child.logfile_read = (tmp_path / "pty.log").open("w")
+    _answer_gremium(child, edit=False)
+    end(child)
+    assert child.exitstatus == 0, (tmp_path / "pty.log").read_text()
+    printed = out.read_bytes()
+    saved = json.loads(answers.read_text(encoding="utf-8"))
+    assert [m["name"] for m in saved["members"]] == ["Ada", "Grace"]  # repeat fields kept
+    replayed = _vance("wizard", "render", "gremium", "--values", str(answers))
+    assert replayed.exit_code == 0, replayed.stderr
+    assert replayed.stdout.encode() == printed  # byte for byte
+    # and a subprocess, with no terminal at all, prints the same bytes
+    again = subprocess.run([sys.executable, "-m", "vance_cli", "wizard", "render", "gremium",
+                            "--values", str(answers)], cwd=tmp_path, env=env,
+                           capture_output=True, timeout=TIMEOUT, check=True)
+    assert again.stdout == printed
+
+
+def test_the_check_step_before_send_prints_the_llm_suggestions(
+        tmp_path: Path, llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply(json.dumps({"suggestions": [
+        {"field": "members", "suggestion": "Give Grace a persona of her own."}]}))
+    out = tmp_path / "prompt.txt"
+    env = {**os.environ, **llm_server.env(), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1",
+           "NO_COLOR": "1", "EDITOR": str(_editor(tmp_path))}
+    command = f"'{sys.executable}' -m vance_cli wizard run gremium --print > '{out}'"
+    child = pexpect.spawn("/bin/sh", ["-c", command], env=env, cwd=str(tmp_path),
+                          encoding="utf-8", timeout=TIMEOUT, dimensions=(50, 200))
+    child.logfile_read = (tmp_path / "pty.log").open("w")
+    _answer_gremium(child, edit=False, check="y")
+    end(child)
+    assert child.exitstatus == 0, (tmp_path / "pty.log").read_text()
+    assert out.read_text().startswith('Set up a reusable advisory council named "product-board"')
+    (request,) = llm_server.requests
+    assert "- Ada: A pragmatic engineer" in request.json["messages"][-1]["content"]
+
+
+def test_going_back_one_step_changes_an_earlier_answer(tmp_path: Path) -> None:
+    """Steps in a pty: on step 2, go back to step 1, change the council's name, go on."""
+    out = tmp_path / "prompt.txt"
+    env = {**os.environ, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1",
+           "EDITOR": str(_editor(tmp_path))}
+    command = (f"'{sys.executable}' -m vance_cli wizard run gremium --print "
+               f"--set createNow=no > '{out}'")
+    child = pexpect.spawn("/bin/sh", ["-c", command], env=env, cwd=str(tmp_path),
+                          encoding="utf-8", timeout=TIMEOUT, dimensions=(50, 200))
+    child.logfile_read = (tmp_path / "pty.log").open("w")
+    child.expect("The council — step 1 of 3")
+    child.expect("Council name")
+    child.send("first-name" + Key.ENTER)
+    child.expect("Purpose: opening")
+    for name in ("Ada", "Grace"):
+        child.expect("Name")
+        child.send(name + Key.ENTER)
+        child.expect("Persona")
+        child.send(f"{name}'s persona." + Key.ENTER)
+    child.expect("Add another entry")
+    child.send("n" + Key.ENTER)
+    child.expect("Go back to step 1")
+    child.send("y" + Key.ENTER)                       # back
+    child.expect("The council — step 1 of 3")
+    child.expect("first-name")                        # the earlier answer is the default
+    child.send(Key.BACKSPACE * 10 + "second-name" + Key.ENTER)
+    child.expect("Purpose: opening")
+    child.expect("Members — step 2 of 3")             # asked again, its answers the defaults
+    for _ in range(4):
+        child.send(Key.ENTER)
+    child.expect("Add another entry")
+    child.send("n" + Key.ENTER)
+    child.expect("Go back to step 1")
+    child.send(Key.ENTER)
+    child.expect("Try it — step 3 of 3")              # createNow given: nothing asked here
+    child.expect("Go back to step 2")
+    child.send(Key.ENTER)
+    child.expect("Check the answers")
+    child.send(Key.ENTER)
+    child.expect("Esc Enter")
+    child.send(Key.ENTER)
+    end(child)
+    assert child.exitstatus == 0, (tmp_path / "pty.log").read_text()
+    text = out.read_text()
+    assert text.startswith('Set up a reusable advisory council named "second-name".')
+    assert "- Ada: Ada's persona.\n" in text and "- Grace: Grace's persona.\n" in text

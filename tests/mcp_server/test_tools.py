@@ -233,3 +233,17 @@ def test_without_wait_the_turn_runs_in_the_background_and_result_picks_it_up(
     assert (running["status"], running["result"]) == ("RUNNING", "Good morning")
     assert texts(meanwhile)[1].startswith("A turn is still running")
     assert (document(final)["status"], document(final)["result"]) == ("IDLE", "Bonjour")
+
+
+def test_wizard_check_without_an_llm_is_the_cli_s_document_and_a_note() -> None:
+    values = {"councilName": "C", "purpose": "P",
+              "members": [{"name": "Ada", "persona": "a"}, {"name": "Bo", "persona": "b"}]}
+    result = call("wizard_check", {"name": "gremium", "values": values})
+    assert not result.is_error
+    cli = run_cli(["wizard", "check", "gremium", "--values", "-", "--json"],
+                  input=json.dumps(values))
+    assert cli.exit_code == 0
+    assert document(result) == cli.json() == {
+        "suggestions": [], "notes": ["no LLM configured: the answers were not checked"
+                                     " (set llm.base_url or llm.api_key)"]}
+    assert "no LLM configured" in texts(result)[1]

@@ -23,7 +23,7 @@ T = TypeVar("T")
 
 TOOL_NAMES = ["process_create_delegate", "process_create", "process_status", "process_result",
               "process_steer", "process_list", "recipe_list", "wizard_list", "wizard_show",
-              "wizard_render"]
+              "wizard_render", "wizard_check"]
 
 
 def _env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -95,7 +95,7 @@ def test_stdio_tools_delegate_none_and_errors(tmp_path: Path) -> None:
 
     assert "unknown tool 'no_such_tool'" in str(seen["unknown"])
     assert [p["id"] for p in document(seen["after"])] == [match["process"]["id"]]
-    assert stderr.startswith("vance mcp: 10 tools over stdio (tenant default, project default")
+    assert stderr.startswith("vance mcp: 11 tools over stdio (tenant default, project default")
     # the scope is the server's start: its session, not the default one
     assert match["process"]["session"] == "agent" and "session agent)" in stderr
     assert run_cli(["process", "list", "--json"]).json() == []
@@ -175,7 +175,7 @@ def test_http_serves_on_localhost_only() -> None:
     try:
         assert proc.stderr is not None
         line = proc.stderr.readline()
-        assert line.startswith("vance mcp: 10 tools at http://127.0.0.1:"), line
+        assert line.startswith("vance mcp: 11 tools at http://127.0.0.1:"), line
         url = line.split(" at ", 1)[1].split()[0]
 
         async def main() -> tuple[list[str], Any]:

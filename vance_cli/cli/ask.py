@@ -12,8 +12,8 @@ Rules (docs/exit-codes.md; docs/wizards.md "Running a wizard"):
 - questionary's ``ask()`` swallows Ctrl-C: only ``unsafe_ask()`` is used, so
   Ctrl-C raises KeyboardInterrupt; Ctrl-D is bound to raise EOFError in every
   prompt. The form walk turns both into ``Cancelled`` (exit 130).
-- The finished prompt opens in an editable multi-line prompt-toolkit buffer;
-  Esc Enter (or Alt-Enter) submits it.
+- The finished prompt opens in an editable prompt-toolkit buffer with the
+  shell's keys: Enter submits it, Esc Enter (or Alt-Enter) adds a new line.
 
 questionary, prompt_toolkit and click are imported inside the functions that use them.
 """
@@ -30,7 +30,7 @@ import click
 
 from vance_cli.base.errors import Cancelled, InputError
 from vance_cli.cli.output import terminal_stream
-from vance_cli.wizards.form import Question, RepeatQuestion
+from vance_cli.wizards.form import Question, RepeatQuestion, StepQuestion
 from vance_cli.wizards.model import FieldType
 
 if TYPE_CHECKING:
@@ -40,15 +40,17 @@ if TYPE_CHECKING:
 TEXTS: Mapping[str, Mapping[str, str]] = {
     "en": {
         "another": "Add another entry to “{label}”? ({count} so far)",
+        "back": "Go back to step {number} (“{title}”) to change its answers?",
         "none": "(none)",
         "editor": "{label}: opening {editor} …",
         "multiline": "(Esc Enter to finish)",
-        "edit_title": "The prompt — edit it, then press Esc Enter to {action} (Ctrl-C cancels):",
+        "edit_title": "The prompt — edit it, then press Enter to {action} (Esc Enter adds a "
+                      "new line, Ctrl-C cancels):",
         "send": "send it to the selector",
         "print": "print it",
         "send_short": "send to the selector",
         "print_short": "print",
-        "toolbar": " Esc Enter: {action} · Ctrl-C: cancel ",
+        "toolbar": " Enter: {action} · Esc Enter: new line · Ctrl-C: cancel ",
         "select_hint": "(Use arrow keys)",
         "checkbox_hint": "(Use arrow keys to move, <space> to select, <a> to toggle, "
                          "<i> to invert)",
@@ -64,16 +66,17 @@ TEXTS: Mapping[str, Mapping[str, str]] = {
     },
     "de": {
         "another": "Noch einen Eintrag zu „{label}“ hinzufügen? (bisher {count})",
+        "back": "Zurück zu Schritt {number} („{title}“), um die Antworten zu ändern?",
         "none": "(keine Angabe)",
         "editor": "{label}: öffne {editor} …",
         "multiline": "(Esc Enter zum Abschließen)",
-        "edit_title": "Der Prompt — bearbeiten, dann Esc Enter, um ihn {action} "
-                      "(Strg-C bricht ab):",
+        "edit_title": "Der Prompt — bearbeiten, dann Enter, um ihn {action} "
+                      "(Esc Enter: neue Zeile, Strg-C bricht ab):",
         "send": "an den Selector zu senden",
         "print": "auszugeben",
         "send_short": "an den Selector senden",
         "print_short": "ausgeben",
-        "toolbar": " Esc Enter: {action} · Strg-C: abbrechen ",
+        "toolbar": " Enter: {action} · Esc Enter: neue Zeile · Strg-C: abbrechen ",
         "select_hint": "(Pfeiltasten verwenden)",
         "checkbox_hint": "(Pfeiltasten bewegen, <Leertaste> wählt, <a> alle, "
                          "<i> umkehren)",
@@ -202,6 +205,21 @@ class TerminalAsker:
         label = self.texts["another"].format(label=question.label, count=question.count)
         return self._confirm(label, False)
 
+    def back(self, question: StepQuestion) -> bool:
+        """Ask, after a step but the first, whether to go back one step (default: no)."""
+        label = self.texts["back"].format(number=question.number - 1, title=question.previous)
+        return self._confirm(label, False)
+
+    def line(self, label: str, default: str) -> str:
+        """Ask for one line of text, ``default`` in the buffer (a file name, say)."""
+        import questionary
+
+        return str(self._run(questionary.text(label, default=default, **self._io())))
+
+    def confirm(self, label: str, default: bool) -> bool:
+        """Ask a yes/no question (the wizard's "check" step)."""
+        return self._confirm(label, default)
+
     def section(self, title: str) -> None:
         """Show a heading line on the terminal."""
         self._say(title, "bold")
@@ -209,7 +227,10 @@ class TerminalAsker:
     # --- the final buffer ---------------------------------------------------
 
     def edit_prompt(self, text: str, printing: bool) -> str:
-        """Show the rendered prompt in an editable multi-line buffer; return it on Esc Enter.
+        """Show the rendered prompt in an editable buffer; return it on Enter.
+
+        The keys are the shell's input line's (``/wizard``): Enter sends, Esc Enter
+        (Alt-Enter) adds a new line.
 
         Raises:
             KeyboardInterrupt: Ctrl-C.
@@ -219,9 +240,12 @@ class TerminalAsker:
 
         action = self.texts["print" if printing else "send"]
         self._say(self.texts["edit_title"].format(action=action), "bold")
+        from prompt_toolkit.key_binding import merge_key_bindings
+
         session: PromptSession[str] = PromptSession(
-            multiline=True, input=self.input, output=self.output,
-            key_bindings=_cancel_bindings(),
+            multiline=False, input=self.input, output=self.output,
+            key_bindings=merge_key_bindings([_cancel_bindings(), newline_bindings()]),
+            prompt_continuation=lambda width, _n, _w: " " * width,
             bottom_toolbar=self.texts["toolbar"].format(
                 action=self.texts["print_short" if printing else "send_short"]))
         return session.prompt("", default=text)
@@ -250,6 +274,16 @@ class TerminalAsker:
 
         make = questionary.password if password else questionary.text
         default = "" if question.default is None or password else str(question.default)
+        if question.type is FieldType.INTEGER and default:
+            # shown as a default, not put in the buffer: typing replaces it instead of
+            # appending to it; Enter alone takes it
+            from prompt_toolkit.formatted_text import FormattedText
+
+            answer = str(self._run(make(
+                question.label, placeholder=FormattedText([("class:placeholder", default)]),
+                validate=lambda text: question.check(text or default) or True,
+                style=_PLACEHOLDER_STYLE(), **self._io())))
+            return answer or default
         return str(self._run(make(
             question.label, default=default,
             validate=lambda answer: question.check(answer) or True, **self._io())))
@@ -297,6 +331,7 @@ class TerminalAsker:
             text = text if edited is None else edited.rstrip("\n")
             error = question.check(text)
             if error is None:
+                self._say(_echo(question.label, text), "")
                 return text
             self._say(f"{question.path}: {error}", "class:error")
             if attempt == EDITOR_TRIES:
@@ -310,6 +345,37 @@ class TerminalAsker:
         return str(self._run(questionary.text(
             question.label, default=default, multiline=True, instruction=self.texts["multiline"],
             validate=lambda answer: question.check(answer) or True, **self._io())))
+
+
+def _echo(label: str, text: str) -> str:
+    """Return the line that echoes an editor's text: its first line, ``…`` when there is more."""
+    lines = text.strip("\n").splitlines() or [""]
+    more = " …" if len(lines) > 1 else ""
+    return f"{label}: {lines[0].strip()}{more}"
+
+
+def _PLACEHOLDER_STYLE() -> Any:
+    """Questionary's style with a dim placeholder (an integer's default)."""
+    from prompt_toolkit.styles import Style, merge_styles
+    from questionary.constants import DEFAULT_STYLE
+
+    return merge_styles([DEFAULT_STYLE, Style([("placeholder", "fg:#888888")])])
+
+
+def newline_bindings() -> Any:
+    """Esc Enter (or Alt-Enter) inserts a new line; Enter still submits the whole buffer.
+
+    The keys of the shell's input line and of ``wizard run``'s final buffer (docs/wizards.md).
+    """
+    from prompt_toolkit.key_binding import KeyBindings
+
+    bindings = KeyBindings()
+
+    @bindings.add("escape", "enter")
+    def _newline(event: Any) -> None:
+        event.current_buffer.insert_text("\n")
+
+    return bindings
 
 
 def _cancel_bindings() -> Any:

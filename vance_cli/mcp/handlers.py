@@ -33,6 +33,7 @@ from vance_cli.processes.records import create_process, list_processes
 from vance_cli.processes.runtime import start, submit
 from vance_cli.processes.views import result_json, show_json, steer_json
 from vance_cli.recipes.loader import load_recipes
+from vance_cli.wizards.check import check_answers
 from vance_cli.wizards.form import merge_prefill
 from vance_cli.wizards.listing import group_wizards, listing_json, wizard_details
 from vance_cli.wizards.loader import find_wizard, load_cascade
@@ -221,6 +222,18 @@ def wizard(ws: Workspace, ref: WizardRef) -> ToolOutput:
     """
     found = find_wizard(ws.cascade(Kind.WIZARDS), ref.name)
     return ToolOutput(wizard_details(found, ws.settings.lang))
+
+
+def check_values(ws: Workspace, given: WizardValues) -> ToolOutput:
+    """``wizard_check``: ``vance wizard check --json``; its notes become the tool's note.
+
+    Raises:
+        RenderError: the validatorPrompt fails. UnknownWizard …: as ``find_wizard``.
+    """
+    found = find_wizard(ws.cascade(Kind.WIZARDS), given.name)
+    prefill = merge_prefill(found.spec.fields, given.values)
+    result = check_answers(ws, found, prefill.values, RenderContext.of(ws))
+    return ToolOutput(result.to_json(), " ".join(result.notes) or None)
 
 
 def render(ws: Workspace, given: WizardValues) -> ToolOutput:

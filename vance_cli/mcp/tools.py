@@ -151,6 +151,12 @@ TOOLS: tuple[Tool, ...] = (
          "Send the prompt on with process_create_delegate as its task.",
          (Part(options.WizardValues, {"name": "name", "values": "values"}),), handlers.render,
          read_only=True),
+    Tool("wizard_check",
+         "Ask the LLM to check a wizard's field values with its validatorPrompt, before the "
+         "prompt is sent. Returns {suggestions: [{field, suggestion}], notes}; it never fails "
+         "the values (no LLM or no validatorPrompt: a note).",
+         (Part(options.WizardValues, {"name": "name", "values": "values"}),),
+         handlers.check_values),
 )
 """Every tool, in the order ``tools/list`` shows them."""
 

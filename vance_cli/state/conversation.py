@@ -89,11 +89,11 @@ def turns(db: Database, process_id: str) -> list[Row]:
                     " reason FROM turns WHERE process_id = ? ORDER BY number", (process_id,))
 
 
-def add_llm_call(db: Database, process_id: str, turn: int | None, purpose: str, *,
+def add_llm_call(db: Database, process_id: str | None, turn: int | None, purpose: str, *,
                  model: str | None, endpoint: str | None, tokens_in: int | None,
                  tokens_out: int | None, latency_ms: float | None,
                  finish_reason: str | None, error: str | None = None) -> None:
-    """Record one LLM call of a process (never the key)."""
+    """Record one LLM call of a process, or of none (``wizard check``); never the key."""
     db.conn.execute(
         "INSERT INTO llm_calls (process_id, turn, purpose, model, endpoint, tokens_in,"
         " tokens_out, latency_ms, finish_reason, error, created_at) VALUES"

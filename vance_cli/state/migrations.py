@@ -184,6 +184,48 @@ def m006_process_state(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE processes ADD COLUMN state TEXT")
 
 
+@migration
+def m007_calls_without_process(conn: sqlite3.Connection) -> None:
+    """LLM calls outside a process (``vance wizard check``): ``process_id`` may be null.
+
+    SQLite cannot drop a NOT NULL in place: the table is rebuilt with its rows and index.
+    """
+    conn.execute("""
+        CREATE TABLE llm_calls_new (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            process_id TEXT REFERENCES processes(id),
+            turn INTEGER,
+            purpose TEXT NOT NULL,
+            model TEXT,
+            endpoint TEXT,
+            tokens_in INTEGER,
+            tokens_out INTEGER,
+            latency_ms REAL,
+            finish_reason TEXT,
+            error TEXT,
+            created_at TEXT NOT NULL
+        )""")
+    conn.execute("INSERT INTO llm_calls_new SELECT id, process_id, turn, purpose, model,"
+                 " endpoint, tokens_in, tokens_out, latency_ms, finish_reason, error,"
+                 " created_at FROM llm_calls")
+    conn.execute("DROP TABLE llm_calls")
+    conn.execute("ALTER TABLE llm_calls_new RENAME TO llm_calls")
+    conn.execute("CREATE INDEX llm_calls_process ON llm_calls(process_id, turn)")
+
+
+@migration
+def m008_wizard_uses(conn: sqlite3.Connection) -> None:
+    """One row per wizard prompt rendered for a person (the quick-start cards rank by it)."""
+    conn.execute("""
+        CREATE TABLE wizard_uses (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            tenant TEXT NOT NULL,
+            wizard TEXT NOT NULL,
+            used_at TEXT NOT NULL
+        )""")
+    conn.execute("CREATE INDEX wizard_uses_tenant ON wizard_uses(tenant, wizard)")
+
+
 def migrate(db: Database) -> list[str]:
     """Apply every migration not yet recorded.
 

@@ -20,14 +20,18 @@ Rules (docs/wizards.md "Running a wizard", "vance wizard open"):
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from vance_cli.base import yamlio
-from vance_cli.base.errors import Cancelled, FormInvalid, InputError
+from vance_cli.base.errors import Cancelled, DocumentError, FormInvalid, InputError
+from vance_cli.base.files import atomic_write_text
 from vance_cli.base.records import frozen
 from vance_cli.base.yaml_types import as_text
+from vance_cli.wizards.conditions import is_shown
 from vance_cli.wizards.model import FieldType, WizardField
 from vance_cli.wizards.validate import (
     ErrorCode,
@@ -70,6 +74,29 @@ def read_values(text: str, source: str) -> dict[str, Any]:
         raise InputError(f"{source}: expected a mapping of field name to value, "
                          f"found {type(data).__name__}")
     return {str(key): value for key, value in data.items()}
+
+
+def answers_text(answers: Mapping[str, Any]) -> str:
+    """Return a form's raw answers as the JSON of an answers file (docs/wizards.md "Answers files").
+
+    The raw answers, not the typed values: replayed with ``--values`` they go
+    through the same coercion, so the render is the same byte for byte. Repeat
+    entries are kept as lists of mappings; hidden fields were never answered.
+    """
+    return json.dumps(dict(answers), ensure_ascii=False, indent=2) + "\n"
+
+
+def write_answers(path: Path, answers: Mapping[str, Any]) -> None:
+    """Write an answers file (UTF-8 JSON, replaced atomically).
+
+    Raises:
+        DocumentError: the file cannot be written.
+    """
+    try:
+        atomic_write_text(path, answers_text(answers))
+    except OSError as exc:
+        raise DocumentError(f"cannot write answers file: {exc.strerror}",
+                            path=str(path)) from None
 
 
 def merge_prefill(fields: Sequence[WizardField], *sources: Mapping[str, Any]) -> Prefill:
@@ -214,19 +241,44 @@ def _default(field: WizardField, given: Any) -> Any:
     return str(as_text(value))
 
 
+@frozen
+class StepQuestion:
+    """The "go back?" question at the end of a step after the first.
+
+    Attributes:
+        number: the step just finished, 1-based.
+        total: how many steps the wizard has.
+        previous: the title of the step before it.
+        lang: session language.
+    """
+
+    number: int
+    total: int
+    previous: str
+    lang: str
+
+
 @dataclass
 class _Walk:
     asker: Asker
     lang: str
     answers: dict[str, Any] = field(default_factory=dict)
+    revisit: bool = False
+    """Going back to a step: every field is asked again, its earlier answer the default."""
 
     def fields(self, fields: Sequence[WizardField], prefill: Mapping[str, Any], prefix: str,
-               into: dict[str, Any]) -> None:
+               into: dict[str, Any], earlier: Sequence[WizardField] = ()) -> None:
+        before = list(earlier)
         for item in fields:
+            shown = is_shown(item, validate_form(before, into).values)
+            before.append(item)
+            if not shown:  # hidden by its showIf: not asked, and an earlier answer dropped
+                into.pop(item.name, None)
+                continue
             path = prefix + item.name
             given = prefill.get(item.name)
             error = None
-            if not is_missing(given):
+            if not is_missing(given) and not self.revisit:
                 _, errors = check_field(item, given, path)
                 if not errors:
                     into[item.name] = given
@@ -243,7 +295,7 @@ class _Walk:
                 continue
             into[item.name] = self.asker.ask(Question(
                 item, path, item.label_in(self.lang), item.help_in(self.lang),
-                _default(item, given if error else None), error, self.lang,
+                _default(item, given if error or self.revisit else None), error, self.lang,
                 tuple((c.value, c.label_in(self.lang)) for c in item.choices)))
 
     def entry(self, item: WizardField, path: str, entries: list[Any],
@@ -268,27 +320,67 @@ class _Walk:
             self.entry(item, path, entries, {})
 
 
+STEP_HEADER = {"en": "{title} — step {number} of {total}",
+               "de": "{title} — Schritt {number} von {total}"}
+"""The heading of a page of a multi-step wizard (docs/wizards.md "Steps")."""
+
+
+def step_header(title: str, number: int, total: int, lang: str) -> str:
+    """Return ``"<title> — step 2 of 3"`` in the session language."""
+    pattern = STEP_HEADER["de" if lang.lower().startswith("de") else "en"]
+    return pattern.format(title=title, number=number, total=total)
+
+
 def fill_form(fields: Sequence[WizardField], prefill: Mapping[str, Any], asker: Asker,
-              lang: str) -> dict[str, Any]:
-    """Ask every field that has no valid prefill, in order; return all raw answers.
+              lang: str, steps: Sequence[tuple[str, Sequence[WizardField]]] = ()
+              ) -> dict[str, Any]:
+    """Ask every shown field that has no valid prefill, in order; return all raw answers.
 
     Args:
         fields: the wizard's fields.
         prefill: field name → raw value given beforehand.
         asker: the person (terminal or a scripted one in tests).
         lang: session language for labels, help and messages.
+        steps: ``(title, fields)`` pages (``Wizard.steps``); empty or one: no headers.
+            After each step but the first the asker's ``back`` (when it has one)
+            may return True to go back one step; its fields are asked again with
+            the earlier answers as defaults.
 
     Returns:
-        Field name → raw answer (prefills included); validate with ``build_prompt``.
+        Field name → raw answer (prefills included; hidden fields left out);
+        validate with ``build_prompt``.
 
     Raises:
         Cancelled: Ctrl-C or Ctrl-D; ``partial`` holds the answers so far.
 
-    Rule: docs/wizards.md "Running a wizard".
+    Rule: docs/wizards.md "Running a wizard", "Steps", "Conditional fields".
     """
     walk = _Walk(asker, lang)
     try:
-        walk.fields(fields, prefill, "", walk.answers)
+        if len(steps) < 2:
+            walk.fields(fields, prefill, "", walk.answers)
+            return walk.answers
+        _pages(walk, steps, prefill)
     except (KeyboardInterrupt, EOFError):
         raise Cancelled(partial=walk.answers) from None
     return walk.answers
+
+
+def _pages(walk: _Walk, steps: Sequence[tuple[str, Sequence[WizardField]]],
+           prefill: Mapping[str, Any]) -> None:
+    back = getattr(walk.asker, "back", None)
+    index = 0
+    visited: set[int] = set()
+    while index < len(steps):
+        title, page = steps[index]
+        walk.asker.section(step_header(title, index + 1, len(steps), walk.lang))
+        earlier = [f for _, fields in steps[:index] for f in fields]
+        walk.revisit = index in visited
+        visited.add(index)
+        walk.fields(page, {**prefill, **walk.answers} if walk.revisit else prefill, "",
+                    walk.answers, earlier)
+        if index > 0 and back is not None and back(StepQuestion(
+                index + 1, len(steps), steps[index - 1][0], walk.lang)):
+            index -= 1
+            continue
+        index += 1

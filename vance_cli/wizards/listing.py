@@ -132,6 +132,8 @@ def field_json(field: WizardField, lang: str) -> dict[str, Any]:
         data["min"] = field.min
         data["max"] = field.max
         data["item"] = [field_json(f, lang) for f in field.item]
+    if field.show_if is not None:
+        data["showIf"] = field.show_if
     return data
 
 
@@ -156,6 +158,9 @@ def wizard_details(wizard: LoadedWizard, lang: str) -> dict[str, Any]:
         "availableIn": list(wizard.spec.available_in),
         "fields": [field_json(f, lang) for f in wizard.spec.fields],
         "followUps": [{"wizard": f.wizard} for f in wizard.spec.suggested_follow_ups],
+        "steps": [{"title": title, "fields": [f.name for f in fields]}
+                  for title, fields in wizard.spec.steps_in(lang)],
+        "checks": wizard.spec.validator_prompt is not None,
     }
 
 

@@ -30,6 +30,7 @@ from vance_cli.base.records import frozen
 from vance_cli.base.sandbox import TemplateRejected, compile_template, parse_template
 from vance_cli.documents.cache import pack_yaml, unpack_yaml
 from vance_cli.documents.cascade import Cascade, Layer, load_yaml
+from vance_cli.wizards.conditions import check_conditions
 from vance_cli.wizards.followups import check_followup, compile_followup
 from vance_cli.wizards.model import FieldType, Wizard, WizardField
 from vance_cli.wizards.validate import check_field, is_missing
@@ -233,6 +234,7 @@ def parse_wizard(data: Any, name: str, layer: Layer | None, path: Path,
         raise DocumentError(schema.reason(exc, Wizard), path=str(path)) from None
     try:
         _check_defaults(spec.fields, "fields")
+        check_conditions(spec.fields, "fields")
         compiled = _Compiled(_compile(spec)) if compile else _Compiled()
         if not compile:
             _check(spec)

@@ -3,7 +3,7 @@
 A wizard is ``wizards/<name>.yaml``; its name is the file name. Keys:
 ``title`` (required), ``description``, ``icon``, ``category``, ``fields``
 (required, may be empty), ``promptTemplate`` (required), ``validatorPrompt``,
-``suggestedFollowUps``, ``availableIn``.
+``suggestedFollowUps``, ``availableIn``, ``steps``; a field may carry ``showIf``.
 
 Invariants:
 - Unknown keys are errors (a typo like ``integermax`` would otherwise drop a
@@ -181,6 +181,8 @@ class WizardField(BaseModel):
         min: ``repeat``: fewest entries.
         max: ``repeat``: most entries.
         item: ``repeat``: the fields of one entry.
+        show_if: ``showIf``: a sandbox expression over the answers given so far
+            (docs/wizards.md "Conditional fields"); None: always asked.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
@@ -198,6 +200,15 @@ class WizardField(BaseModel):
     min: int | None = Field(default=None, ge=0)
     max: int | None = Field(default=None, ge=1)
     item: tuple[WizardField, ...] = ()
+    show_if: str | None = Field(default=None, alias="showIf")
+
+    @field_validator("show_if", mode="before")
+    @classmethod
+    def _condition_text(cls, value: Any) -> str | None:
+        if value is None:
+            return None
+        text = _scalar_text(value, "showIf").strip()
+        return text or None
 
     @field_validator("name", mode="before")
     @classmethod
@@ -309,6 +320,47 @@ class FollowUp(BaseModel):
         return text or None
 
 
+class Step(BaseModel):
+    """One page of a multi-step wizard (docs/wizards.md "Steps").
+
+    Attributes:
+        title: the page's heading.
+        fields: the names of the top-level fields on this page, in order.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    title: LocalizableText
+    fields: tuple[str, ...]
+
+    @field_validator("fields", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        if not isinstance(value, list) or not value:
+            raise ValueError("a step needs 'fields': a non-empty list of field names")
+        return tuple(_scalar_text(v, "a field name") for v in value)
+
+
+def check_steps(steps: tuple[Step, ...], fields: tuple[WizardField, ...]) -> None:
+    """Raise ValueError unless the steps list every top-level field once, in the fields' order."""
+    names = [f.name for f in fields]
+    listed: list[str] = []
+    for index, step in enumerate(steps):
+        for name in step.fields:
+            if name not in names:
+                raise ValueError(f"steps[{index}].fields: '{name}' is not a field")
+            if name in listed:
+                raise ValueError(f"steps[{index}].fields: '{name}' is on two steps")
+            listed.append(name)
+    left = [n for n in names if n not in listed]
+    if left:
+        raise ValueError(f"steps: field{'s' if len(left) > 1 else ''} {', '.join(left)}"
+                         " on no step (every field belongs to one step)")
+    if listed != names:
+        raise ValueError("steps: the steps list the fields in another order than 'fields'"
+                         f" ({', '.join(listed)})")
+
+
 class Wizard(BaseModel):
     """A wizard document (docs/wizards.md "Format"); the name comes from the file name.
 
@@ -319,9 +371,11 @@ class Wizard(BaseModel):
         category: group heading in listings.
         fields: the form, asked in order.
         prompt_template: ``promptTemplate``: Jinja2 text rendered over the values.
-        validator_prompt: ``validatorPrompt``: kept for clients; vance does not run it.
+        validator_prompt: ``validatorPrompt``: a template over the same variables as
+            ``promptTemplate``, run by ``vance wizard check``.
         suggested_follow_ups: ``suggestedFollowUps``.
         available_in: ``availableIn`` globs on the project id (listing only).
+        steps: ``steps``: pages of fields; empty: one page.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
@@ -336,6 +390,7 @@ class Wizard(BaseModel):
     validator_prompt: str | None = Field(default=None, alias="validatorPrompt")
     suggested_follow_ups: tuple[FollowUp, ...] = Field(default=(), alias="suggestedFollowUps")
     available_in: tuple[str, ...] = Field(default=(), alias="availableIn")
+    steps: tuple[Step, ...] = ()
 
     @field_validator("name", "icon", "validator_prompt", mode="before")
     @classmethod
@@ -350,7 +405,7 @@ class Wizard(BaseModel):
             raise ValueError("promptTemplate is empty")
         return text
 
-    @field_validator("fields", "suggested_follow_ups", mode="before")
+    @field_validator("fields", "suggested_follow_ups", "steps", mode="before")
     @classmethod
     def _null_is_empty(cls, value: Any) -> Any:
         return () if value is None else value
@@ -369,7 +424,22 @@ class Wizard(BaseModel):
         if self.title.is_blank():
             raise ValueError("title is empty")
         check_unique_names(self.fields)
+        if self.steps:
+            check_steps(self.steps, self.fields)
         return self
+
+    def pages(self) -> tuple[tuple[WizardField, ...], ...]:
+        """Return the fields page by page: the steps', or one page of all fields."""
+        if not self.steps:
+            return (self.fields,)
+        by_name = {f.name: f for f in self.fields}
+        return tuple(tuple(by_name[n] for n in step.fields) for step in self.steps)
+
+    def steps_in(self, lang: str) -> tuple[tuple[str, tuple[WizardField, ...]], ...]:
+        """Return ``(title, fields)`` per step in ``lang``; empty without steps."""
+        return tuple((step.title.resolve(lang), page)
+                     for step, page in zip(self.steps, self.pages(), strict=False)) \
+            if self.steps else ()
 
     def title_in(self, lang: str) -> str:
         """Return the title in ``lang`` (docs/wizards.md "Texts and language")."""

@@ -16,6 +16,9 @@ Rules (docs/wizards.md "Validation"):
 - ``string`` and ``select`` values are trimmed; ``textarea`` loses CRLF and
   trailing white space; ``password`` is kept byte for byte.
 - Keys that are not fields are ignored here (callers may warn).
+- A field whose ``showIf`` is false over the values before it is hidden: not
+  validated (not even when required), and left out of the values unless it
+  has a default (docs/wizards.md "Conditional fields").
 
 The error codes are those of the original system (``ErrorCode``), so
 existing clients understand them.
@@ -31,6 +34,7 @@ from typing import Any
 from vance_cli.base.errors import FormInvalid
 from vance_cli.base.records import frozen
 from vance_cli.base.yaml_types import YamlFloat, YamlInt
+from vance_cli.wizards.conditions import is_shown
 from vance_cli.wizards.model import TEXT_TYPES, FieldType, WizardField
 
 INT32_MIN = -(2**31)
@@ -364,6 +368,12 @@ def validate_form(fields: Sequence[WizardField], raw: Mapping[str, Any],
     values: dict[str, Any] = {}
     errors: list[FieldError] = []
     for field in fields:
+        if not is_shown(field, values):  # hidden: not validated; only a default is kept
+            if not is_missing(field.default_value):
+                value, _ = check_field(field, None, prefix + field.name)
+                if value is not None:
+                    values[field.name] = value
+            continue
         value, problems = check_field(field, raw.get(field.name), prefix + field.name)
         if value is not None:
             values[field.name] = value
@@ -384,9 +394,11 @@ def require_valid(fields: Sequence[WizardField], raw: Mapping[str, Any]) -> dict
 
 
 def missing_required(fields: Sequence[WizardField], raw: Mapping[str, Any]) -> list[str]:
-    """Return the top-level required fields that have no value and no default, in order."""
-    return [f.name for f in fields
-            if f.required and is_missing(f.default_value)
+    """Return the top-level required, shown fields that have no value and no default, in order."""
+    values = validate_form(fields, raw).values
+    return [f.name for i, f in enumerate(fields)
+            if f.required and is_shown(f, {g.name: values[g.name] for g in fields[:i]
+                                           if g.name in values}) and is_missing(f.default_value)
             and (is_missing(raw.get(f.name)) or raw.get(f.name) == [])]
 
 

@@ -26,6 +26,7 @@ EXPECTED_TABLES = {
               "reason"],
     "llm_calls": ["id", "process_id", "turn", "purpose", "model", "endpoint", "tokens_in",
                   "tokens_out", "latency_ms", "finish_reason", "error", "created_at"],
+    "wizard_uses": ["id", "tenant", "wizard", "used_at"],
 }
 
 

@@ -98,4 +98,4 @@ def test_show_details_carry_fields_but_never_templates() -> None:
     assert details["fields"][2]["item"][0]["integerMin"] == 1
     assert details["followUps"] == [{"wizard": "n"}]
     assert set(details) == {"name", "title", "description", "category", "icon", "layer", "path",
-                            "availableIn", "fields", "followUps"}
+                            "availableIn", "fields", "followUps", "steps", "checks"}

@@ -1,4 +1,4 @@
-"""``vance wizard list | show | run | render | open | lint`` (docs/wizards.md)."""
+"""``vance wizard list | show | run | render | check | open | lint`` (docs/wizards.md)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ from vance_cli.cli.ask import TerminalAsker
 from vance_cli.cli.commands.delegate import run_delegate
 from vance_cli.delegate.request import DelegateRequest
 from vance_cli.documents.cascade import Kind
+from vance_cli.wizards.cards import record_use
+from vance_cli.wizards.check import CheckResult, check_answers
 from vance_cli.wizards.followups import parse_link, split_followups
 from vance_cli.wizards.form import (
     fill_form,
@@ -26,6 +28,7 @@ from vance_cli.wizards.form import (
     merge_prefill,
     read_values,
     require_complete,
+    write_answers,
 )
 from vance_cli.wizards.listing import field_rows, group_wizards, listing_json, wizard_details
 from vance_cli.wizards.loader import find_wizard, lint_cascade, lint_paths, load_cascade
@@ -51,6 +54,9 @@ PrintOpt = Annotated[bool, typer.Option(
     "--print", help="Print the prompt on stdout instead of sending it to the selector.")]
 DryRunOpt = Annotated[bool, typer.Option(
     "--dry-run", help="Let the selector decide, but start no process (as vance delegate).")]
+SaveAnswersOpt = Annotated[Path | None, typer.Option(
+    "--save-answers", metavar="FILE",
+    help="Write the answers as JSON to FILE; --values FILE replays them.")]
 NameArg = Annotated[str, typer.Argument(help="Wizard name, e.g. gremium.")]
 
 GIVE_VALUES = "give them with --set KEY=VALUE or --values FILE"
@@ -166,17 +172,68 @@ def render(
         output.emit_text(prompt.text)
 
 
+def print_check(result: CheckResult) -> None:
+    """Print a check's suggestions (``field: suggestion``) and notes, or that there were none."""
+    for note in result.notes:
+        output.warn(note)
+    for item in result.suggestions:
+        output.info(f"{item.field}: {item.suggestion}")
+    if not result.suggestions and not result.notes:
+        output.info("no suggestions: the answers look fine")
+
+
+@app.command("check")
+def check(
+    ctx: typer.Context, name: NameArg, values: ValuesOpt = None, set_: SetOpt = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Ask the LLM to check the answers with the wizard's validatorPrompt; never fails them.
+
+    Prints suggestions as FIELD: TEXT (or {"suggestions": [{field, suggestion}]} with
+    --json) and exits 0, also when no LLM is configured.
+    """
+    ws = _workspace(ctx)
+    wizard = find_wizard(_wizards(ws), name)
+    prefill = _prefill(wizard, values, set_)
+    result = check_answers(ws, wizard, prefill.values, RenderContext.of(ws))
+    if as_json:
+        for note in result.notes:
+            output.warn(note)
+        output.emit_json(result.to_json())
+    else:
+        print_check(result)
+
+
+def offer_check(ws: Workspace, wizard: LoadedWizard, answers: Mapping[str, Any],
+                lang: str, asker: Any) -> None:
+    """Offer the final step's "check" before "send" (a wizard with a validatorPrompt only).
+
+    Asks whether to check the answers with the LLM first, and prints what it suggests.
+    """
+    if wizard.spec.validator_prompt is None:
+        return
+    if not asker.confirm(CHECK_QUESTION["de" if lang.lower().startswith("de") else "en"],
+                         False):
+        return
+    print_check(check_answers(ws, wizard, answers, RenderContext.of(ws)))
+
+
+CHECK_QUESTION = {"en": "Check the answers with the LLM before sending?",
+                  "de": "Die Antworten vor dem Senden vom LLM prüfen lassen?"}
+"""The question of the "check" step (docs/wizards.md "Checking answers")."""
+
+
 @app.command("run")
 def run(
     ctx: typer.Context, name: NameArg, set_: SetOpt = None, values: ValuesOpt = None,
     no_input: NoInputOpt = False, print_: PrintOpt = False, dry_run: DryRunOpt = False,
-    as_json: JsonFlag = False,
+    as_json: JsonFlag = False, save_answers: SaveAnswersOpt = None,
 ) -> None:
     """Fill a wizard on the terminal, edit the prompt, and send it to the selector."""
     ws = _workspace(ctx)
     wizard = find_wizard(_wizards(ws), name)
     flow = _Flow(no_input=no_input, print_only=print_, dry_run=dry_run, as_json=as_json,
-                 stdin_used=values == "-")
+                 stdin_used=values == "-", save_answers=save_answers)
     _run_flow(ctx, wizard, _prefill(wizard, values, set_), flow)
 
 
@@ -212,6 +269,7 @@ class _Flow:
     dry_run: bool = False
     as_json: bool = False
     stdin_used: bool = False
+    save_answers: Path | None = None
 
 
 def _run_flow(ctx: typer.Context, wizard: LoadedWizard, prefill: Prefill, flow: _Flow) -> None:
@@ -223,14 +281,22 @@ def _run_flow(ctx: typer.Context, wizard: LoadedWizard, prefill: Prefill, flow: 
     if interactive:
 
         asker = TerminalAsker(lang)
-        answers = fill_form(wizard.spec.fields, prefill.values, asker, lang)
+        answers = fill_form(wizard.spec.fields, prefill.values, asker, lang,
+                            wizard.spec.steps_in(lang))
     else:
         why = ("--no-input" if flow.no_input else
                "stdin holds the values" if flow.stdin_used else "stdin is not a terminal")
         require_complete(wizard.spec.fields, prefill.values, why, GIVE_VALUES)
         answers = dict(prefill.values)
     text = build_prompt(wizard, answers, RenderContext.of(ws)).text
+    if interactive:
+        record_use(ws.db, ws.settings.tenant, wizard.name)
+    if flow.save_answers is not None:
+        write_answers(flow.save_answers, answers)
+        output.info(f"answers saved to {flow.save_answers}; replay them with --values "
+                    f"{flow.save_answers}")
     if asker is not None:
+        offer_check(ws, wizard, answers, lang, asker)
         text = _edited(asker, text, flow.print_only)
     if flow.print_only:
         output.emit_json({"prompt": text}) if flow.as_json else output.emit_text(text)

@@ -47,6 +47,7 @@ class SlashCommand:
 COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("wizard", "/wizard [NAME] [--set KEY=VALUE]... [--values FILE] [--dry-run]",
                  "fill a wizard; its prompt lands in the input line, Enter sends it"),
+    SlashCommand("wizards", "/wizards", "show the quick-start cards: a number opens a wizard"),
     SlashCommand("delegate", "/delegate [--dry-run] [--no-fallback] [--async-fallback] TASK",
                  "send TASK to the selector as a new task"),
     SlashCommand("new", "/new", "end the conversation: the next plain text is a new task"),
@@ -64,8 +65,11 @@ COMMANDS: tuple[SlashCommand, ...] = (
 )
 """Every slash command, in the order ``/help`` lists them."""
 
+_DELEGATE = next(c for c in COMMANDS if c.name == "delegate")
+
 SUMMARIES_DE: dict[str, str] = {
     "wizard": "einen Wizard ausfüllen; sein Prompt landet in der Eingabezeile, Enter sendet ihn",
+    "wizards": "die Schnellstart-Karten zeigen: eine Zahl öffnet einen Wizard",
     "delegate": "TASK als neue Aufgabe an den Selector senden",
     "new": "das Gespräch beenden: der nächste Text ist eine neue Aufgabe",
     "process": "Prozesse dieser Sitzung, wie 'vance process'",
@@ -276,6 +280,6 @@ def parse_delegate_args(text: str) -> DelegateArgs:
     if {NO_FALLBACK, ASYNC_FALLBACK} <= flags:
         raise InputError(f"/delegate: {NO_FALLBACK} and {ASYNC_FALLBACK} exclude each other")
     if not rest:
-        raise InputError(f"usage: {COMMANDS[1].usage}")
+        raise InputError(f"usage: {_DELEGATE.usage}")
     return DelegateArgs(rest, DRY_RUN in flags, NO_FALLBACK not in flags,
                         ASYNC_FALLBACK in flags)

@@ -22,13 +22,14 @@ This module imports prompt_toolkit at the top: only ``vance shell`` imports it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings
 
+from vance_cli.cli.ask import newline_bindings
 from vance_cli.cli.shell.commands import (
     COMMANDS,
     DELEGATE_FLAGS,
@@ -234,10 +235,4 @@ class ShellHistory(FileHistory):
 
 def shell_bindings() -> KeyBindings:
     """Esc Enter (or Alt-Enter) inserts a new line; Enter still sends the whole buffer."""
-    bindings = KeyBindings()
-
-    @bindings.add("escape", "enter")
-    def _newline(event: Any) -> None:
-        event.current_buffer.insert_text("\n")
-
-    return bindings
+    return cast("KeyBindings", newline_bindings())

@@ -26,7 +26,8 @@ Neither prompt_toolkit nor questionary is imported here at module level.
 from __future__ import annotations
 
 import errno
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -44,8 +45,9 @@ from vance_cli.cli.args import parse_assignments
 from vance_cli.cli.ask import TerminalAsker
 from vance_cli.cli.boundary import debug_from_env, report, subcommand
 from vance_cli.cli.commands.delegate import run_delegate
-from vance_cli.cli.commands.wizard import read_values_option
+from vance_cli.cli.commands.wizard import offer_check, read_values_option
 from vance_cli.cli.run import exit_code, run_started, work_pairs
+from vance_cli.cli.shell.cards import print_cards
 from vance_cli.cli.shell.commands import (
     COMMANDS,
     SUMMARIES_DE,
@@ -63,8 +65,9 @@ from vance_cli.delegate.request import DelegateRequest
 from vance_cli.documents.cascade import Kind
 from vance_cli.processes.model import Process, Status
 from vance_cli.processes.runtime import submit
+from vance_cli.wizards.cards import record_use, top_cards
 from vance_cli.wizards.followups import split_followups
-from vance_cli.wizards.form import fill_form, merge_prefill, require_complete
+from vance_cli.wizards.form import fill_form, merge_prefill, require_complete, write_answers
 from vance_cli.wizards.loader import find_wizard
 from vance_cli.wizards.prompt import RenderContext, build_prompt
 
@@ -74,6 +77,11 @@ if TYPE_CHECKING:
     from prompt_toolkit.output import Output
 
     from vance_cli.workspace import Workspace
+
+
+SAVE_ANSWERS = {"en": ("Save the answers to a file?", "File"),
+                "de": ("Die Antworten in einer Datei speichern?", "Datei")}
+"""The shell's offer after a wizard run (docs/shell.md)."""
 
 
 @frozen
@@ -115,10 +123,12 @@ class Shell:
         self.term_input = term_input
         self.term_output = term_output
         self.listening: str | None = None
+        self.cards: dict[str, str] = {}
+        """Key → wizard of the quick-start cards on screen; empty once a message was sent."""
         self._listening_recipe = ""
         self.handlers: dict[str, Callable[[str], LineResult]] = {
             "wizard": self._wizard, "delegate": self._delegate, "help": self._help,
-            "new": self._new,
+            "new": self._new, "wizards": self._cards,
             "quit": lambda _text: LineResult(quit=True),
         }
 
@@ -139,6 +149,10 @@ class Shell:
         parsed = parse_line(line)
         if parsed.kind == "empty":
             return LineResult()
+        cards, self.cards = self.cards, {}  # the cards are gone after the first message
+        if parsed.kind == "task" and parsed.text.strip() in cards:
+            name = cards[parsed.text.strip()]
+            return self._guard(lambda: self._wizard(name), where)
         if parsed.kind == "task":
             return self.send_task(parsed.text, where=where)
         as_json = parsed.name.lower() not in ("delegate", "wizard") and \
@@ -265,6 +279,16 @@ class Shell:
         base._meta = root.meta
         return base
 
+    def show_cards(self) -> None:
+        """Draw the quick-start cards (docs/shell.md); their keys open them until the next line."""
+        found = top_cards(self.ws)
+        self.cards = {card.key: card.name for card in found}
+        print_cards(found, self.ws.settings.lang)
+
+    def _cards(self, _text: str) -> LineResult:
+        self.show_cards()
+        return LineResult()
+
     def _wizard(self, text: str) -> LineResult:
         args = parse_wizard_args(split_arguments(text))
         if args.name is None:
@@ -288,14 +312,34 @@ class Shell:
         if self.interactive:
 
             asker = TerminalAsker(lang, input=self.term_input, output=self.term_output)
-            answers = fill_form(wizard.spec.fields, prefill.values, asker, lang)
+            answers = fill_form(wizard.spec.fields, prefill.values, asker, lang,
+                            wizard.spec.steps_in(lang))
+            offer_check(ws, wizard, answers, lang, asker)
         else:
             require_complete(wizard.spec.fields, prefill.values,
                              "the shell reads a script (stdin is not a terminal)",
                              f"give them with /wizard {args.name} --set KEY=VALUE"
                              " or --values FILE")
             answers = dict(prefill.values)
-        return build_prompt(wizard, answers, RenderContext.of(ws)).text
+        text = build_prompt(wizard, answers, RenderContext.of(ws)).text
+        record_use(ws.db, ws.settings.tenant, wizard.name)
+        if self.interactive:
+            self._offer_save(asker, wizard.name, answers)
+        return text
+
+    def _offer_save(self, asker: TerminalAsker, name: str, answers: Mapping[str, Any]) -> None:
+        """After a run, offer to save the answers (as copier keeps its answers file)."""
+        question, where = SAVE_ANSWERS["de" if words.german() else "en"]
+        try:
+            if not asker.confirm(question, False):
+                return
+            path = asker.line(where, f"{name}-answers.json").strip()
+        except (KeyboardInterrupt, EOFError):
+            return
+        if path:
+            write_answers(Path(path).expanduser(), answers)
+            output.info(f"answers saved to {path}; replay them with /wizard {name} "
+                        f"--values {path}")
 
     def _help(self, text: str) -> LineResult:
         try:  # the session language (context.settings sets it); a broken config: English

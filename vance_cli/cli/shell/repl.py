@@ -140,6 +140,7 @@ def run_interactive(shell: Shell, term_input: Input | None = None,
     watch = EventWatch(ws)
     _say(term, texts["intro"], "bold")
     backlog = watch.start()
+    shell.show_cards()  # the session is empty: no message yet
     if backlog:
         _say(term, texts["backlog"].format(count=backlog))
     pending: tuple[str, bool] | None = None
