@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from vance_cli.base.errors import Cancelled, InputError
+from vance_cli.base.errors import InputError
 from vance_cli.cli.output import terminal_stream
 from vance_cli.wizards.form import Question, RepeatQuestion, StepQuestion
 from vance_cli.wizards.model import FieldType
@@ -464,20 +464,21 @@ def ask_yes_no(message: str, default: bool, lang: str, input: Input | None = Non
     return bool(session.app.run())
 
 
-def confirm_removal(count: int, lang: str) -> None:
+def confirm_removal(count: int, lang: str) -> bool:
     """Ask before removing ``count`` closed processes, as ``gh`` asks before deleting.
 
     On a terminal: a yes/no question, default no. Without one (stdin is not
     a terminal): refused, since nobody can answer; ``--yes`` skips the question.
 
+    Returns:
+        The answer: False (nothing is removed) is no error, and exits 0.
+
     Raises:
         InputError: stdin is not a terminal (exit 2, names ``--yes``).
-        Cancelled: the answer was no (exit 130; nothing removed).
     """
     words = {"count": count, "es": "" if count == 1 else "es", "n": "n" if count == 1 else "",
              "e": "" if count == 1 else "e"}
     texts = _texts(lang)
     if not sys.stdin.isatty():
         raise InputError(texts["no_terminal"].format(**words), field="yes")
-    if not ask_yes_no(texts["remove"].format(**words), False, lang):
-        raise Cancelled("nothing removed")
+    return ask_yes_no(texts["remove"].format(**words), False, lang)
