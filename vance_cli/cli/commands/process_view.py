@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from vance_cli.base.wording import counted
+from vance_cli.base.wording import counted, shorten
 from vance_cli.cli import output
 from vance_cli.cli.commands.process_plan import plan_field
 
@@ -111,7 +111,7 @@ GOAL_SHOWN = 1_000
 def _cut(text: str) -> str:
     if len(text) <= GOAL_SHOWN:
         return text
-    return f"{text[:GOAL_SHOWN]}… ({len(text):,} characters; --json shows it whole)"
+    return f"{shorten(text, GOAL_SHOWN)} ({len(text):,} characters; --json shows it whole)"
 
 
 def print_event(event: Event) -> None:
