@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import textwrap
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -380,8 +381,6 @@ def wrap_words(text: str, width: int, indent: str = "") -> str:
 
     A word longer than a line (a URL) stays whole, on a line of its own.
     """
-    import textwrap
-
     lines: list[str] = []
     for line in text.split("\n"):
         lines += textwrap.wrap(line, width=max(MIN_WRAP, width - 1), subsequent_indent=indent,
