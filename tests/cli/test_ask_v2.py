@@ -103,3 +103,20 @@ def test_after_the_editor_the_form_echoes_the_first_line(pipe: PipeInput,
                           environ={"EDITOR": str(editor)})
     assert fill_form(wizard.spec.fields, {}, asker, "en") == {"t": "First line\nsecond"}
     assert "Purpose: First line …" in screen.getvalue()
+
+
+@pytest.mark.parametrize(("text", "width", "indent", "wrapped"), [
+    ("short", 50, "", "short"),
+    ("How many words should the essay have at most", 25, "",
+     "How many words should\nthe essay have at most"),
+    ("How many words should the essay have at most", 25, "  ",
+     "How many words should\n  the essay have at most"),
+    ("see https://example.org/a/very/long/path/that/is/one/word now", 22, "",
+     "see\nhttps://example.org/a/very/long/path/that/is/one/word\nnow"),
+    ("first line\n\nthird", 30, "", "first line\n\nthird"),
+])
+def test_wrap_words_breaks_lines_between_words_only(text: str, width: int, indent: str,
+                                                    wrapped: str) -> None:
+    from vance_cli.cli.ask import wrap_words
+
+    assert wrap_words(text, width, indent) == wrapped

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from terminal import Key
 
-from vance_cli.base.errors import Cancelled, InputError
+from vance_cli.base.errors import InputError
 from vance_cli.cli import ask
 
 
@@ -120,9 +121,75 @@ def test_confirm_removal_asks_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr("sys.stdin.isatty", lambda: True)
     monkeypatch.setattr(ask, "ask_yes_no",
                         lambda text, default, lang: questions.append(text) or False)
-    with pytest.raises(Cancelled):
-        ask.confirm_removal(3, "de")
+    assert ask.confirm_removal(3, "de") is False  # "no" is an answer, not a Ctrl-C
     assert questions == ["3 geschlossene Prozesse entfernen?"]
     monkeypatch.setattr("sys.stdin.isatty", lambda: False)
     with pytest.raises(InputError, match="pass --yes"):
         ask.confirm_removal(1, "en")
+
+
+def test_list_shows_children_under_their_parent_and_flat_with_a_parent_column() -> None:
+    parent = _create("parent")["id"]
+    first = _create("first-child", "--parent", parent)["id"]
+    other = _create("other")["id"]
+    second = _create("second-child", "--parent", parent)["id"]
+    grouped = [line.split("\t")[:2] for line in run_cli(["process", "list"]).stdout.splitlines()]
+    assert grouped == [[other, "other"], [parent, "parent"], [first, "first-child"],
+                       [second, "second-child"]]
+    flat = [line.split("\t")[:3] for line in
+            run_cli(["process", "list", "--children"]).stdout.splitlines()]
+    assert flat == [[second, "second-child", parent], [other, "other", "-"],
+                    [first, "first-child", parent], [parent, "parent", "-"]]
+    assert run_cli(["process", "list", "--flat"]).stdout == \
+        run_cli(["process", "list", "--children"]).stdout
+
+
+def test_rm_of_a_parent_removes_its_closed_children_and_keeps_open_ones() -> None:
+    parent = _create("parent")["id"]
+    done = _create("done-child", "--parent", parent)["id"]
+    grandchild = _create("grandchild", "--parent", done)["id"]
+    busy = _create("busy-child", "--parent", parent)["id"]
+    for name in ("grandchild", "done-child", "parent"):
+        assert run_cli(["process", "stop", name]).exit_code == 0
+    removed = run_cli(["process", "rm", "parent", "--yes", "--json"]).json()
+    assert sorted(removed["removed"]) == sorted([parent, done, grandchild])
+    assert removed["count"] == 3
+    assert _ids() == [busy]
+    assert run_cli(["process", "show", busy, "--json"]).json()["parentProcessId"] is None
+
+
+def test_stop_takes_several_ids_and_prints_one_line_each() -> None:
+    one, two = _create("one")["id"], _create("two")["id"]
+    assert run_cli(["process", "stop", "one"]).exit_code == 0
+    result = run_cli(["process", "stop", "one", "two"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        f"{one} (one) was already CLOSED/STOPPED; nothing to stop", f"stopped {two} (two)"]
+    assert result.stderr == ""
+    both = run_cli(["process", "stop", "one", "two", "--json"]).json()
+    assert [(d["process"]["id"], d["stopped"]) for d in both] == [(one, False), (two, False)]
+    assert run_cli(["process", "stop", "two", "--json"]).json()["process"]["id"] == two
+
+
+def test_prune_lists_what_it_removes() -> None:
+    gone = _create("gone")["id"]
+    _create("kept")
+    assert run_cli(["process", "stop", "gone"]).exit_code == 0
+    pruned = run_cli(["process", "prune", "--yes"])
+    assert pruned.exit_code == 0
+    assert pruned.stdout == f"{gone}\tgone\tcoding\tCLOSED/STOPPED\n"
+    assert pruned.stderr == "removed 1 process\n"
+
+
+def test_create_invents_a_name_as_delegate_does() -> None:
+    made = _create_unnamed("--steer", "Fix the login bug please")
+    assert re.fullmatch(r"fix-the-login-bug-please-[0-9a-f]{6}", made["name"]), made["name"]
+    bare = _create_unnamed()
+    assert re.fullmatch(r"coding-[0-9a-f]{6}", bare["name"]), bare["name"]
+    assert _create_unnamed()["name"] != bare["name"]
+
+
+def _create_unnamed(*extra: str) -> dict[str, Any]:
+    result = run_cli(["process", "create", "--recipe", "coding", "--json", *extra])
+    assert result.exit_code == 0, result.stderr
+    return dict(result.json())

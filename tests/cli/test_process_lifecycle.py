@@ -128,7 +128,7 @@ def test_stop_terminates_a_running_worker(start_worker,  # type: ignore[no-untyp
     assert shown["closeReason"] == "STOPPED"
     assert shown["outcome"] == {"reason": "stopped with 'vance process stop'"}
     again = run_cli(["process", "stop", pid])
-    assert again.exit_code == 0 and "already CLOSED/STOPPED" in again.stderr
+    assert again.exit_code == 0 and "already CLOSED/STOPPED" in again.stdout
 
 
 @pytest.mark.parametrize(("mode", "code", "reason"), [("done", 0, "DONE"), ("fail", 1, "STALE")])

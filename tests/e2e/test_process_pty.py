@@ -47,6 +47,22 @@ def test_prune_asks_on_a_terminal(tmp_path: Path, lang: str, key: str, left: int
                  else r"Remove 1 closed process\?")
     child.expect(r"\((j|y)/N\)")
     child.send(key + Key.ENTER)
-    status, _log = finish(child)
-    assert status == (0 if left == 0 else 130)
+    status, log = finish(child)
+    assert status == 0  # "no" is an answer, not a Ctrl-C (130)
+    assert "old" in _screen(log).split("(j/N)" if lang == "de" else "(y/N)")[0]  # listed first
+    if left:
+        assert "nothing removed" in log
     assert len(run_cli(["process", "list", "--json"]).json()) == left
+
+
+def test_list_indents_children_under_their_parent(tmp_path: Path) -> None:
+    parent = run_cli(["process", "create", "--recipe", "essay-pipeline", "--name", "essay",
+                      "--json"]).json()["id"]
+    run_cli(["process", "create", "--recipe", "coding", "--name", "outline", "--parent",
+             parent, "--json"])
+    child = spawn_vance(["process", "list"], env={"NO_COLOR": "1"}, log=tmp_path / "pty.log")
+    status, log = finish(child)
+    assert status == 0
+    lines = _screen(log).splitlines()
+    at = next(i for i, line in enumerate(lines) if " essay " in line)
+    assert "│ └ outline " in lines[at + 1], log

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -274,3 +275,56 @@ def test_going_back_one_step_changes_an_earlier_answer(tmp_path: Path) -> None:
     text = out.read_text()
     assert text.startswith('Set up a reusable advisory council named "second-name".')
     assert "- Ada: Ada's persona.\n" in text and "- Grace: Grace's persona.\n" in text
+
+
+PROBE = """\
+title: Probe
+description: A wizard with long texts and a bounded integer.
+fields:
+  - name: words
+    type: integer
+    label: How many words should the essay have at most, counting every single word
+    help: Pick a length between one hundred and two thousand words; the selector reads it
+      as a hint for the structure.
+    integerMin: 100
+    integerMax: 2000
+    defaultValue: 800
+  - name: topic
+    type: string
+    label: Topic
+    required: true
+promptTemplate: "Write {{ words }} words on {{ topic }}"
+"""
+
+
+def _plain(log: str) -> str:
+    """The terminal log without style codes and cursor moves, as lines of text."""
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x07", "", log)
+    return text.replace("\r", "")
+
+
+def test_a_narrow_terminal_wraps_questions_between_words_and_errors_sit_by_the_question(
+        tmp_path: Path) -> None:
+    (tmp_path / ".vance" / "wizards").mkdir(parents=True)
+    (tmp_path / ".vance" / "wizards" / "probe.yaml").write_text(PROBE, encoding="utf-8")
+    child = spawn_vance(["wizard", "run", "probe", "--print", "--set", "words=5"],
+                        env={"NO_COLOR": "1"}, cwd=tmp_path, dimensions=(30, 50),
+                        log=tmp_path / "pty.log")
+    child.expect("counting every single word")
+    child.send(Key.BACKSPACE * 3 + "300" + Key.ENTER)
+    child.expect("Topic")
+    child.send("tea" + Key.ENTER)
+    child.expect("Esc Enter")
+    child.send(Key.ENTER)
+    status, log = finish(child)
+    assert status == 0
+    lines = [line for line in _plain(log).split("\n") if line.strip()]
+    assert all(len(line) < 50 for line in lines[:5]), lines  # later ones hold redraws
+    assert lines[:5] == [
+        "Pick a length between one hundred and two",  # the help, between words
+        "thousand words; the selector reads it as a hint",
+        "for the structure.",
+        "✗ words: must be at least 100",  # the refused prefill, right above its question
+        "? How many words should the essay have at most,"]
+    assert lines[5].startswith("  counting every single word ")  # the label goes on, indented
+    assert "it (Esc Enter adds a new line, Ctrl-C cancels):" in lines

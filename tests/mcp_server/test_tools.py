@@ -247,3 +247,19 @@ def test_wizard_check_without_an_llm_is_the_cli_s_document_and_a_note() -> None:
         "suggestions": [], "notes": ["no LLM configured: the answers were not checked"
                                      " (set llm.base_url or llm.api_key)"]}
     assert "no LLM configured" in texts(result)[1]
+
+
+def test_the_docs_give_every_flag_its_real_default() -> None:
+    import re
+
+    from helpers import REPO
+
+    from vance_cli.mcp.tools import TOOLS
+
+    text = (REPO / "docs" / "mcp.md").read_text(encoding="utf-8")
+    documented = dict(re.findall(r"^\| `(\w+)` \| `(true|false)` \|", text, re.MULTILINE))
+    flags = {key: json.dumps(spec["default"]) for tool in TOOLS
+             for key, spec in tool.input_schema["properties"].items()
+             if spec.get("type") == "boolean"}
+    assert documented == flags
+    assert flags["fallbackOnNone"] == "true"

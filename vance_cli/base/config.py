@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 from vance_cli.base import files, yamlio
 from vance_cli.base.errors import ConfigError
-from vance_cli.base.names import ID_MAX, check_id
+from vance_cli.base.names import ID_MAX, check_id, close_matches
 from vance_cli.base.paths import Paths
 from vance_cli.base.records import frozen
 from vance_cli.base.text_input import check_utf8
@@ -286,14 +286,16 @@ def spec_for(key: str) -> KeySpec:
     """Return the KeySpec of a dotted key.
 
     Raises:
-        ConfigError: unknown key; the message lists the known ones.
+        ConfigError: unknown key; the message names close keys ("did you mean"), else
+            lists the known ones.
     """
     try:
         return _BY_KEY[key]
     except KeyError:
-        raise ConfigError(
-            f"unknown config key '{key}'; known keys: {', '.join(_BY_KEY)}", key=key
-        ) from None
+        close = close_matches(key, list(_BY_KEY), limit=3)
+        hint = (f" — did you mean {', '.join(repr(c) for c in close)}?" if close
+                else f"; known keys: {', '.join(_BY_KEY)}")
+        raise ConfigError(f"unknown config key '{key}'{hint}", key=key, close=close) from None
 
 
 def locale_language(environ: Mapping[str, str]) -> str | None:
@@ -602,3 +604,20 @@ def set_config_value(paths: Paths, key: str, value: str) -> Any:
     # 0600: the file may hold an API key
     files.atomic_write_text(path, yamlio.dumps(data), mode=0o600)
     return typed
+
+
+def unset_config_value(paths: Paths, key: str) -> bool:
+    """Remove ``key`` from the config file (atomically), so the next source decides.
+
+    Returns:
+        True when the file held the key; False when there was nothing to remove.
+
+    Raises:
+        ConfigError: unknown key (with close keys: "did you mean").
+        DocumentError: the existing config file is not valid YAML (it is left untouched).
+    """
+    spec_for(key)
+    if key not in read_config_file(paths.config_file):
+        return False
+    set_config_value(paths, key, "")
+    return True

@@ -165,10 +165,10 @@ class UnknownRecipe(NotFoundError):
         if available:
             shown = ", ".join(available[:self.LISTED_AVAILABLE])
             more = len(available) - self.LISTED_AVAILABLE
-            text += f"; available: {shown}" + (
+            text += ("; available: " if not close else " Available: ") + shown + (
                 f" and {more} more (see 'vance recipe list')" if more > 0 else "")
         else:
-            text += "; no recipes are available"
+            text += " No recipes are available." if close else "; no recipes are available"
         super().__init__("recipe", name, close, available, message=text)
 
 

@@ -81,6 +81,18 @@ class LazyGroup(TyperGroup):
             self.commands[cmd_name] = load_command(cmd_name)
         return self.commands[cmd_name]
 
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        """Resolve the command word; an unknown one names the close ``COMMANDS`` (did you mean).
+
+        Raises:
+            click.exceptions.NoSuchCommand: no such command, with its close names.
+        """
+        if args and args[0] not in COMMANDS and not args[0].startswith("-") \
+                and not ctx.resilient_parsing:
+            raise click.exceptions.NoSuchCommand(args[0], possibilities=list(COMMANDS), ctx=ctx)
+        return super().resolve_command(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; Ctrl-C becomes ``Cancelled`` (the boundary says "cancelled", 130).
 
@@ -110,7 +122,46 @@ def load_command(name: str) -> click.Command:
     module: Any = importlib.import_module(COMMANDS[name].module)
     command = typer.main.get_command(module.app)
     command.name = name
+    _argument_labels(command)
     return command
+
+
+def _argument_labels(command: click.Command) -> None:
+    """Show each argument in help by its metavar alone (``ID``, ``[TASK]``) and with its help.
+
+    Typer's help lists an argument under its Python parameter name and then
+    its metavar; where the two differ (``instruction`` / ``[TASK]``) the name
+    is an implementation detail, so it is left out (an argument's ``opts`` is
+    read by help only). Where they agree (``name`` / ``NAME``) both stay, as
+    Typer then shows the type in the metavar's place. Click 8.4's
+    ``Argument`` resets the help text Typer 0.25 gives it; it is read back
+    from the command's signature when the help is shown (not on every run).
+    """
+    arguments = [p for p in command.params if isinstance(p, click.Argument)]
+    for param in arguments:
+        if param.metavar is not None and param.name is not None \
+                and param.metavar != param.name.upper():
+            param.opts = []
+    if any(getattr(p, "help", None) is None for p in arguments) and command.callback:
+        _restore_help_when_shown(command, arguments)
+    for sub in getattr(command, "commands", {}).values():
+        _argument_labels(sub)
+
+
+def _restore_help_when_shown(command: click.Command, arguments: list[click.Argument]) -> None:
+    """Wrap ``command.format_help`` so it first sets each argument's help from the signature."""
+    format_help = command.format_help
+
+    def with_argument_help(ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        function: Any = getattr(command.callback, "__wrapped__", command.callback)
+        infos = typer.utils.get_params_from_function(function)
+        for param in arguments:
+            info = infos.get(param.name or "")
+            if info is not None and getattr(param, "help", None) is None:
+                param.help = getattr(info.default, "help", None)
+        format_help(ctx, formatter)
+
+    command.format_help = with_argument_help  # type: ignore[method-assign]
 
 
 app = typer.Typer(

@@ -38,7 +38,10 @@ def parse_assignments(items: Sequence[str] | None, option: str) -> dict[str, Any
             try:
                 out[key.strip()] = json.loads(value)
             except json.JSONDecodeError as exc:
-                raise InputError(f"{option} {key}:= needs JSON: {exc.msg}") from None
+                raise InputError(f"{option} {key}:= needs JSON ({exc.msg}); for text use "
+                                 f"{key}={value}" if value else
+                                 f"{option} {key}:= needs JSON; for text use {key}=VALUE"
+                                 ) from None
         else:
             out[key.strip()] = value
     return out

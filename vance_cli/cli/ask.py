@@ -8,7 +8,10 @@ Rules (docs/exit-codes.md; docs/wizards.md "Running a wizard"):
   opens ``$VISUAL``/``$EDITOR`` through ``click.edit`` (which splits a command
   with arguments such as ``code --wait`` with ``shlex``), or a multi-line
   prompt when neither is set. Invalid answers are refused in place, with the
-  reason, and asked again.
+  reason right under the answer, and asked again; a refused prefill's reason
+  stands right above its question (after the help).
+- Questions, help and notes are wrapped between words to the terminal's
+  width (a label continues indented under itself), never cut inside a word.
 - questionary's ``ask()`` swallows Ctrl-C: only ``unsafe_ask()`` is used, so
   Ctrl-C raises KeyboardInterrupt; Ctrl-D is bound to raise EOFError in every
   prompt. The form walk turns both into ``Cancelled`` (exit 130).
@@ -23,12 +26,13 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import textwrap
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from vance_cli.base.errors import Cancelled, InputError
+from vance_cli.base.errors import InputError
 from vance_cli.cli.output import terminal_stream
 from vance_cli.wizards.form import Question, RepeatQuestion, StepQuestion
 from vance_cli.wizards.model import FieldType
@@ -185,10 +189,10 @@ class TerminalAsker:
 
     def ask(self, question: Question) -> Any:
         """Ask one field and return the raw answer (valid for ``question.check``)."""
-        if question.error:
-            self._say(question.error, "class:error")
         if question.help:
             self._say(question.help, "italic")
+        if question.error:  # right above its question, the help before it
+            self._say(f"✗ {question.error}", "class:error")
         kind = question.type
         if kind is FieldType.BOOLEAN:
             return self._confirm(question.label, bool(question.default))
@@ -214,7 +218,8 @@ class TerminalAsker:
         """Ask for one line of text, ``default`` in the buffer (a file name, say)."""
         import questionary
 
-        return str(self._run(questionary.text(label, default=default, **self._io())))
+        return str(self._run(questionary.text(self._label(label), default=default,
+                                              **self._io())))
 
     def confirm(self, label: str, default: bool) -> bool:
         """Ask a yes/no question (the wizard's "check" step)."""
@@ -259,7 +264,15 @@ class TerminalAsker:
         from prompt_toolkit import print_formatted_text
         from prompt_toolkit.formatted_text import FormattedText
 
-        print_formatted_text(FormattedText([(style, text)]), output=self.output)
+        print_formatted_text(FormattedText([(style, wrap_words(text, self._width()))]),
+                             output=self.output)
+
+    def _width(self) -> int:
+        return self.output.get_size().columns
+
+    def _label(self, label: str) -> str:
+        """A question's text wrapped for the line it starts after questionary's ``? ``."""
+        return wrap_label(label, self._width())
 
     def _run(self, question: Any) -> Any:
         app = question.application
@@ -280,12 +293,13 @@ class TerminalAsker:
             from prompt_toolkit.formatted_text import FormattedText
 
             answer = str(self._run(make(
-                question.label, placeholder=FormattedText([("class:placeholder", default)]),
+                self._label(question.label),
+                placeholder=FormattedText([("class:placeholder", default)]),
                 validate=lambda text: question.check(text or default) or True,
                 style=_PLACEHOLDER_STYLE(), **self._io())))
             return answer or default
         return str(self._run(make(
-            question.label, default=default,
+            self._label(question.label), default=default,
             validate=lambda answer: question.check(answer) or True, **self._io())))
 
     def _confirm(self, label: str, default: bool) -> bool:
@@ -301,7 +315,7 @@ class TerminalAsker:
         values = [c.value for c in choices]
         default = question.default if question.default in values else None
         return str(self._run(questionary.select(
-            question.label, choices=choices, default=default,
+            self._label(question.label), choices=choices, default=default,
             instruction=self.texts["select_hint"], **self._io())))
 
     def _checkbox(self, question: Question) -> list[str]:
@@ -311,7 +325,8 @@ class TerminalAsker:
         choices = [questionary.Choice(title=label, value=value, checked=value in chosen)
                    for value, label in question.choices]
         answer = self._run(questionary.checkbox(
-            question.label, choices=choices, instruction=self.texts["checkbox_hint"],
+            self._label(question.label), choices=choices,
+            instruction=self.texts["checkbox_hint"],
             validate=lambda picked: question.check(list(picked)) or True, **self._io()))
         return [str(v) for v in answer]
 
@@ -343,8 +358,40 @@ class TerminalAsker:
         import questionary
 
         return str(self._run(questionary.text(
-            question.label, default=default, multiline=True, instruction=self.texts["multiline"],
+            self._label(question.label), default=default, multiline=True,
+            instruction=self.texts["multiline"],
             validate=lambda answer: question.check(answer) or True, **self._io())))
+
+
+LABEL_INDENT = "  "
+"""Continuation lines of a wrapped question start under its first word (after ``? ``)."""
+
+MIN_WRAP = 20
+"""Narrowest width, in cells, text is wrapped to (a tiny terminal still gets whole words)."""
+
+
+def wrap_words(text: str, width: int, indent: str = "") -> str:
+    """Return ``text`` wrapped between words to ``width`` cells; its own line breaks stay.
+
+    Args:
+        text: any text; each of its lines is wrapped on its own.
+        width: the terminal's columns (a line ends one cell before, so the
+            terminal never wraps it itself).
+        indent: put before every line but the first.
+
+    A word longer than a line (a URL) stays whole, on a line of its own.
+    """
+    lines: list[str] = []
+    for line in text.split("\n"):
+        lines += textwrap.wrap(line, width=max(MIN_WRAP, width - 1), subsequent_indent=indent,
+                               initial_indent=indent if lines else "",
+                               break_long_words=False, break_on_hyphens=False) or [""]
+    return "\n".join(lines)
+
+
+def wrap_label(label: str, width: int) -> str:
+    """Return a question's text wrapped after questionary's ``? `` prefix and before its answer."""
+    return wrap_words(label, width - len(LABEL_INDENT) - 1, LABEL_INDENT)
 
 
 def _echo(label: str, text: str) -> str:
@@ -422,7 +469,7 @@ def ask_yes_no(message: str, default: bool, lang: str, input: Input | None = Non
     state: dict[str, bool | None] = {"answer": None, "done": False}
 
     def tokens() -> FormattedText:
-        parts = [("class:qmark", "?"), ("class:question", f" {message} ")]
+        parts = [("class:qmark", "?"), ("class:question", f" {label} ")]
         if not state["done"]:
             parts.append(("class:instruction", hint))
         if state["answer"] is not None:
@@ -457,27 +504,29 @@ def ask_yes_no(message: str, default: bool, lang: str, input: Input | None = Non
 
     from questionary.styles import merge_styles_default
 
+    output = output or create_output(stdout=terminal_stream())
+    label = wrap_label(message, output.get_size().columns - len(hint))
     session: PromptSession[bool] = PromptSession(
         tokens, key_bindings=merge_key_bindings([bindings, _cancel_bindings()]),
-        style=merge_styles_default([None]), input=input,
-        output=output or create_output(stdout=terminal_stream()))
+        style=merge_styles_default([None]), input=input, output=output)
     return bool(session.app.run())
 
 
-def confirm_removal(count: int, lang: str) -> None:
+def confirm_removal(count: int, lang: str) -> bool:
     """Ask before removing ``count`` closed processes, as ``gh`` asks before deleting.
 
     On a terminal: a yes/no question, default no. Without one (stdin is not
     a terminal): refused, since nobody can answer; ``--yes`` skips the question.
 
+    Returns:
+        The answer: False (nothing is removed) is no error, and exits 0.
+
     Raises:
         InputError: stdin is not a terminal (exit 2, names ``--yes``).
-        Cancelled: the answer was no (exit 130; nothing removed).
     """
     words = {"count": count, "es": "" if count == 1 else "es", "n": "n" if count == 1 else "",
              "e": "" if count == 1 else "e"}
     texts = _texts(lang)
     if not sys.stdin.isatty():
         raise InputError(texts["no_terminal"].format(**words), field="yes")
-    if not ask_yes_no(texts["remove"].format(**words), False, lang):
-        raise Cancelled("nothing removed")
+    return ask_yes_no(texts["remove"].format(**words), False, lang)

@@ -179,6 +179,10 @@ def _parser_error(exc: click.exceptions.ClickException, as_json: bool, where: st
     of click's three-line usage block.
     """
     message = " ".join(exc.format_message().split()).removesuffix(".")
+    if isinstance(exc, click.exceptions.NoSuchCommand):  # Typer and click both add "Did you mean"
+        close = exc.possibilities or []
+        message = f"No such command '{exc.command_name}'" + (
+            f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else "")
     code = "error"
     if isinstance(exc, click.exceptions.UsageError):
         code = "usage_error"

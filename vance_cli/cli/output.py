@@ -279,7 +279,7 @@ def say(message: str) -> None:
 def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]],
           caption: str | None = None, one_line: Sequence[str] = (), text: Sequence[str] = (),
           group: Sequence[str] = (), shrink: Sequence[str] = (),
-          times: Sequence[str] = ()) -> None:
+          times: Sequence[str] = (), tree: tuple[str, Sequence[int]] | None = None) -> None:
     """Print a table to stdout; cells go through ``display`` and ``visible``.
 
     On a terminal: a Rich table (cells escaped). Identifier columns (every
@@ -306,6 +306,9 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any
         shrink: identifier columns that give way first, in this order, down
             to ``MIN_ONE_LINE`` cells, when the row is wider than the terminal
             (e.g. a long generated name before the id one acts on).
+        tree: (column, depth of each row): on a terminal that column's cell is
+            indented under the row above it (``└`` at depth 1 and more), so
+            children show under their parent; piped cells stay as they are.
 
     Rule: docs/exit-codes.md (human output, diagnostics only on a TTY).
     """
@@ -324,6 +327,8 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any
     cells = [[visible(_one_line(cell) if column in one_line else
                       short_time(cell) if column in times else cell)
               for column, cell in zip(columns, row, strict=False)] for row in raw]
+    if tree is not None:
+        _indent(cells, columns.index(tree[0]), tree[1])
     _blank_repeats(columns, cells, group)
     grid = Table(title=title, caption=caption, header_style="bold", expand=False)
     # natural widths in terminal cells (a CJK letter takes two)
@@ -390,6 +395,13 @@ def _one_line(cell: str) -> str:
     text = cell.strip()
     cut = text[:ONE_LINE_READ] + ("…" if len(text) > ONE_LINE_READ else "")
     return _LINE_BREAKS.sub(ONE_LINE_BREAK, cut).replace("\t", " ")
+
+
+def _indent(cells: list[list[str]], column: int, depths: Sequence[int]) -> None:
+    """Indent ``column`` of each row by its depth: two cells a level, then ``└ ``."""
+    for row, depth in zip(cells, depths, strict=False):
+        if depth > 0:
+            row[column] = "  " * (depth - 1) + "└ " + row[column]
 
 
 def _blank_repeats(columns: Sequence[str], cells: list[list[str]], group: Sequence[str]) -> None:

@@ -24,8 +24,8 @@ from vance_cli.processes.runtime import NullSink, Started, TurnReport, TurnSink,
 if TYPE_CHECKING:
     from vance_cli.workspace import Workspace
 
-LLM_HINT = ("configure one with 'vance config set llm.base_url URL' (or VANCE_LLM_BASE_URL; "
-            "see 'LLM endpoints' in docs/configuration.md)")
+LLM_HINT = ("configure one with 'vance config set llm.base_url URL' (any OpenAI-compatible "
+            "endpoint, or VANCE_LLM_BASE_URL; 'vance config show' lists every setting)")
 """How to get an LLM, for processes that wait for one."""
 
 

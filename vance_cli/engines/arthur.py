@@ -28,6 +28,7 @@ from typing import Any
 
 from vance_cli.base import replies
 from vance_cli.base.records import frozen
+from vance_cli.base.wording import shorten
 from vance_cli.delegate.flow import delegate
 from vance_cli.delegate.request import DelegateRequest
 from vance_cli.engines import chat
@@ -136,7 +137,7 @@ def _delegate(turn: Turn, action: Action) -> str:
                          error=None if trace.raw_reply is not None else decision.rationale)
     child = result.process
     if child is None:
-        return f"nothing was started for '{task[:80]}': {result.decision.rationale}"
+        return f"nothing was started for '{shorten(task, 80)}': {result.decision.rationale}"
     started = start(turn.ws, child.id)
     return (f"started process {child.id} ({child.recipe}, engine {child.engine}) for the"
             f" task; its turns run {started.how.replace('_', ' ')}")

@@ -36,6 +36,7 @@ from typing import Any
 
 from vance_cli.base import replies
 from vance_cli.base.errors import BudgetExceeded, CannotRun, DocumentError, VanceError
+from vance_cli.base.wording import shorten
 from vance_cli.delegate.batch import BatchRequest, start_batch
 from vance_cli.delegate.batch_input import Item
 from vance_cli.delegate.flow import delegate
@@ -255,7 +256,7 @@ class Runner:
 
     def _task(self, node: dict[str, Any]) -> None:
         turn = self.turn
-        self.turn.sink.status(f"task {node['id']}/{self.total}: {node['goal'][:60]}")
+        self.turn.sink.status(f"task {node['id']}/{self.total}: {shorten(str(node['goal']), 60)}")
         if node.get("recipe"):
             self._check_recipe(node["recipe"])
             child = children.spawn(turn, node["recipe"], node["goal"], f"t{node['id']}")

@@ -51,6 +51,9 @@ class Engine:
             write lock), by whoever closed it; bookkeeping only: the close stands.
         wakes_on_events: a child's result starts a turn of this engine's process
             (arthur reports what its children did).
+        tools: the tools a turn can use (``files``, ``shell``, ``web``, ``code``);
+            empty: the engine answers in its reply only. The engine catalog may
+            claim no other (docs/engines.md "ford").
     """
 
     name: str
@@ -58,6 +61,7 @@ class Engine:
     run_process: WholeRun | None = None
     on_close: CloseHook | None = None
     wakes_on_events: bool = False
+    tools: tuple[str, ...] = ()
 
 
 ENGINE_MODULES: Mapping[str, str] = {

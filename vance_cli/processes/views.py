@@ -49,3 +49,8 @@ def result_json(process: Process) -> dict[str, Any]:
 def steer_json(message: Message, process: Process) -> dict[str, Any]:
     """Return ``vance process steer --json``: the stored message and the process after it."""
     return {"message": message.to_json(), "process": process.to_json()}
+
+
+def message_number(ws: Workspace, process_id: str, message: Message) -> int:
+    """Return the message's number within its process: its row in ``vance process messages``."""
+    return conversation.message_number(ws.db, process_id, message.id)

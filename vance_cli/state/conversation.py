@@ -69,6 +69,13 @@ def transcript(db: Database, process_id: str) -> list[Row]:
                     (process_id,))
 
 
+def message_number(db: Database, process_id: str, message_id: int) -> int:
+    """Return the place of message ``message_id`` in its process's transcript, from 1."""
+    row = db.query("SELECT count(*) AS n FROM messages WHERE process_id = ? AND id <= ?",
+                   (process_id, message_id))[0]
+    return int(row["n"])
+
+
 def start_turn(db: Database, process_id: str, number: int, pid: int) -> None:
     """Record that turn ``number`` started under worker ``pid``."""
     db.conn.execute("INSERT INTO turns (process_id, number, started_at, outcome, worker_pid)"

@@ -81,7 +81,8 @@ def test_unknown_recipe_suggests_close_names() -> None:
     message = info.value.message
     assert message.startswith("unknown recipe 'essay-pipline' — did you mean 'essay-pipeline'")
     available = [r.name for r in load_recipes(_ws()).inventory()]
-    assert f"; available: {', '.join(available)}" in message  # DESIGN.md §4
+    assert f"? Available: {', '.join(available)}" in message  # DESIGN.md §4
+    assert "?;" not in message  # a question mark is the end of its sentence
     assert "session-root" not in message  # internal: not offered
 
 

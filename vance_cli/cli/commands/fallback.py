@@ -26,7 +26,7 @@ SPINNER_TEXT = "Slartibartfast is designing a new recipe…"
 """Shown on stderr (terminal only) while a sync fallback runs."""
 
 NO_LLM_HINT = ("vance config set llm.base_url http://localhost:11434/v1 (your endpoint; or set "
-               "VANCE_LLM_BASE_URL) — see 'LLM endpoints' in docs/configuration.md; "
+               "VANCE_LLM_BASE_URL; 'vance config show' lists every setting); "
                "--no-fallback skips this step")
 """How to enable the fallback, shown when no LLM is configured."""
 

@@ -18,15 +18,16 @@ from vance_cli.cli.args import parse_assignments
 from vance_cli.cli.ask import confirm_removal
 from vance_cli.cli.commands import process_turns
 from vance_cli.cli.commands.process_view import (
-    IdArg,
     JsonFlag,
     ParamOpt,
     WaitFlag,
+    as_tree,
     print_event,
     print_process,
 )
+from vance_cli.delegate.request import default_name
 from vance_cli.processes.events import ack_events, follow_events, pending_events, resolve_query
-from vance_cli.processes.lifecycle import reap_and_load, reap_stale, stop_process
+from vance_cli.processes.lifecycle import StopResult, reap_and_load, reap_stale, stop_process
 from vance_cli.processes.model import ProcessSpec, Status
 from vance_cli.processes.records import create_process, list_processes
 from vance_cli.processes.removal import plan_prune, plan_rm, remove
@@ -44,7 +45,9 @@ app = typer.Typer(help="Create, list, inspect, wait for and stop processes; read
 def create(
     ctx: typer.Context,
     recipe: Annotated[str, typer.Option("--recipe", "-r", help="Recipe name.")],
-    name: Annotated[str, typer.Option("--name", "-n", help="Process name, unique per session.")],
+    name: Annotated[str | None, typer.Option(
+        "--name", "-n", help="Process name, unique per session. Default: a slug of the steer, "
+        "goal, title or recipe plus a short unique suffix (as delegate names one).")] = None,
     title: Annotated[str, typer.Option(help="Display title.")] = "",
     goal: Annotated[str, typer.Option(help="What the process is for.")] = "",
     steer: Annotated[str | None, typer.Option(help="Initial steer message.")] = None,
@@ -54,6 +57,8 @@ def create(
     as_json: JsonFlag = False,
 ) -> None:
     """Start a process of RECIPE explicitly (no selector); its first turn runs."""
+    if name is None:
+        name = default_name(steer or goal or title or recipe)
     spec = ProcessSpec(recipe=recipe, name=name, title=title, goal=goal, steer=steer,
                        params=parse_assignments(param, "--param"), parent=parent)
     process = create_process(context.workspace(ctx), spec)
@@ -71,9 +76,12 @@ def list_(
         "--status", "-s", metavar="STATUS",
         help="Only these statuses (repeatable or comma-separated): INIT, RUNNING, IDLE, "
              "BLOCKED, PAUSED, SUSPENDED, CLOSED, or 'open' for all but CLOSED.")] = None,
+    flat: Annotated[bool, typer.Option(
+        "--flat", "--children", help="Children as rows of their own, newest first, with a "
+        "parent column (default: each under its parent).")] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """List processes of this session, newest first."""
+    """List processes of this session, newest first; children under their parent."""
     ws = context.workspace(ctx)
     reap_stale(ws)
     processes = list_processes(ws, all_sessions=all_sessions, limit=limit,
@@ -81,15 +89,18 @@ def list_(
     if as_json:
         output.emit_json([p.to_json() for p in processes])
         return
-    columns = ("id", *(("session",) if all_sessions else ()), "name", "recipe", "engine",
-               "status", "created (UTC)")
+    rows = [(p, 0) for p in processes] if flat else as_tree(processes)
+    columns = ("id", *(("session",) if all_sessions else ()), "name",
+               *(("parent",) if flat else ()), "recipe", "engine", "status", "created (UTC)")
     output.table(None, columns,
-                 ((p.id, *((p.session,) if all_sessions else ()), p.name, p.recipe, p.engine,
+                 ((p.id, *((p.session,) if all_sessions else ()), p.name,
+                   *((p.parent_process_id or "-",) if flat else ()), p.recipe, p.engine,
                    p.status.value + (f"/{p.close_reason}" if p.close_reason else ""),
-                   p.created_at) for p in processes),
+                   p.created_at) for p, _ in rows),
                  caption=counted(len(processes), "process", "processes"),
-                 shrink=("name", "session", "recipe", "engine", "created (UTC)", "status"),
-                 times=("created (UTC)",))
+                 shrink=("name", "parent", "session", "recipe", "engine", "created (UTC)",
+                         "status"),
+                 times=("created (UTC)",), tree=None if flat else ("name", [d for _, d in rows]))
 
 
 def parse_statuses(values: list[str] | tuple[str, ...]) -> tuple[Status, ...]:
@@ -123,7 +134,10 @@ def rm(
     yes: YesFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Remove closed processes with their transcripts and events (stop an open one first)."""
+    """Remove closed processes with their closed children, transcripts and events.
+
+    Stop an open one first.
+    """
     ws = context.workspace(ctx)
     doomed = plan_rm(ws, idents)
     _remove(ws, doomed, yes, as_json, ws.settings.lang)
@@ -143,14 +157,22 @@ def prune(
 
 
 def _remove(ws: Workspace, doomed: list[Process], yes: bool, as_json: bool, lang: str) -> None:
-    """Confirm (unless --yes), remove, and report what was removed."""
-    if doomed and not yes:
-        confirm_removal(len(doomed), lang)
-    removed = remove(ws, doomed) if doomed else []
+    """List what goes, confirm (unless --yes), remove, and report what was removed.
+
+    An answer of no removes nothing and is no error (exit 0).
+    """
+    if doomed and not as_json:
+        output.table(None, ("id", "name", "recipe", "status"),
+                     ((p.id, p.name, p.recipe,
+                       p.status.value + (f"/{p.close_reason}" if p.close_reason else ""))
+                      for p in doomed), shrink=("name", "recipe"))
+    declined = bool(doomed) and not yes and not confirm_removal(len(doomed), lang)
+    removed = remove(ws, doomed) if doomed and not declined else []
     if as_json:
         output.emit_json({"removed": removed, "count": len(removed)})
     else:
-        output.info(f"removed {counted(len(removed), 'process', 'processes')}")
+        output.info("nothing removed" if declined else
+                    f"removed {counted(len(removed), 'process', 'processes')}")
 
 
 @app.command("show")
@@ -169,19 +191,36 @@ def show(
 
 
 @app.command("stop")
-def stop(ctx: typer.Context, ident: IdArg, as_json: JsonFlag = False) -> None:
-    """Close a process as STOPPED and send its worker SIGTERM (no-op when already CLOSED)."""
-    result = stop_process(context.workspace(ctx), ident)
+def stop(
+    ctx: typer.Context,
+    idents: Annotated[list[str], typer.Argument(
+        metavar="ID...", help="Process ids, names (this session) or unique id prefixes.")],
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="One JSON document; a list of them for several ids.")] = False,
+) -> None:
+    """Close processes as STOPPED and send their workers SIGTERM (no-op when already CLOSED).
+
+    One line per process says what happened.
+    """
+    ws = context.workspace(ctx)
+    results = [stop_process(ws, ident) for ident in dict.fromkeys(idents)]
     if as_json:
-        output.emit_json(result.to_json())
-    else:
-        print_process(result.process)
+        documents = [r.to_json() for r in results]
+        output.emit_json(documents[0] if len(documents) == 1 else documents)
+        return
+    for result in results:
+        output.say(stop_line(result))
+
+
+def stop_line(result: StopResult) -> str:
+    """Return the one line ``process stop`` prints about one process."""
     process = result.process
+    who = f"{process.id} ({process.name})"
     if not result.stopped:
-        output.info(f"process {process.id} was already CLOSED/{process.close_reason};"
-                    " nothing to stop")
-    elif result.signalled_pid is not None:
-        output.info(f"sent SIGTERM to worker pid {result.signalled_pid}")
+        return f"{who} was already CLOSED/{process.close_reason}; nothing to stop"
+    signalled = (f"; sent SIGTERM to worker pid {result.signalled_pid}"
+                 if result.signalled_pid is not None else "")
+    return f"stopped {who}{signalled}"
 
 
 @app.command("events")

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from vance_cli.base.wording import shorten
+
 SHORT_ID = 8
 """Characters of a child's id shown beside its phase, head or node."""
 
@@ -82,11 +84,9 @@ def _nodes(node: Mapping[str, Any], depth: int = 0) -> Iterator[tuple[Mapping[st
 def marvin_lines(state: Mapping[str, Any], process_status: str = "RUNNING") -> list[str]:
     """Return the task tree: one line per node, indented by depth, with status and worker."""
     tree = state.get("tree") or {}
-    lines = [str(tree.get("goal") or "")[:GOAL_CHARS]] if tree.get("goal") else []
+    lines = [shorten(str(tree["goal"]), GOAL_CHARS)] if tree.get("goal") else []
     for node, depth in _nodes(tree):
-        goal = str(node.get("goal") or node.get("item") or "").replace("\n", " ")
-        if len(goal) > GOAL_CHARS:
-            goal = goal[:GOAL_CHARS - 1] + "…"
+        goal = shorten(str(node.get("goal") or node.get("item") or ""), GOAL_CHARS)
         extra = [str(node["recipe"])] if node.get("recipe") else []
         if node.get("process"):
             extra.append(_short(node["process"]))

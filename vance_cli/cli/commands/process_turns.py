@@ -20,7 +20,7 @@ from vance_cli.cli.run import TerminalSink, exit_code, run_started, sink_for, wo
 from vance_cli.processes.lifecycle import reap_and_load, wait_process
 from vance_cli.processes.model import Status
 from vance_cli.processes.runtime import drive, stream_path, submit, transcript
-from vance_cli.processes.views import result_json, steer_json
+from vance_cli.processes.views import message_number, result_json, steer_json
 
 FOLLOW_POLL = 0.1
 """Seconds between two looks at a running turn's live output (``follow``)."""
@@ -95,7 +95,8 @@ def steer(
     if as_json:
         output.emit_json(steer_json(message, started.process))
     elif not wait or started.report is None:  # no turn ran here: say where it went
-        output.fields([("queued", f"message #{message.id} for {started.process.id}"),
+        number = message_number(ws, started.process.id, message)
+        output.fields([("queued", f"message #{number} of {started.process.id}"),
                        *work_pairs(started)])
     elif started.report.failed:
         output.fields(work_pairs(started))
@@ -161,10 +162,11 @@ def messages(ctx: typer.Context, ident: IdArg, as_json: JsonFlag = False) -> Non
     if as_json:
         output.emit_json([m.to_json() for m in found])
         return
-    output.table(None, ("turn", "role", "kind", "time", "model", "tokens", "text"),
-                 ((m.turn if m.turn is not None else "pending", m.role, m.kind, m.created_at,
+    output.table(None, ("#", "turn", "role", "kind", "time", "model", "tokens", "text"),
+                 ((number, m.turn if m.turn is not None else "pending", m.role, m.kind,
+                   m.created_at,
                    m.model, f"{m.tokens_in or 0}/{m.tokens_out or 0}" if m.model else "",
-                   m.content) for m in found),
+                   m.content) for number, m in enumerate(found, 1)),
                  caption=f"{len(found)} messages of {process.id}", text=("text",),
                  times=("time",))
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from vance_cli.base.wording import counted
+from vance_cli.base.wording import counted, shorten
 from vance_cli.cli import output
 from vance_cli.cli.commands.process_plan import plan_field
 
@@ -77,6 +78,30 @@ def print_process(process: Process, totals: dict[str, float] | None = None) -> N
     output.fields(pairs)
 
 
+def as_tree(processes: Sequence[Process]) -> list[tuple[Process, int]]:
+    """Order processes as a tree: each top one, then its children under it, with depths.
+
+    Args:
+        processes: newest first (``list_processes``).
+
+    Returns:
+        (process, depth) pairs: top-level processes (no parent, or a parent not
+        among ``processes``) newest first at depth 0; under each, its children
+        oldest first (the order an orchestrator started them), depth + 1.
+    """
+    known = {p.id for p in processes}
+    children: dict[str, list[Process]] = {}
+    for process in reversed(processes):
+        parent = process.parent_process_id
+        if parent is not None and parent in known:
+            children.setdefault(parent, []).append(process)
+    ordered: list[tuple[Process, int]] = []
+    pending = [(p, 0) for p in reversed(processes) if p.parent_process_id not in known]
+    while pending:  # depth first, without recursion (a tree may be deep)
+        process, depth = pending.pop()
+        ordered.append((process, depth))
+        pending += [(c, depth + 1) for c in reversed(children.get(process.id, ()))]
+    return ordered
 
 
 GOAL_SHOWN = 1_000
@@ -86,7 +111,7 @@ GOAL_SHOWN = 1_000
 def _cut(text: str) -> str:
     if len(text) <= GOAL_SHOWN:
         return text
-    return f"{text[:GOAL_SHOWN]}… ({len(text):,} characters; --json shows it whole)"
+    return f"{shorten(text, GOAL_SHOWN)} ({len(text):,} characters; --json shows it whole)"
 
 
 def print_event(event: Event) -> None:
