@@ -189,7 +189,8 @@ def command(
     ] = None,
     wait: Annotated[bool, typer.Option(
         "--wait", "-w", help="Run the process's first turn here and wait for the answer "
-        "(it streams in on a terminal); exit 1 if the turn fails.")] = False,
+        "(it streams in on a terminal); exit 1 if the turn fails. Batch: wait for every "
+        "item's turn.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
     task_template: Annotated[str | None, typer.Option(
         "--task-template", metavar="T", help="Batch: a Jinja2 task template over each item "
@@ -215,7 +216,7 @@ def command(
             items=items, items_format=items_format,
             name=name, title=title, steer=steer, params=parse_assignments(param, "--param"),
             caller=caller, dry_run=dry_run, require_match=require_match, no_log=no_log,
-            fallback=make_runner(not no_fallback, async_fallback, fallback_timeout)))
+            fallback=make_runner(not no_fallback, async_fallback, fallback_timeout), wait=wait))
     text, decide_on = _task_and_material(task, instruction)
     request = DelegateRequest(
         task=text, name=name, title=title, steer=steer,

@@ -15,7 +15,13 @@ import typer
 
 from vance_cli.base.errors import EXIT_RUNTIME, EXIT_TIMEOUT
 from vance_cli.cli import context, output
-from vance_cli.cli.commands.process_view import IdArg, JsonFlag, WaitFlag, print_process
+from vance_cli.cli.commands.process_view import (
+    IdArg,
+    IdsArg,
+    JsonFlag,
+    WaitFlag,
+    print_process,
+)
 from vance_cli.cli.run import TerminalSink, exit_code, run_started, sink_for, work_pairs
 from vance_cli.processes.lifecycle import reap_and_load, wait_process
 from vance_cli.processes.model import Status
@@ -35,50 +41,73 @@ def _wait_seconds(value: float | None) -> float | None:
 
 def wait(
     ctx: typer.Context,
-    ident: IdArg,
+    idents: IdsArg,
     timeout: Annotated[float | None, typer.Option(
         "--timeout", "-t", metavar="S", callback=_wait_seconds,
         help="Give up after S seconds (exit 124). Default: wait until the turn settles.")
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Wait until the process's turn settles: exit 0 settled, 1 failed, 124 timed out."""
-    with output.status(f"waiting for {ident}"):
-        result = wait_process(context.workspace(ctx), ident, timeout)
+    """Wait until the processes' turns settle: exit 0 settled, 1 failed, 124 timed out.
+
+    With several ids it waits for each in turn, ``--timeout`` counting for all;
+    ``--json`` prints a list then.
+    """
+    ws = context.workspace(ctx)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    results = []
+    with output.status(f"waiting for {' '.join(idents)}"):
+        for ident in idents:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            results.append(wait_process(ws, ident, left))
     if as_json:
-        output.emit_json(result.to_json())
-    else:
+        documents = [r.to_json() for r in results]
+        output.emit_json(documents[0] if len(idents) == 1 else documents)
+    for result in results if not as_json else ():
         print_process(result.process)
-    if result.timed_out:
-        output.info(f"timed out after {result.waited:.1f} s;"
-                    f" the process is still {result.process.status.value}")
+    for result in results:
+        if result.timed_out:
+            output.info(f"timed out after {result.waited:.1f} s; process {result.process.id}"
+                        f" is still {result.process.status.value}")
+    if any(r.timed_out for r in results):
         raise typer.Exit(EXIT_TIMEOUT)
-    if result.failed:
+    if any(r.failed for r in results):
         raise typer.Exit(EXIT_RUNTIME)
 
 
 def run(
     ctx: typer.Context,
-    ident: IdArg,
+    idents: IdsArg,
     as_json: JsonFlag = False,
 ) -> None:
-    """Run the process's pending turns here (e.g. once an LLM is configured; retries STALE)."""
+    """Run the processes' pending turns here, one after the other (retries STALE ones).
+
+    E.g. once an LLM is configured. ``--json`` prints the process, or a list of
+    them for several ids.
+    """
     ws = context.workspace(ctx)
-    sink = sink_for(as_json)
-    try:
-        report = drive(ws, reap_and_load(ws, ident).id, sink=sink, retry=True)
-        if isinstance(sink, TerminalSink):
-            sink.finish(report.reply)
-    finally:
-        if isinstance(sink, TerminalSink):
-            sink.end()
+    ids = [reap_and_load(ws, ident).id for ident in idents]  # every id checked before a turn
+    reports = []
+    for process_id in ids:
+        sink = sink_for(as_json)
+        try:
+            report = drive(ws, process_id, sink=sink, retry=True)
+            if isinstance(sink, TerminalSink):
+                sink.finish(report.reply)
+        finally:
+            if isinstance(sink, TerminalSink):
+                sink.end()
+        reports.append(report)
+        if as_json:
+            continue
+        if report.failed:
+            output.error(f"process {report.process.id} failed: {report.reason}")
+        elif report.number is None:
+            output.info(f"nothing to run: process {report.process.id} has no waiting input")
     if as_json:
-        output.emit_json(report.process.to_json())
-    elif report.failed:
-        output.error(f"process {report.process.id} failed: {report.reason}")
-    elif report.number is None:
-        output.info(f"nothing to run: process {report.process.id} has no waiting input")
-    raise typer.Exit(exit_code(report))
+        documents = [r.process.to_json() for r in reports]
+        output.emit_json(documents[0] if len(ids) == 1 else documents)
+    raise typer.Exit(max(exit_code(r) for r in reports))
 
 
 def steer(

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 IdArg = Annotated[str, typer.Argument(metavar="ID", help="Process id or unique prefix.")]
 """A process id (or a unique prefix) argument."""
 
+IdsArg = Annotated[list[str], typer.Argument(
+    metavar="ID...", help="Process ids, names (this session) or unique id prefixes.")]
+"""One or more process ids (or names, unique prefixes)."""
+
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
 """The ``--json`` flag."""
 
