@@ -21,7 +21,9 @@ Rules (docs/processes.md "Turns"):
   its pending inputs again.
 - Ctrl-C stops a foreground turn: the text streamed so far is stored as a
   reply marked ``interrupted``, the process settles ``IDLE``, and the
-  ``KeyboardInterrupt`` goes on to the caller (exit 130).
+  ``KeyboardInterrupt`` goes on to the caller (exit 130). Ctrl-C before the
+  first token stores no reply and leaves the turn's inputs pending, so
+  ``vance process run`` runs the task again.
 - Every LLM call of a turn is recorded (model, tokens, latency, finish
   reason, error); budgets (``Budget``) end a turn that exceeds them, naming
   the budget.
@@ -788,7 +790,8 @@ def _settle(ws: Workspace, run: Run, turn: Turn, outcome: TurnOutcome,
                 model=outcome.model, tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out,
                 meta={"interrupted": True} if interrupted else None)
             store.set_result(db, pid, outcome.reply)
-        conversation.consume(db, [m.id for m in turn.inputs], turn.number)
+        if not (interrupted and outcome.reply is None):  # Ctrl-C before a token: kept
+            conversation.consume(db, [m.id for m in turn.inputs], turn.number)
         conversation.end_turn(db, pid, turn.number,
                               "INTERRUPTED" if interrupted else outcome.settle)
         if outcome.settle == "DONE":
