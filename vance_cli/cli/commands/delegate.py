@@ -2,8 +2,9 @@
 
 ``run_delegate`` is the shared entry for other commands (wizards, the
 shell): it delegates one request, gets the started process's first turn
-run (``cli.run``: in the background, or here with ``--wait``, the answer
-streaming in first) and prints the result the same way.
+run (``cli.run``: in the background, or here with ``--wait``) and prints the
+result the same way. With ``--wait`` the decision lines come first, on
+stderr, then the answer on stdout (``cli.run.run_here``).
 """
 
 # No ``from __future__ import annotations``: Typer reads the command's annotations on every
@@ -45,6 +46,16 @@ def print_result(result: DelegateResult, as_json: bool = False,
     if as_json:
         output.emit_json(result.to_json())
         return
+    pairs = decision_pairs(result)
+    if started is not None:
+        from vance_cli.cli.run import work_pairs  # deferred: only a started process has them
+
+        pairs += work_pairs(started)
+    output.fields(pairs)
+
+
+def decision_pairs(result: DelegateResult) -> list[tuple[str, object]]:
+    """Return the lines that show a delegate's decision and its process to people."""
     data = result.to_json()
     pairs: list[tuple[str, object]] = [("decision", data["decision"])]
     if data["recipe"]:
@@ -60,11 +71,7 @@ def print_result(result: DelegateResult, as_json: bool = False,
     elif result.dry_run and data["recipe"]:
         pairs.append(("process", "none (dry run: nothing started)"))
     pairs += fallback_pairs(result)
-    if started is not None:
-        from vance_cli.cli.run import work_pairs  # deferred: only a started process has them
-
-        pairs += work_pairs(started)
-    output.fields(pairs)
+    return pairs
 
 
 @frozen
@@ -119,6 +126,11 @@ def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False,
         output.warn(warning)
     started = None
     target = result.started
+    if target is not None and wait and not as_json:
+        from vance_cli.cli.run import run_here  # deferred: a dry run or a NONE starts none
+
+        started = run_here(ws, target.id, decision_pairs(result))
+        return Delegated(result.with_process(started.process), started)
     if target is not None:
         from vance_cli.cli.run import run_started  # deferred: a dry run or a NONE starts none
 

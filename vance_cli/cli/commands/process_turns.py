@@ -21,8 +21,17 @@ from vance_cli.cli.commands.process_view import (
     JsonFlag,
     WaitFlag,
     print_process,
+    process_pairs,
 )
-from vance_cli.cli.run import TerminalSink, exit_code, run_started, sink_for, work_pairs
+from vance_cli.cli.run import (
+    TerminalSink,
+    exit_code,
+    run_here,
+    run_started,
+    sink_for,
+    state_of,
+    work_pairs,
+)
 from vance_cli.processes.lifecycle import reap_and_load, wait_process
 from vance_cli.processes.model import Status
 from vance_cli.processes.runtime import drive, stream_path, submit, transcript
@@ -86,9 +95,14 @@ def run(
     them for several ids.
     """
     ws = context.workspace(ctx)
-    ids = [reap_and_load(ws, ident).id for ident in idents]  # every id checked before a turn
+    found = [reap_and_load(ws, ident) for ident in idents]  # every id checked before a turn
+    ids = [p.id for p in found]
     reports = []
-    for process_id in ids:
+    for process in found:
+        process_id = process.id
+        if not as_json:  # the --wait shape: what runs (stderr), the answer (stdout)
+            output.fields([("process", f"{process.id} ({process.name}, {state_of(process)})")],
+                          err=True)
         sink = sink_for(as_json)
         try:
             report = drive(ws, process_id, sink=sink, retry=True)
@@ -119,15 +133,17 @@ def steer(
 ) -> None:
     """Send the process a message; its next turn runs (background, or here with --wait)."""
     ws = context.workspace(ctx)
-    message = submit(ws, reap_and_load(ws, ident).id, text)
-    started = run_started(ws, reap_and_load(ws, ident).id, wait=wait, as_json=as_json)
+    process_id = reap_and_load(ws, ident).id
+    message = submit(ws, process_id, text)
+    queued = ("queued", f"message #{message.id} for {process_id}")
+    if wait and not as_json:
+        done = run_here(ws, process_id, [queued])
+        raise typer.Exit(exit_code(done.report))
+    started = run_started(ws, process_id, wait=wait, as_json=as_json)
     if as_json:
         output.emit_json(steer_json(message, started.process))
-    elif not wait or started.report is None:  # no turn ran here: say where it went
-        output.fields([("queued", f"message #{message.id} for {started.process.id}"),
-                       *work_pairs(started)])
-    elif started.report.failed:
-        output.fields(work_pairs(started))
+    else:  # no turn ran here: say where it went
+        output.fields([queued, *work_pairs(started)])
     raise typer.Exit(exit_code(started.report))
 
 
@@ -199,8 +215,15 @@ def messages(ctx: typer.Context, ident: IdArg, as_json: JsonFlag = False) -> Non
 
 
 def show_started(process_id: str, wait: bool, as_json: bool, ws_ctx: typer.Context) -> None:
-    """Run a freshly created process's first turn as ``create --wait`` asks (shared helper)."""
+    """Run a freshly created process's first turn as ``create --wait`` asks (shared helper).
+
+    With ``--wait`` (not ``--json``) the process's lines come first on stderr,
+    then the answer alone on stdout (``cli.run.run_here``).
+    """
     ws = context.workspace(ws_ctx)
+    if wait and not as_json:
+        done = run_here(ws, process_id, process_pairs(reap_and_load(ws, process_id)))
+        raise typer.Exit(exit_code(done.report))
     started = run_started(ws, process_id, wait=wait, as_json=as_json)
     if as_json:
         output.emit_json(started.process.to_json())

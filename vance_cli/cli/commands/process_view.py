@@ -46,6 +46,12 @@ def print_process(process: Process, totals: dict[str, float] | None = None) -> N
         process: the process.
         totals: its LLM usage (``processes.views.llm_totals``), shown when given.
     """
+    output.fields(process_pairs(process, totals))
+
+
+def process_pairs(process: Process, totals: dict[str, float] | None = None
+                  ) -> list[tuple[str, object]]:
+    """Return the ``label: value`` lines of one process (see ``print_process``)."""
     data = process.to_json()
     pairs = [("id", data["id"]), ("name", data["name"]), ("recipe", data["recipe"]),
              ("engine", data["engine"]), ("status", data["status"])]
@@ -78,7 +84,7 @@ def print_process(process: Process, totals: dict[str, float] | None = None) -> N
         pairs.append(("reason", outcome["reason"]))
     if data.get("result"):
         pairs.append(("result", data["result"]))
-    output.fields(pairs)
+    return pairs
 
 
 
