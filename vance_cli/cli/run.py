@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from vance_cli.base.errors import EXIT_OK, EXIT_RUNTIME
+from vance_cli.base.errors import EXIT_NO_TURN, EXIT_OK, EXIT_RUNTIME
 from vance_cli.cli import output
 from vance_cli.processes.runtime import NullSink, Started, TurnReport, TurnSink, start
 
@@ -148,8 +148,8 @@ def run_here(ws: Workspace, process_id: str, pairs: list[tuple[str, Any]]) -> St
 
 
 def state_of(process: Process) -> str:
-    """Return a process's status as people read it, e.g. ``IDLE`` or ``CLOSED/DONE``."""
-    return process.status.value + (f"/{process.close_reason}" if process.close_reason else "")
+    """Return a process's status as people read it, e.g. ``IDLE`` or ``CLOSED/FAILED``."""
+    return process.label
 
 
 def work_pairs(started: Started) -> list[tuple[str, Any]]:
@@ -181,13 +181,27 @@ def _not_started(started: Started) -> list[tuple[str, Any]]:
                          " the new input next"),
                 ("then", f"vance process wait {pid}; vance process result {pid}")]
     why = (process.outcome or {}).get("reason")
-    pairs: list[tuple[str, Any]] = [("work", f"none: the process is CLOSED/{process.close_reason}"
+    pairs: list[tuple[str, Any]] = [("work", f"none: the process is {process.label}"
                                              + (f" ({why})" if why else ""))]
     if process.close_reason == "STALE":
         pairs.append(("then", f"vance process run {pid}"))
     return pairs
 
 
+NO_TURN: tuple[str, ...] = ("waiting_for_llm", "closed", "no_engine", "passive")
+"""How ``start`` left a process when no turn could run: its input waits (``EXIT_NO_TURN``)."""
+
+
 def exit_code(report: TurnReport | None) -> int:
     """Return 0 for a settled turn (or none), 1 for a failed one."""
     return EXIT_RUNTIME if report is not None and report.failed else EXIT_OK
+
+
+def wait_exit_code(started: Started) -> int:
+    """Return the exit code of a ``--wait``: 0 settled, 1 failed, 75 when no turn could run.
+
+    Rule: docs/exit-codes.md (75: the input waits — no LLM, a closed process …).
+    """
+    if started.how in NO_TURN:
+        return EXIT_NO_TURN
+    return exit_code(started.report)

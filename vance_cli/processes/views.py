@@ -8,6 +8,7 @@ docs/mcp.md).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.state import conversation
@@ -29,9 +30,29 @@ def llm_totals(ws: Workspace, process: Process) -> dict[str, float]:
             "latencyMs": round(latency, 1)}
 
 
+def input_waiting(ws: Workspace, processes: Sequence[Process]) -> dict[str, int]:
+    """Return, per process id, how many of its inputs no turn has taken yet (0: none).
+
+    A process that is not ``RUNNING`` with inputs waiting has not answered them:
+    it never ran (no LLM), or its turn was cut before the first token, or failed.
+    """
+    counts = conversation.waiting_counts(ws.db, [p.id for p in processes])
+    return {p.id: counts.get(p.id, 0) for p in processes}
+
+
+def list_json(ws: Workspace, processes: Sequence[Process]) -> list[dict[str, Any]]:
+    """Return ``vance process list --json``: each process object plus ``inputWaiting``."""
+    waiting = input_waiting(ws, processes)
+    return [{**p.to_json(), "inputWaiting": waiting[p.id]} for p in processes]
+
+
 def show_json(ws: Workspace, process: Process) -> dict[str, Any]:
-    """Return ``vance process show --json``: the process object plus ``turns`` and ``llm``."""
-    return {**process.to_json(), "turns": process.turns, "llm": llm_totals(ws, process)}
+    """Return ``vance process show --json``: the process object plus three keys.
+
+    The keys: ``turns``, ``llm`` and ``inputWaiting`` (inputs no turn has taken yet).
+    """
+    return {**process.to_json(), "turns": process.turns, "llm": llm_totals(ws, process),
+            "inputWaiting": input_waiting(ws, [process])[process.id]}
 
 
 def result_json(process: Process) -> dict[str, Any]:

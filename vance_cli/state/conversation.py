@@ -39,6 +39,17 @@ def pending_inputs(db: Database, process_id: str) -> list[Row]:
                     " ORDER BY id", (process_id,))
 
 
+def waiting_counts(db: Database, process_ids: Sequence[str]) -> dict[str, int]:
+    """Return how many inputs no turn has consumed yet, per process (absent: none)."""
+    if not process_ids:
+        return {}
+    marks = ", ".join("?" for _ in process_ids)
+    rows = db.query(f"SELECT process_id, COUNT(*) AS n FROM messages WHERE turn IS NULL"
+                    f" AND process_id IN ({marks}) GROUP BY process_id",
+                    tuple(process_ids))
+    return {row["process_id"]: int(row["n"]) for row in rows}
+
+
 def consume(db: Database, ids: Sequence[int], turn: int) -> None:
     """Mark inputs as consumed by ``turn``."""
     if ids:

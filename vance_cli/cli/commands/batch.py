@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from vance_cli.base.errors import EXIT_OK, EXIT_RUNTIME, InputError, require_path
+from vance_cli.base.errors import EXIT_NO_TURN, EXIT_OK, EXIT_RUNTIME, InputError, require_path
 from vance_cli.base.wording import counted
 from vance_cli.cli import context, output
 from vance_cli.cli.args import read_stdin_bytes
@@ -88,16 +88,16 @@ def run_batch(ws: Workspace, request: BatchRequest, require_match: bool = False,
                 advance()
     finally:
         output.info(run.summary.line())
-    turns = _start_turns(ws, results, wait)
+    failed, no_turn = _start_turns(ws, results, wait)
     code = run.summary.exit_code(require_match)
-    return code or (EXIT_RUNTIME if wait and turns else EXIT_OK)
+    return code or (EXIT_RUNTIME if failed else EXIT_NO_TURN if no_turn else EXIT_OK)
 
 
-def _start_turns(ws: Workspace, results: list[ItemResult], wait: bool) -> int:
+def _start_turns(ws: Workspace, results: list[ItemResult], wait: bool) -> tuple[int, int]:
     """Start the items' first turns; with ``wait``, wait and print the lines.
 
     Returns:
-        How many of the started processes' turns failed or could not run (``wait`` only).
+        ``(failed, could not run)``: counts of the started processes' turns (``wait`` only).
     """
     from vance_cli.processes.runtime import start_all  # deferred: a dry run starts nothing
 
@@ -109,8 +109,8 @@ def _start_turns(ws: Workspace, results: list[ItemResult], wait: bool) -> int:
         output.info(f"started {counted(len(started), 'turn')} in"
                     f" {counted(len(workers), 'background worker')}")
     if not wait:
-        return 0
-    bad = 0
+        return 0, 0
+    failed = no_turn = 0
     with output.status(f"waiting for {counted(len(started), 'turn')}"):
         for item in results:
             process = item.result.started if item.result is not None else None
@@ -118,9 +118,10 @@ def _start_turns(ws: Workspace, results: list[ItemResult], wait: bool) -> int:
                 how = started[process.id].how
                 settled = wait_process(ws, process.id).process
                 item = replace(item, result=item.result.with_process(settled))  # noqa: PLW2901
-                bad += how != "background" or turn_failed(settled)
+                failed += turn_failed(settled)
+                no_turn += how != "background"
             output.emit_json_line(item.to_json())
-    return bad
+    return failed, no_turn
 
 
 def command(ctx: typer.Context, *, task: str | None, template: str | None, items: str | None,

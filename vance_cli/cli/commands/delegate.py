@@ -65,8 +65,8 @@ def decision_pairs(result: DelegateResult) -> list[tuple[str, object]]:
     pairs.append(("rationale", data["rationale"]))
     process = data["process"]
     if process:
-        status = process["status"] + (f"/{process['closeReason']}" if process["closeReason"]
-                                      else "")
+        shown = result.current or result.started
+        status = shown.label if shown is not None else process["status"]
         pairs.append(("process", f"{process['id']} ({process['name']}, {status})"))
     elif result.dry_run and data["recipe"]:
         pairs.append(("process", "none (dry run: nothing started)"))
@@ -85,18 +85,22 @@ class Delegated:
 
     result: DelegateResult
     started: "Started | None"
+    waited: bool = False
 
     @property
     def exit_code(self) -> int:
-        """1 when the selector's LLM call failed or a foreground turn failed, else 0."""
+        """1: the selector's LLM call or a foreground turn failed; 75: no turn could run.
+
+        75 (``--wait`` only) means the input waits, e.g. no LLM is configured.
+        """
         reason = self.result.decision.reason
         if reason is not None and reason.llm_failed:
             return EXIT_RUNTIME
         if self.started is None:
             return EXIT_OK
-        from vance_cli.cli.run import exit_code  # deferred: the runtime loads when a turn ran
+        from vance_cli.cli.run import exit_code, wait_exit_code  # deferred: a turn ran
 
-        return exit_code(self.started.report)
+        return wait_exit_code(self.started) if self.waited else exit_code(self.started.report)
 
 
 def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False, *,
@@ -130,14 +134,14 @@ def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False,
         from vance_cli.cli.run import run_here  # deferred: a dry run or a NONE starts none
 
         started = run_here(ws, target.id, decision_pairs(result))
-        return Delegated(result.with_process(started.process), started)
+        return Delegated(result.with_process(started.process), started, waited=True)
     if target is not None:
         from vance_cli.cli.run import run_started  # deferred: a dry run or a NONE starts none
 
         started = run_started(ws, target.id, wait=wait, as_json=as_json)
         result = result.with_process(started.process)
     print_result(result, as_json, started)
-    return Delegated(result, started)
+    return Delegated(result, started, waited=wait)
 
 
 def _task_and_material(task: str | None, instruction: str | None) -> tuple[str, str | None]:

@@ -24,13 +24,14 @@ from vance_cli.cli.commands.process_view import (
     WaitFlag,
     print_event,
     print_process,
+    status_label,
 )
 from vance_cli.processes.events import ack_events, follow_events, pending_events, resolve_query
 from vance_cli.processes.lifecycle import reap_and_load, reap_stale, stop_process
 from vance_cli.processes.model import ProcessSpec, Status
 from vance_cli.processes.records import create_process, list_processes
 from vance_cli.processes.removal import plan_prune, plan_rm, remove
-from vance_cli.processes.views import llm_totals, show_json
+from vance_cli.processes.views import input_waiting, list_json, llm_totals, show_json
 
 if TYPE_CHECKING:
     from vance_cli.processes.model import Process
@@ -79,14 +80,14 @@ def list_(
     processes = list_processes(ws, all_sessions=all_sessions, limit=limit,
                                statuses=parse_statuses(status or ()))
     if as_json:
-        output.emit_json([p.to_json() for p in processes])
+        output.emit_json(list_json(ws, processes))
         return
+    waiting = input_waiting(ws, processes)
     columns = ("id", *(("session",) if all_sessions else ()), "name", "recipe", "engine",
                "status", "created (UTC)")
     output.table(None, columns,
                  ((p.id, *((p.session,) if all_sessions else ()), p.name, p.recipe, p.engine,
-                   p.status.value + (f"/{p.close_reason}" if p.close_reason else ""),
-                   p.created_at) for p in processes),
+                   status_label(p, waiting[p.id]), p.created_at) for p in processes),
                  caption=counted(len(processes), "process", "processes"),
                  shrink=("name", "session", "recipe", "engine", "created (UTC)", "status"),
                  times=("created (UTC)",))
@@ -165,7 +166,7 @@ def show(
     if as_json:
         output.emit_json(show_json(ws, process))
     else:
-        print_process(process, llm_totals(ws, process))
+        print_process(process, llm_totals(ws, process), input_waiting(ws, [process])[process.id])
 
 
 @app.command("stop")

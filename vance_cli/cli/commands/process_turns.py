@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from vance_cli.base.errors import EXIT_RUNTIME, EXIT_TIMEOUT
+from vance_cli.base.errors import EXIT_NO_TURN, EXIT_RUNTIME, EXIT_TIMEOUT
 from vance_cli.cli import context, output
 from vance_cli.cli.commands.process_view import (
     IdArg,
@@ -30,12 +30,13 @@ from vance_cli.cli.run import (
     run_started,
     sink_for,
     state_of,
+    wait_exit_code,
     work_pairs,
 )
 from vance_cli.processes.lifecycle import reap_and_load, wait_process
 from vance_cli.processes.model import Status
 from vance_cli.processes.runtime import drive, stream_path, submit, transcript
-from vance_cli.processes.views import result_json, steer_json
+from vance_cli.processes.views import input_waiting, result_json, steer_json
 
 FOLLOW_POLL = 0.1
 """Seconds between two looks at a running turn's live output (``follow``)."""
@@ -82,6 +83,14 @@ def wait(
         raise typer.Exit(EXIT_TIMEOUT)
     if any(r.failed for r in results):
         raise typer.Exit(EXIT_RUNTIME)
+    waiting = input_waiting(ws, [r.process for r in results])
+    unanswered = [r.process for r in results if waiting[r.process.id] and
+                  r.process.status not in (Status.RUNNING, Status.CLOSED)]
+    for process in unanswered:
+        output.info(f"process {process.id} is {process.label} with its input waiting: no turn"
+                    f" could run ('vance process run {process.id}' runs it)")
+    if unanswered:
+        raise typer.Exit(EXIT_NO_TURN)
 
 
 def run(
@@ -138,13 +147,13 @@ def steer(
     queued = ("queued", f"message #{message.id} for {process_id}")
     if wait and not as_json:
         done = run_here(ws, process_id, [queued])
-        raise typer.Exit(exit_code(done.report))
+        raise typer.Exit(wait_exit_code(done))
     started = run_started(ws, process_id, wait=wait, as_json=as_json)
     if as_json:
         output.emit_json(steer_json(message, started.process))
     else:  # no turn ran here: say where it went
         output.fields([queued, *work_pairs(started)])
-    raise typer.Exit(exit_code(started.report))
+    raise typer.Exit(wait_exit_code(started) if wait else exit_code(started.report))
 
 
 def follow(ctx: typer.Context, ident: IdArg) -> None:
@@ -223,11 +232,11 @@ def show_started(process_id: str, wait: bool, as_json: bool, ws_ctx: typer.Conte
     ws = context.workspace(ws_ctx)
     if wait and not as_json:
         done = run_here(ws, process_id, process_pairs(reap_and_load(ws, process_id)))
-        raise typer.Exit(exit_code(done.report))
+        raise typer.Exit(wait_exit_code(done))
     started = run_started(ws, process_id, wait=wait, as_json=as_json)
     if as_json:
         output.emit_json(started.process.to_json())
     else:
         print_process(started.process)
         output.fields(work_pairs(started))
-    raise typer.Exit(exit_code(started.report))
+    raise typer.Exit(wait_exit_code(started) if wait else exit_code(started.report))
