@@ -74,9 +74,14 @@ class TerminalSink:
             output.note(line)
 
     def finish(self, reply: str | None) -> None:
-        """On a pipe, write the settled turn's answer (a terminal saw it stream)."""
+        """Write the settled turn's answer unless it streamed here.
+
+        On a pipe it is written whole; on a terminal only when nothing
+        streamed (an engine that runs a whole process, as Slartibartfast,
+        leaves its result — the new recipe and how to use it — only there).
+        """
         self._stop_spinner()
-        if self.live or not reply:
+        if (self.live and self.wrote) or not reply:
             return
         output.stream_text(reply)
         self.wrote = True

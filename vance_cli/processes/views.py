@@ -8,10 +8,13 @@ docs/mcp.md).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from vance_cli.base.records import frozen
 from vance_cli.state import conversation
+from vance_cli.state.db import Database
 
 if TYPE_CHECKING:
     from vance_cli.processes.model import Process
@@ -70,3 +73,54 @@ def result_json(process: Process) -> dict[str, Any]:
 def steer_json(message: Message, process: Process) -> dict[str, Any]:
     """Return ``vance process steer --json``: the stored message and the process after it."""
     return {"message": message.to_json(), "process": process.to_json()}
+
+
+@frozen
+class Reply:
+    """A reply a background turn wrote (``ReplyWatch``).
+
+    Attributes:
+        process_id: the process that answered.
+        recipe: its recipe.
+        text: the reply.
+    """
+
+    process_id: str
+    recipe: str
+    text: str
+
+
+class ReplyWatch:
+    """Finds the replies of a session's top-level processes written since the last ``mark``.
+
+    The shell marks before each prompt (its own foreground turns printed theirs)
+    and asks, from a thread of its own while the prompt waits, for what background
+    turns wrote meanwhile — arthur's report once a delegated child finished. Each
+    ``new`` call uses a connection of its own, so it runs in any thread.
+
+    Args:
+        ws: the shell's workspace (database file, tenant, session).
+    """
+
+    def __init__(self, ws: Workspace) -> None:
+        self.db_file = ws.settings.paths.db_file
+        self.tenant, self.session = ws.settings.tenant, ws.settings.session
+        self.last_id = 0
+        self._lock = threading.Lock()
+
+    def mark(self, db: Database) -> None:
+        """Take every reply stored until now as seen."""
+        with self._lock:
+            self.last_id = conversation.last_message_id(db)
+
+    def new(self) -> list[Reply]:
+        """Return the replies stored since the last call (or mark), oldest first."""
+        db = Database.open(self.db_file)
+        try:
+            with self._lock:
+                rows = conversation.replies_after(db, self.tenant, self.session, self.last_id)
+                if rows:
+                    self.last_id = rows[-1]["id"]
+        finally:
+            db.close()
+        return [Reply(r["process_id"], r["recipe"], r["content"]) for r in rows]

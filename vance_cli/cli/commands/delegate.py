@@ -105,7 +105,8 @@ class Delegated:
 
 def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False, *,
                  fallback: bool = True, background: bool = False,
-                 fallback_timeout: float | None = None, wait: bool = False) -> Delegated:
+                 fallback_timeout: float | None = None, wait: bool = False,
+                 wait_engines: frozenset[str] = frozenset()) -> Delegated:
     """Delegate one request, run its process, print the result (delegate, wizards, the shell).
 
     Args:
@@ -116,6 +117,8 @@ def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False,
         background: run it in a detached worker (``--async-fallback``).
         fallback_timeout: its cutoff in seconds; None → ``fallback.timeout``.
         wait: run the started process's first turn here (streaming) instead of a worker.
+        wait_engines: engines whose process runs here even without ``wait`` (a wizard
+            waits for Slartibartfast, as the fallback does, to name the new recipe).
 
     Returns:
         What was decided and started, for callers that act on it (exit codes, follow-ups).
@@ -130,15 +133,16 @@ def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False,
         output.warn(warning)
     started = None
     target = result.started
-    if target is not None and wait and not as_json:
+    here = wait or (target is not None and target.engine in wait_engines)
+    if target is not None and here and not as_json:
         from vance_cli.cli.run import run_here  # deferred: a dry run or a NONE starts none
 
         started = run_here(ws, target.id, decision_pairs(result))
-        return Delegated(result.with_process(started.process), started, waited=True)
+        return Delegated(result.with_process(started.process), started, waited=wait)
     if target is not None:
         from vance_cli.cli.run import run_started  # deferred: a dry run or a NONE starts none
 
-        started = run_started(ws, target.id, wait=wait, as_json=as_json)
+        started = run_started(ws, target.id, wait=here, as_json=as_json)
         result = result.with_process(started.process)
     print_result(result, as_json, started)
     return Delegated(result, started, waited=wait)
