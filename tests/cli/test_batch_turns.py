@@ -108,3 +108,11 @@ def test_several_ids_for_run_and_wait(vance_home: Path, llm_server: ScriptedLLMS
     waited = run_cli(["process", "wait", *ids, "--json"])
     assert waited.exit_code == 0, waited.stderr
     assert [w["process"]["id"] for w in waited.json()] == ids
+
+
+def test_batch_wait_without_an_llm_exits_75_and_still_writes_every_line() -> None:
+    result = _batch("a\nb\n", "--wait")  # offline: the processes wait for an LLM
+    assert result.exit_code == 75, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line["process"]["status"] for line in lines] == ["IDLE", "IDLE"]
+    assert "background worker" not in result.stderr

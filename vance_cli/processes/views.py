@@ -95,8 +95,8 @@ class ReplyWatch:
 
     The shell marks before each prompt (its own foreground turns printed theirs)
     and asks, from a thread of its own while the prompt waits, for what background
-    turns wrote meanwhile — arthur's report once a delegated child finished. Each
-    ``new`` call uses a connection of its own, so it runs in any thread.
+    turns wrote meanwhile — arthur's report once a delegated child finished. That
+    thread reads through a connection of its own (``open``).
 
     Args:
         ws: the shell's workspace (database file, tenant, session).
@@ -113,14 +113,18 @@ class ReplyWatch:
         with self._lock:
             self.last_id = conversation.last_message_id(db)
 
-    def new(self) -> list[Reply]:
-        """Return the replies stored since the last call (or mark), oldest first."""
-        db = Database.open(self.db_file)
-        try:
-            with self._lock:
-                rows = conversation.replies_after(db, self.tenant, self.session, self.last_id)
-                if rows:
-                    self.last_id = rows[-1]["id"]
-        finally:
-            db.close()
+    def open(self) -> Database:
+        """Return a connection of its own to the state database (for the watching thread)."""
+        return Database.open(self.db_file)
+
+    def new(self, db: Database) -> list[Reply]:
+        """Return the replies stored since the last call (or mark), oldest first.
+
+        Args:
+            db: the calling thread's connection (``open``).
+        """
+        with self._lock:
+            rows = conversation.replies_after(db, self.tenant, self.session, self.last_id)
+            if rows:
+                self.last_id = rows[-1]["id"]
         return [Reply(r["process_id"], r["recipe"], r["content"]) for r in rows]

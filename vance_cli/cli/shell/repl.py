@@ -148,10 +148,20 @@ class ReplyPrinter:
         self._thread.join(timeout=5)
 
     def _run(self) -> None:
+        try:
+            db = self.watch.open()
+        except Exception:  # no database to watch: nothing to print
+            return
+        try:
+            self._watch(db)
+        finally:
+            db.close()
+
+    def _watch(self, db: Any) -> None:
         while not self._stop.wait(REPLY_POLL):
             try:
-                found = self.watch.new()
-            except Exception:  # a busy or vanished database costs this look only
+                found = self.watch.new(db)
+            except Exception:  # a busy database costs this look only
                 continue
             app = self.session.app
             if found and app.loop is not None and not self._stop.is_set():
