@@ -5,11 +5,13 @@ create``, ``process steer``, the async Slartibartfast fallback, a child's
 result waking its parent), never by people. Usage::
 
     python -m vance_cli.background [--home DIR] [--tenant T] [--project P] [--user U]
-        [--session S] [--lang L] PROCESS_ID
+        [--session S] [--lang L] PROCESS_ID [PROCESS_ID...]
 
 Its stdout and stderr go to ``<state>/logs/process-<processId>.log``; it
 prints one line when it starts and one when it ends. Exit 0 unless the last
-turn failed, 143 on SIGTERM (``vance process stop``).
+turn failed, 143 on SIGTERM (``vance process stop``). With several ids (a
+batch) it runs them one after the other; SIGTERM then stops the process
+whose turn runs, and the worker goes on with the next.
 
 SIGTERM (``vance process stop``) is handled from the first line of
 ``main`` on, before the worker's body is imported (``_body``), so a stop
@@ -38,7 +40,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--home")
     for key in SCOPE_KEYS:
         parser.add_argument(f"--{key}")
-    parser.add_argument("process_id")
+    parser.add_argument("process_ids", nargs="+", metavar="process_id")
     return parser.parse_args(argv)
 
 
@@ -46,7 +48,7 @@ def _body(args: argparse.Namespace) -> tuple[int, str]:
     """Build the workspace from the flags and run the process's turns; return (code, summary)."""
     from vance_cli.background_body import run  # deferred: the SIGTERM handler comes first
 
-    return run(args.process_id, args.home, {key: getattr(args, key) for key in SCOPE_KEYS})
+    return run(args.process_ids, args.home, {key: getattr(args, key) for key in SCOPE_KEYS})
 
 
 def main() -> int:
@@ -57,7 +59,7 @@ def main() -> int:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                             format="%(asctime)s %(levelname)s %(message)s")
         args = _parse(sys.argv[1:])
-        print(f"{stamp} worker {os.getpid()}: process {args.process_id}",
+        print(f"{stamp} worker {os.getpid()}: process {' '.join(args.process_ids)}",
               flush=True)
         code, summary = _body(args)
     except BaseException as exc:

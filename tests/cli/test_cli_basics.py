@@ -89,8 +89,9 @@ def test_process_create_list_show() -> None:
     listed = run_cli(["process", "list", "--json"]).json()
     assert [p["id"] for p in listed] == [proc["id"]]
     shown = run_cli(["process", "show", proc["id"][:8], "--json"]).json()
-    assert {k: v for k, v in shown.items() if k not in ("turns", "llm")} == proc
+    assert {k: v for k, v in shown.items() if k not in ("turns", "llm", "inputWaiting")} == proc
     assert (shown["turns"], shown["llm"]["calls"]) == (0, 0)  # no LLM: it waits
+    assert shown["inputWaiting"] == 1 and listed[0]["inputWaiting"] == 1  # its steer
     human = run_cli(["process", "show", proc["id"]])
     assert proc["id"] in human.stdout and "translate" in human.stdout
     dup = run_cli(["process", "create", "--recipe", "coding", "--name", "fr"])

@@ -127,17 +127,37 @@ def test_delegate_wait_json_runs_the_turn_and_settles_with_the_answer(
     assert task == {"role": "user", "content": PERU}
 
 
-def test_delegate_wait_on_a_pipe_streams_the_answer_then_the_decision_lines(
+def test_delegate_wait_on_a_pipe_prints_the_answer_alone_and_the_decision_on_stderr(
         llm: ScriptedLLMServer) -> None:
+    """Issue 20, 4: stdout carries the answer alone; the decision (known first) is on stderr."""
     llm.reply(match("quick-lookup"))
     llm.reply(LIMA, chunks=5)
     result = run_cli(["delegate", "--task", PERU, "--wait"])
     assert result.exit_code == 0, result.stderr
-    answer, rest = result.stdout.split("\n", 1)
-    assert answer == LIMA
-    assert "decision: MATCH" in rest and "recipe: quick-lookup" in rest
-    assert re.search(r"process: [0-9a-f]{16} \(\S+, IDLE\)", rest)
+    assert result.stdout == LIMA + "\n"
+    assert "decision: MATCH" in result.stderr and "recipe: quick-lookup" in result.stderr
+    assert re.search(r"process: [0-9a-f]{16} \(\S+, IDLE\)", result.stderr)
     assert streamed(llm.chat_requests[1])
+
+
+@pytest.mark.parametrize("command", [
+    ["process", "create", "--recipe", "quick-lookup", "--name", "peru", "--steer", PERU,
+     "--wait"],
+    ["process", "run", "peru"],
+    ["process", "steer", "peru", PERU, "--wait"],
+])
+def test_every_wait_prints_the_same_shape(llm: ScriptedLLMServer,
+                                          command: list[str]) -> None:
+    """create --wait, run, steer --wait: the answer alone (once) on stdout, the rest on stderr."""
+    if command[1] != "create":
+        made = run_cli(["process", "create", "--recipe", "quick-lookup", "--name", "peru",
+                        "--steer", PERU], env={"VANCE_LLM_BASE_URL": None})  # waits: no LLM
+        assert made.exit_code == 0, made.stderr
+    llm.reply(LIMA, chunks=5)
+    result = run_cli(command)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == LIMA + "\n"  # once: not again as a "result:" line
+    assert re.search(r"[0-9a-f]{16}", result.stderr) and LIMA not in result.stderr
 
 
 # --- 3: in the background --------------------------------------------------------------------
@@ -491,7 +511,7 @@ def test_steer_during_a_background_turn_is_taken_by_the_next_turn_of_that_worker
     assert f"worker pid {worker}" in steered.stdout  # the worker that runs the turn now
     waiting = run_cli(["process", "steer", pid, "And of Bolivia?", "--wait"])
     assert waiting.exit_code == 0, waiting.stderr
-    assert "queued: message #" in waiting.stdout
+    assert "queued: message #" in waiting.stderr and waiting.stdout == ""  # --wait: stderr
     hold.set()
     assert wait_until(lambda: show(pid)["result"] == SANTIAGO)
     assert run_cli(["process", "wait", pid, "--timeout", "30"]).exit_code == 0
@@ -510,9 +530,10 @@ def test_steer_of_a_failed_process_queues_the_message_and_names_run(
     assert show(pid)["closeReason"] == "STALE"
     for extra in ([], ["--wait"]):
         steered = run_cli(["process", "steer", pid, CHILE, *extra])
-        assert steered.exit_code == 0, steered.stderr
-        assert "queued: message #" in steered.stdout
-        assert f"then: vance process run {pid}" in steered.stdout
+        assert steered.exit_code == (75 if extra else 0), steered.stderr  # --wait: no turn ran
+        said = steered.stderr if extra else steered.stdout  # --wait: metadata on stderr
+        assert "queued: message #" in said
+        assert f"then: vance process run {pid}" in said
     assert len(llm.chat_requests) == 2 and show(pid)["closeReason"] == "STALE"
     llm.reply(SANTIAGO)
     assert run_cli(["process", "run", pid]).exit_code == 0

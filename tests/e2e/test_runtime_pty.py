@@ -68,6 +68,7 @@ def test_shell_streams_the_answer_and_the_next_plain_text_continues_it(
                         cwd=tmp_path, log=tmp_path / "pty.log")
     child.expect(PROMPT)
     child.send(PERU + Key.ENTER)
+    child.expect(f"decision:{ANSI} MATCH")  # known before the turn: it comes first
 
     assert wait_until(lambda: _held_at(llm_server, 2))
     child.expect(re.escape("".join(PIECES[:2])))  # partial screen 1: the rest is held back
@@ -76,7 +77,6 @@ def test_shell_streams_the_answer_and_the_next_plain_text_continues_it(
     child.expect(re.escape("".join(PIECES[2:4])))  # partial screen 2
     holds[1].set()
     child.expect(re.escape("".join(PIECES[4:])))
-    child.expect(f"decision:{ANSI} MATCH")
     process = _only_process()
     child.expect(re.escape(f"[quick-lookup {process['id'][:6]}] {PROMPT}"))  # it listens
 

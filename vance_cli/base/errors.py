@@ -29,6 +29,9 @@ EXIT_USAGE = 2
 """Bad flags or invalid input: failed validation, unknown wizard or recipe."""
 EXIT_NO_MATCH = 3
 """``vance delegate --require-match`` got ``NONE`` (docs/exit-codes.md)."""
+EXIT_NO_TURN = 75
+"""``--wait`` or ``vance process wait``: no turn could run, the input waits (no LLM, a closed
+process); as sysexits' EX_TEMPFAIL, "try again later" (docs/exit-codes.md)."""
 EXIT_TIMEOUT = 124
 """``vance process wait`` timed out (as coreutils' ``timeout``)."""
 EXIT_INTERRUPTED = 130

@@ -417,9 +417,16 @@ def _blank_repeats(columns: Sequence[str], cells: list[list[str]], group: Sequen
 
 
 @_to_stdout
-def fields(pairs: Iterable[tuple[str, Any]], title: str | None = None) -> None:
-    """Print ``label: value`` lines (labels bold; values through ``display``, made visible)."""
-    out = console()
+def fields(pairs: Iterable[tuple[str, Any]], title: str | None = None, *,
+           err: bool = False) -> None:
+    """Print ``label: value`` lines (labels bold; values through ``display``, made visible).
+
+    Args:
+        pairs: (label, value) pairs, in order.
+        title: a bold line above them, or None.
+        err: print on stderr (the metadata beside an answer on stdout).
+    """
+    out = err_console() if err else console()
     if title:
         out.print(f"[bold]{escape(visible(title))}[/bold]")
     for label, value in pairs:
@@ -428,6 +435,26 @@ def fields(pairs: Iterable[tuple[str, Any]], title: str | None = None) -> None:
 
 SELECTOR_SPINNER = "Asking the selector…"
 """Shown on stderr (terminal only) while the selector's LLM is called."""
+
+
+class Spinner:
+    """A spinner on stderr that runs until ``stop`` (terminal only; a no-op elsewhere).
+
+    Args:
+        message: the line beside the spinner.
+    """
+
+    def __init__(self, message: str) -> None:
+        self._status = None
+        if sys.stderr.isatty():
+            self._status = err_console().status(escape(visible(message, keep_layout=False)))
+            self._status.start()
+
+    def stop(self) -> None:
+        """Stop and clear the spinner (again: nothing)."""
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
 
 
 @contextmanager

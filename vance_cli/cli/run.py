@@ -17,11 +17,12 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from vance_cli.base.errors import EXIT_OK, EXIT_RUNTIME
+from vance_cli.base.errors import EXIT_NO_TURN, EXIT_OK, EXIT_RUNTIME
 from vance_cli.cli import output
 from vance_cli.processes.runtime import NullSink, Started, TurnReport, TurnSink, start
 
 if TYPE_CHECKING:
+    from vance_cli.processes.model import Process
     from vance_cli.workspace import Workspace
 
 LLM_HINT = ("configure one with 'vance config set llm.base_url URL' (any OpenAI-compatible "
@@ -32,37 +33,55 @@ LLM_HINT = ("configure one with 'vance config set llm.base_url URL' (any OpenAI-
 class TerminalSink:
     """A running turn's live output for people: the answer on stdout, progress on stderr.
 
-    On a terminal the answer streams in as it arrives. On a pipe only the
-    turn's answer is written, whole, once the turn settled (``finish``): a
-    script reading stdout gets the result, not the text of every worker an
+    On a terminal the answer streams in as it arrives, a spinner on stderr
+    (terminal only) until its first piece; text that follows a progress line
+    (the next phase of an orchestrator) starts after a blank line, so the
+    answers printed one after another stay apart. On a pipe only the turn's
+    answer is written, whole, once the turn settled (``finish``): a script
+    reading stdout gets the result, not the text of every worker an
     orchestrator ran on the way.
 
     Args:
         live: stream every piece; None: when stdout is a terminal.
+        waiting: the spinner's line until the first piece, or None for no spinner.
     """
 
-    def __init__(self, live: bool | None = None) -> None:
+    def __init__(self, live: bool | None = None, waiting: str | None = None) -> None:
         self.live = sys.stdout.isatty() if live is None else live
         self.wrote = False
         self._ends_with_newline = True
+        self._gap = False
+        self._spinner = output.Spinner(waiting) if waiting is not None else None
 
     def text(self, piece: str) -> None:
         """Write a piece of the answer to stdout at once (on a terminal)."""
         if not piece or not self.live:
             return
+        self._stop_spinner()
+        if self._gap and not piece.startswith("\n"):
+            output.stream_text("\n" if self._ends_with_newline else "\n\n")
+        self._gap = False
         output.stream_text(piece)
         self.wrote = True
         self._ends_with_newline = piece.endswith("\n")
 
     def status(self, line: str) -> None:
-        """Write a progress line to stderr (terminal only)."""
+        """Write a progress line to stderr (terminal only); later text starts apart."""
+        self._stop_spinner()
+        self._gap = self.wrote
         if sys.stderr.isatty():
             self.end()  # a progress line never lands in the middle of an answer's line
             output.note(line)
 
     def finish(self, reply: str | None) -> None:
-        """On a pipe, write the settled turn's answer (a terminal saw it stream)."""
-        if self.live or not reply:
+        """Write the settled turn's answer unless it streamed here.
+
+        On a pipe it is written whole; on a terminal only when nothing
+        streamed (an engine that runs a whole process, as Slartibartfast,
+        leaves its result — the new recipe and how to use it — only there).
+        """
+        self._stop_spinner()
+        if (self.live and self.wrote) or not reply:
             return
         output.stream_text(reply)
         self.wrote = True
@@ -70,14 +89,29 @@ class TerminalSink:
 
     def end(self) -> None:
         """End the answer with a line break (so the lines that follow start on their own)."""
+        self._stop_spinner()
         if self.wrote and not self._ends_with_newline:
             output.stream_text("\n")
             self._ends_with_newline = True
 
+    def _stop_spinner(self) -> None:
+        if self._spinner is not None:
+            self._spinner.stop()
+            self._spinner = None
 
-def sink_for(as_json: bool) -> TurnSink:
-    """Return the sink of a foreground turn: none with ``--json``, the terminal otherwise."""
-    return NullSink() if as_json else TerminalSink()
+
+WAITING = "waiting for the answer…"
+"""The spinner's line until a foreground turn's first token (stderr, terminal only)."""
+
+
+def sink_for(as_json: bool, spinner: bool = True) -> TurnSink:
+    """Return the sink of a foreground turn: none with ``--json``, the terminal otherwise.
+
+    Args:
+        as_json: the command prints JSON (no live output).
+        spinner: show the spinner until the first token (a turn runs here).
+    """
+    return NullSink() if as_json else TerminalSink(waiting=WAITING if spinner else None)
 
 
 def run_started(ws: Workspace, process_id: str, *, wait: bool, as_json: bool) -> Started:
@@ -86,7 +120,7 @@ def run_started(ws: Workspace, process_id: str, *, wait: bool, as_json: bool) ->
     Raises:
         KeyboardInterrupt: Ctrl-C in a foreground turn (it settled IDLE first).
     """
-    sink = sink_for(as_json)
+    sink = sink_for(as_json, spinner=wait)
     try:
         started = start(ws, process_id, wait=wait, sink=sink)
         if isinstance(sink, TerminalSink) and started.report is not None:
@@ -95,6 +129,32 @@ def run_started(ws: Workspace, process_id: str, *, wait: bool, as_json: bool) ->
     finally:
         if isinstance(sink, TerminalSink):
             sink.end()
+
+
+def run_here(ws: Workspace, process_id: str, pairs: list[tuple[str, Any]]) -> Started:
+    """Run a process's pending turns here in the shape every ``--wait`` prints.
+
+    First ``pairs`` (what is known before the turn: the decision, the
+    process, the queued message) on stderr; a spinner until the first token
+    (terminal only); the answer on stdout (streamed on a terminal, whole on
+    a pipe); then, on stderr, what went wrong or why no turn ran
+    (``work_pairs``). So a pipe's stdout holds the answer alone
+    (docs/processes.md "Where turns run").
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C in the turn (it settled IDLE first).
+    """
+    output.fields(pairs, err=True)
+    started = run_started(ws, process_id, wait=True, as_json=False)
+    after = work_pairs(started)
+    if after:
+        output.fields(after, err=True)
+    return started
+
+
+def state_of(process: Process) -> str:
+    """Return a process's status as people read it, e.g. ``IDLE`` or ``CLOSED/FAILED``."""
+    return process.label
 
 
 def work_pairs(started: Started) -> list[tuple[str, Any]]:
@@ -126,13 +186,27 @@ def _not_started(started: Started) -> list[tuple[str, Any]]:
                          " the new input next"),
                 ("then", f"vance process wait {pid}; vance process result {pid}")]
     why = (process.outcome or {}).get("reason")
-    pairs: list[tuple[str, Any]] = [("work", f"none: the process is CLOSED/{process.close_reason}"
+    pairs: list[tuple[str, Any]] = [("work", f"none: the process is {process.label}"
                                              + (f" ({why})" if why else ""))]
     if process.close_reason == "STALE":
         pairs.append(("then", f"vance process run {pid}"))
     return pairs
 
 
+NO_TURN: tuple[str, ...] = ("waiting_for_llm", "closed", "no_engine", "passive")
+"""How ``start`` left a process when no turn could run: its input waits (``EXIT_NO_TURN``)."""
+
+
 def exit_code(report: TurnReport | None) -> int:
     """Return 0 for a settled turn (or none), 1 for a failed one."""
     return EXIT_RUNTIME if report is not None and report.failed else EXIT_OK
+
+
+def wait_exit_code(started: Started) -> int:
+    """Return the exit code of a ``--wait``: 0 settled, 1 failed, 75 when no turn could run.
+
+    Rule: docs/exit-codes.md (75: the input waits — no LLM, a closed process …).
+    """
+    if started.how in NO_TURN:
+        return EXIT_NO_TURN
+    return exit_code(started.report)

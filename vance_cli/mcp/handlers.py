@@ -31,7 +31,7 @@ from vance_cli.processes.lifecycle import reap_and_load, reap_stale, wait_proces
 from vance_cli.processes.model import Status
 from vance_cli.processes.records import create_process, list_processes
 from vance_cli.processes.runtime import start, submit
-from vance_cli.processes.views import result_json, show_json, steer_json
+from vance_cli.processes.views import list_json, result_json, show_json, steer_json
 from vance_cli.recipes.loader import load_recipes
 from vance_cli.wizards.check import check_answers
 from vance_cli.wizards.form import merge_prefill
@@ -192,7 +192,7 @@ def list_(ws: Workspace, query: ProcessQuery) -> ToolOutput:
     """``process_list``: ``vance process list --json``."""
     reap_stale(ws)
     found = list_processes(ws, all_sessions=query.all_sessions, limit=query.limit)
-    return ToolOutput([p.to_json() for p in found])
+    return ToolOutput(list_json(ws, found))
 
 
 def recipes(ws: Workspace, query: RecipeQuery) -> ToolOutput:

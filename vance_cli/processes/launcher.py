@@ -13,6 +13,9 @@ Rules (docs/processes.md "Where turns run"):
 - Right after the start the launcher marks the process ``RUNNING`` under the
   worker's pid (``worker.hand_over``), so a worker that dies before its
   first heartbeat is still found by stale detection; the worker adopts it.
+- A batch worker gets several ids, all handed over; it runs them one after
+  the other and keeps a heartbeat for those that wait (``background_body``).
+  It logs to the first process's log file.
 """
 
 from __future__ import annotations
@@ -47,8 +50,8 @@ def home_of(paths: Paths) -> Path | None:
     return None
 
 
-def worker_command(ws: Workspace, process_id: str) -> list[str]:
-    """Return the worker's argv: the interpreter, ``-m vance_cli.background``, flags, the id."""
+def worker_command(ws: Workspace, process_id: str, *more: str) -> list[str]:
+    """Return the worker's argv: the interpreter, ``-m vance_cli.background``, flags, the ids."""
     settings = ws.settings
     argv = [sys.executable, "-m", WORKER_MODULE]
     home = home_of(settings.paths)
@@ -56,7 +59,7 @@ def worker_command(ws: Workspace, process_id: str) -> list[str]:
         argv += ["--home", str(home)]
     for key in SCOPE_KEYS:
         argv += [f"--{key}", str(settings.get(key))]
-    return [*argv, process_id]
+    return [*argv, process_id, *more]
 
 
 def worker_env(ws: Workspace, environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -72,12 +75,14 @@ def log_file(ws: Workspace, process_id: str) -> Path:
     return ensure(ws.settings.paths.logs_dir) / f"process-{process_id}.log"
 
 
-def start_worker(ws: Workspace, process_id: str) -> tuple[int, Path]:
+def start_worker(ws: Workspace, process_id: str, *more: str) -> tuple[int, Path]:
     """Start the detached worker for a process and hand the process over to it.
 
     Args:
         ws: workspace (its scope and home are passed on).
         process_id: full id of a process that can start a turn.
+        more: full ids of processes the worker runs after it, one after the other
+            (a batch); they are handed over too.
 
     Returns:
         ``(worker pid, log file)``.
@@ -89,9 +94,10 @@ def start_worker(ws: Workspace, process_id: str) -> tuple[int, Path]:
     _LAUNCHED[:] = [p for p in _LAUNCHED if p.poll() is None]
     with open(log, "ab") as out:
         proc = subprocess.Popen(
-            worker_command(ws, process_id), cwd=ws.cwd, env=worker_env(ws),
+            worker_command(ws, process_id, *more), cwd=ws.cwd, env=worker_env(ws),
             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
             start_new_session=True, close_fds=True)
     _LAUNCHED.append(proc)
-    hand_over(ws, process_id, proc.pid)
+    for full_id in (process_id, *more):
+        hand_over(ws, full_id, proc.pid)
     return proc.pid, log

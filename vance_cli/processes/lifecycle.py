@@ -210,13 +210,17 @@ class WaitResult:
     @property
     def failed(self) -> bool:
         """True when the process is CLOSED for another reason than DONE (STALE, STOPPED)."""
-        return self.process.status is Status.CLOSED and \
-            self.process.close_reason != CloseReason.DONE.value
+        return turn_failed(self.process)
 
     def to_json(self) -> dict[str, Any]:
         """Return ``{"process": {...}, "timedOut": bool, "waitedSeconds": float}``."""
         return {"process": self.process.to_json(), "timedOut": self.timed_out,
                 "waitedSeconds": round(self.waited, 3)}
+
+
+def turn_failed(process: Process) -> bool:
+    """True when a process whose turn settled is CLOSED for another reason than DONE."""
+    return process.status is Status.CLOSED and process.close_reason != CloseReason.DONE.value
 
 
 def wait_process(ws: Workspace, ident: str, timeout: float | None = None,

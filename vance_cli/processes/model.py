@@ -56,6 +56,9 @@ class CloseReason(StrEnum):
     """Failed, or its worker died (no heartbeat); the result says why."""
 
 
+FAILED_LABEL = "FAILED"
+"""What people read for a ``STALE`` close that a failed turn made (``Process.label``)."""
+
 CHILD_CLOSED = "child_closed"
 """Event kind put into the parent's queue when a child process closes."""
 
@@ -133,6 +136,27 @@ class Process:
             result=row["result"], turns=int(row["turns"] or 0), prompt=row["prompt"],
             state=json.loads(row["state"]) if row["state"] else None,
         )
+
+    @property
+    def failed_turn(self) -> bool:
+        """True when a turn failed and closed the process (``STALE`` with ``outcome.turn``).
+
+        A worker that died closes it ``STALE`` too, without ``outcome.turn``.
+        """
+        return self.status is Status.CLOSED and self.close_reason == CloseReason.STALE.value \
+            and self.outcome is not None and "turn" in self.outcome
+
+    @property
+    def label(self) -> str:
+        """Return the status as people read it, e.g. ``IDLE`` or ``CLOSED/DONE``.
+
+        A process closed by a failed turn reads ``CLOSED/FAILED`` (its JSON keeps
+        ``closeReason`` ``STALE``); ``CLOSED/STALE`` stays for a worker that died
+        (docs/processes.md "Statuses").
+        """
+        if self.failed_turn:
+            return f"{Status.CLOSED.value}/{FAILED_LABEL}"
+        return self.status.value + (f"/{self.close_reason}" if self.close_reason else "")
 
     def to_json(self) -> dict[str, Any]:
         """Return the docs/processes.md process object (with ``result``, ``outcome``, ``state``)."""

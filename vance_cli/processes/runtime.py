@@ -21,7 +21,9 @@ Rules (docs/processes.md "Turns"):
   its pending inputs again.
 - Ctrl-C stops a foreground turn: the text streamed so far is stored as a
   reply marked ``interrupted``, the process settles ``IDLE``, and the
-  ``KeyboardInterrupt`` goes on to the caller (exit 130).
+  ``KeyboardInterrupt`` goes on to the caller (exit 130). Ctrl-C before the
+  first token stores no reply and leaves the turn's inputs pending, so
+  ``vance process run`` runs the task again.
 - Every LLM call of a turn is recorded (model, tokens, latency, finish
   reason, error); budgets (``Budget``) end a turn that exceeds them, naming
   the budget.
@@ -788,7 +790,8 @@ def _settle(ws: Workspace, run: Run, turn: Turn, outcome: TurnOutcome,
                 model=outcome.model, tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out,
                 meta={"interrupted": True} if interrupted else None)
             store.set_result(db, pid, outcome.reply)
-        conversation.consume(db, [m.id for m in turn.inputs], turn.number)
+        if not (interrupted and outcome.reply is None):  # Ctrl-C before a token: kept
+            conversation.consume(db, [m.id for m in turn.inputs], turn.number)
         conversation.end_turn(db, pid, turn.number,
                               "INTERRUPTED" if interrupted else outcome.settle)
         if outcome.settle == "DONE":
@@ -911,6 +914,57 @@ def start(ws: Workspace, process_id: str, *, wait: bool = False,
     return Started(load_process(ws, process.id), "background", worker_pid=pid, log=log)
 
 
+BATCH_PARALLEL = 4
+"""Workers a batch starts at most when its processes' params set no ``maxParallel`` (as
+zaphod's heads); ``maxParallel`` is bounded to 1 to 10 there too."""
+
+
+def start_all(ws: Workspace, process_ids: Sequence[str]) -> list[Started]:
+    """Get the pending turns of several processes run by background workers (a batch).
+
+    At most ``maxParallel`` workers start (the first process's ``params.maxParallel``,
+    else ``BATCH_PARALLEL``); each runs its share of the processes one after the
+    other, in order (docs/processes.md "Where turns run"). Processes that cannot
+    start now (no LLM, closed, nothing waiting …) are left as ``start`` leaves them.
+
+    Args:
+        ws: workspace.
+        process_ids: ids or unique prefixes, in order.
+
+    Returns:
+        One Started per process, in order (``background`` with its worker's pid).
+
+    Raises:
+        ProcessNotFound: an id names no process. OSError: a worker cannot be started.
+    """
+    processes = [load_process(ws, pid) for pid in process_ids]
+    held = [_held(ws, p) for p in processes]
+    ready = [p for p, why in zip(processes, held, strict=True) if why is None]
+    width = _parallel(ready[0].params) if ready else 1
+    pids: dict[str, tuple[int, Path]] = {}
+    for lane in range(min(width, len(ready))):
+        share = [p.id for p in ready[lane::width]]
+        launched = _launch(ws, share[0], *share[1:])
+        pids.update(dict.fromkeys(share, launched))
+    out: list[Started] = []
+    for process, why in zip(processes, held, strict=True):
+        if why is not None:
+            out.append(Started(process, why, worker_pid=process.worker_pid
+                               if why == "running" else None))
+        else:
+            pid, log = pids[process.id]
+            out.append(Started(load_process(ws, process.id), "background", worker_pid=pid,
+                               log=log))
+    return out
+
+
+def _parallel(params: Mapping[str, Any]) -> int:
+    value = params.get("maxParallel")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return max(1, min(10, value))
+    return BATCH_PARALLEL
+
+
 def _held(ws: Workspace, process: Process) -> How | None:
     """Say why no turn of the process starts now, or None when one can."""
     engine = ws.engines.get(process.engine)
@@ -947,14 +1001,15 @@ def wake_parent(ws: Workspace, child: Process) -> bool:
     return True
 
 
-def _launch(ws: Workspace, process_id: str) -> tuple[int, Path]:
-    """Start a worker for the process's turns (``launcher.start_worker``), live output emptied.
+def _launch(ws: Workspace, process_id: str, *more: str) -> tuple[int, Path]:
+    """Start a worker for the processes' turns (``launcher.start_worker``), live output emptied.
 
     The worker needs a moment before its turn starts the stream file afresh;
     a follower in between must see nothing, not the previous turn's output.
     """
-    path = stream_path(ws, process_id)
-    with suppress(OSError):  # costs the follower only, as StreamFile's writes
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("", encoding="utf-8")
-    return start_worker(ws, process_id)
+    for pid in (process_id, *more):
+        path = stream_path(ws, pid)
+        with suppress(OSError):  # costs the follower only, as StreamFile's writes
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("", encoding="utf-8")
+    return start_worker(ws, process_id, *more)

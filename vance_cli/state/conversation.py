@@ -39,6 +39,36 @@ def pending_inputs(db: Database, process_id: str) -> list[Row]:
                     " ORDER BY id", (process_id,))
 
 
+def waiting_counts(db: Database, process_ids: Sequence[str]) -> dict[str, int]:
+    """Return how many inputs no turn has consumed yet, per process (absent: none)."""
+    if not process_ids:
+        return {}
+    marks = ", ".join("?" for _ in process_ids)
+    rows = db.query(f"SELECT process_id, COUNT(*) AS n FROM messages WHERE turn IS NULL"
+                    f" AND process_id IN ({marks}) GROUP BY process_id",
+                    tuple(process_ids))
+    return {row["process_id"]: int(row["n"]) for row in rows}
+
+
+def last_message_id(db: Database) -> int:
+    """Return the id of the newest message of any process (0: none yet)."""
+    row = db.query_one("SELECT MAX(id) AS last FROM messages")
+    return int(row["last"] or 0) if row is not None else 0
+
+
+def replies_after(db: Database, tenant: str, session: str, after_id: int) -> list[Row]:
+    """Return the replies of a session's top-level processes newer than ``after_id``.
+
+    Rows: ``id``, ``process_id``, ``recipe``, ``content``, oldest first; a
+    child's replies are left out (its parent reports them).
+    """
+    return db.query(
+        "SELECT m.id AS id, m.process_id AS process_id, p.recipe AS recipe,"
+        " m.content AS content FROM messages m JOIN processes p ON p.id = m.process_id"
+        " WHERE m.id > ? AND m.role = 'assistant' AND p.tenant = ? AND p.session = ?"
+        " AND p.parent_process_id IS NULL ORDER BY m.id", (after_id, tenant, session))
+
+
 def consume(db: Database, ids: Sequence[int], turn: int) -> None:
     """Mark inputs as consumed by ``turn``."""
     if ids:

@@ -413,3 +413,36 @@ def test_a_status_line_makes_the_stream_file_at_once(ws: Workspace) -> None:
         assert stream.path.read_text(encoding="utf-8").endswith("started\nlive")
     finally:
         stream.close()
+
+
+def test_ctrl_c_before_the_first_token_keeps_the_task_pending(
+        ws: Workspace, llm: ScriptedLLMServer) -> None:
+    import os
+    import signal
+    import threading
+
+    from helpers import wait_until
+
+    pid = new_process(ws)
+    held = threading.Event()
+    llm.reply(LIMA, chunks=5, holds={1: held})  # nothing of the answer arrives
+
+    def ctrl_c() -> None:
+        wait_until(lambda: len(llm.chat_requests) == 1)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    thread = threading.Thread(target=ctrl_c)
+    thread.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_turn(ws, pid)
+    finally:
+        held.set()
+        thread.join()
+    process = load_process(ws, pid)
+    assert (process.status, process.result) == (Status.IDLE, None)
+    assert inputs(ws, pid) == [("task", None)]  # still pending: the next turn takes it
+    assert [m for m in transcript(ws, pid) if m.role == "assistant"] == []
+    llm.reply(LIMA)
+    report = run_turn(ws, pid)
+    assert report.reply == LIMA and inputs(ws, pid) == [("task", 2)]

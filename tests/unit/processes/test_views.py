@@ -16,8 +16,8 @@ PROCESS_KEYS = {"id", "name", "session", "recipe", "engine", "title", "goal", "p
 def test_show_is_the_process_object_with_turns_and_llm_totals(ws: Workspace) -> None:
     process = create_process(ws, ProcessSpec(recipe="coding", name="tea"))
     data = show_json(ws, process)
-    assert set(data) == PROCESS_KEYS | {"turns", "llm"}
-    assert data["turns"] == 0
+    assert set(data) == PROCESS_KEYS | {"turns", "llm", "inputWaiting"}
+    assert data["turns"] == 0 and data["inputWaiting"] == 0
     assert data["llm"] == {"calls": 0, "tokensIn": 0, "tokensOut": 0, "latencyMs": 0}
 
 

@@ -2,8 +2,9 @@
 
 ``run_delegate`` is the shared entry for other commands (wizards, the
 shell): it delegates one request, gets the started process's first turn
-run (``cli.run``: in the background, or here with ``--wait``, the answer
-streaming in first) and prints the result the same way.
+run (``cli.run``: in the background, or here with ``--wait``) and prints the
+result the same way. With ``--wait`` the decision lines come first, on
+stderr, then the answer on stdout (``cli.run.run_here``).
 """
 
 # No ``from __future__ import annotations``: Typer reads the command's annotations on every
@@ -45,6 +46,16 @@ def print_result(result: DelegateResult, as_json: bool = False,
     if as_json:
         output.emit_json(result.to_json())
         return
+    pairs = decision_pairs(result)
+    if started is not None:
+        from vance_cli.cli.run import work_pairs  # deferred: only a started process has them
+
+        pairs += work_pairs(started)
+    output.fields(pairs)
+
+
+def decision_pairs(result: DelegateResult) -> list[tuple[str, object]]:
+    """Return the lines that show a delegate's decision and its process to people."""
     data = result.to_json()
     pairs: list[tuple[str, object]] = [("decision", data["decision"])]
     if data["recipe"]:
@@ -54,17 +65,13 @@ def print_result(result: DelegateResult, as_json: bool = False,
     pairs.append(("rationale", data["rationale"]))
     process = data["process"]
     if process:
-        status = process["status"] + (f"/{process['closeReason']}" if process["closeReason"]
-                                      else "")
+        shown = result.current or result.started
+        status = shown.label if shown is not None else process["status"]
         pairs.append(("process", f"{process['id']} ({process['name']}, {status})"))
     elif result.dry_run and data["recipe"]:
         pairs.append(("process", "none (dry run: nothing started)"))
     pairs += fallback_pairs(result)
-    if started is not None:
-        from vance_cli.cli.run import work_pairs  # deferred: only a started process has them
-
-        pairs += work_pairs(started)
-    output.fields(pairs)
+    return pairs
 
 
 @frozen
@@ -78,23 +85,28 @@ class Delegated:
 
     result: DelegateResult
     started: "Started | None"
+    waited: bool = False
 
     @property
     def exit_code(self) -> int:
-        """1 when the selector's LLM call failed or a foreground turn failed, else 0."""
+        """1: the selector's LLM call or a foreground turn failed; 75: no turn could run.
+
+        75 (``--wait`` only) means the input waits, e.g. no LLM is configured.
+        """
         reason = self.result.decision.reason
         if reason is not None and reason.llm_failed:
             return EXIT_RUNTIME
         if self.started is None:
             return EXIT_OK
-        from vance_cli.cli.run import exit_code  # deferred: the runtime loads when a turn ran
+        from vance_cli.cli.run import exit_code, wait_exit_code  # deferred: a turn ran
 
-        return exit_code(self.started.report)
+        return wait_exit_code(self.started) if self.waited else exit_code(self.started.report)
 
 
 def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False, *,
                  fallback: bool = True, background: bool = False,
-                 fallback_timeout: float | None = None, wait: bool = False) -> Delegated:
+                 fallback_timeout: float | None = None, wait: bool = False,
+                 wait_engines: frozenset[str] = frozenset()) -> Delegated:
     """Delegate one request, run its process, print the result (delegate, wizards, the shell).
 
     Args:
@@ -105,6 +117,8 @@ def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False,
         background: run it in a detached worker (``--async-fallback``).
         fallback_timeout: its cutoff in seconds; None → ``fallback.timeout``.
         wait: run the started process's first turn here (streaming) instead of a worker.
+        wait_engines: engines whose process runs here even without ``wait`` (a wizard
+            waits for Slartibartfast, as the fallback does, to name the new recipe).
 
     Returns:
         What was decided and started, for callers that act on it (exit codes, follow-ups).
@@ -119,13 +133,19 @@ def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False,
         output.warn(warning)
     started = None
     target = result.started
+    here = wait or (target is not None and target.engine in wait_engines)
+    if target is not None and here and not as_json:
+        from vance_cli.cli.run import run_here  # deferred: a dry run or a NONE starts none
+
+        started = run_here(ws, target.id, decision_pairs(result))
+        return Delegated(result.with_process(started.process), started, waited=wait)
     if target is not None:
         from vance_cli.cli.run import run_started  # deferred: a dry run or a NONE starts none
 
-        started = run_started(ws, target.id, wait=wait, as_json=as_json)
+        started = run_started(ws, target.id, wait=here, as_json=as_json)
         result = result.with_process(started.process)
     print_result(result, as_json, started)
-    return Delegated(result, started)
+    return Delegated(result, started, waited=wait)
 
 
 def _task_and_material(task: str | None, instruction: str | None) -> tuple[str, str | None]:
@@ -189,7 +209,8 @@ def command(
     ] = None,
     wait: Annotated[bool, typer.Option(
         "--wait", "-w", help="Run the process's first turn here and wait for the answer "
-        "(it streams in on a terminal); exit 1 if the turn fails.")] = False,
+        "(it streams in on a terminal); exit 1 if the turn fails. Batch: wait for every "
+        "item's turn.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
     task_template: Annotated[str | None, typer.Option(
         "--task-template", metavar="T", help="Batch: a Jinja2 task template over each item "
@@ -215,7 +236,7 @@ def command(
             items=items, items_format=items_format,
             name=name, title=title, steer=steer, params=parse_assignments(param, "--param"),
             caller=caller, dry_run=dry_run, require_match=require_match, no_log=no_log,
-            fallback=make_runner(not no_fallback, async_fallback, fallback_timeout)))
+            fallback=make_runner(not no_fallback, async_fallback, fallback_timeout), wait=wait))
     text, decide_on = _task_and_material(task, instruction)
     request = DelegateRequest(
         task=text, name=name, title=title, steer=steer,

@@ -24,6 +24,7 @@ from vance_cli.cli.commands.process_view import (
     as_tree,
     print_event,
     print_process,
+    status_label,
 )
 from vance_cli.delegate.request import default_name
 from vance_cli.processes.events import ack_events, follow_events, pending_events, resolve_query
@@ -31,7 +32,7 @@ from vance_cli.processes.lifecycle import StopResult, reap_and_load, reap_stale,
 from vance_cli.processes.model import ProcessSpec, Status
 from vance_cli.processes.records import create_process, list_processes
 from vance_cli.processes.removal import plan_prune, plan_rm, remove
-from vance_cli.processes.views import llm_totals, show_json
+from vance_cli.processes.views import input_waiting, list_json, llm_totals, show_json
 
 if TYPE_CHECKING:
     from vance_cli.processes.model import Process
@@ -87,16 +88,16 @@ def list_(
     processes = list_processes(ws, all_sessions=all_sessions, limit=limit,
                                statuses=parse_statuses(status or ()))
     if as_json:
-        output.emit_json([p.to_json() for p in processes])
+        output.emit_json(list_json(ws, processes))
         return
+    waiting = input_waiting(ws, processes)
     rows = [(p, 0) for p in processes] if flat else as_tree(processes)
     columns = ("id", *(("session",) if all_sessions else ()), "name",
                *(("parent",) if flat else ()), "recipe", "engine", "status", "created (UTC)")
     output.table(None, columns,
                  ((p.id, *((p.session,) if all_sessions else ()), p.name,
                    *((p.parent_process_id or "-",) if flat else ()), p.recipe, p.engine,
-                   p.status.value + (f"/{p.close_reason}" if p.close_reason else ""),
-                   p.created_at) for p, _ in rows),
+                   status_label(p, waiting[p.id]), p.created_at) for p, _ in rows),
                  caption=counted(len(processes), "process", "processes"),
                  shrink=("name", "parent", "session", "recipe", "engine", "created (UTC)",
                          "status"),
@@ -187,7 +188,7 @@ def show(
     if as_json:
         output.emit_json(show_json(ws, process))
     else:
-        print_process(process, llm_totals(ws, process))
+        print_process(process, llm_totals(ws, process), input_waiting(ws, [process])[process.id])
 
 
 @app.command("stop")

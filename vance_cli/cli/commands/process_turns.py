@@ -13,14 +13,30 @@ from typing import Annotated
 
 import typer
 
-from vance_cli.base.errors import EXIT_RUNTIME, EXIT_TIMEOUT
+from vance_cli.base.errors import EXIT_NO_TURN, EXIT_RUNTIME, EXIT_TIMEOUT
 from vance_cli.cli import context, output
-from vance_cli.cli.commands.process_view import IdArg, JsonFlag, WaitFlag, print_process
-from vance_cli.cli.run import TerminalSink, exit_code, run_started, sink_for, work_pairs
+from vance_cli.cli.commands.process_view import (
+    IdArg,
+    IdsArg,
+    JsonFlag,
+    WaitFlag,
+    print_process,
+    process_pairs,
+)
+from vance_cli.cli.run import (
+    TerminalSink,
+    exit_code,
+    run_here,
+    run_started,
+    sink_for,
+    state_of,
+    wait_exit_code,
+    work_pairs,
+)
 from vance_cli.processes.lifecycle import reap_and_load, wait_process
 from vance_cli.processes.model import Status
 from vance_cli.processes.runtime import drive, stream_path, submit, transcript
-from vance_cli.processes.views import message_number, result_json, steer_json
+from vance_cli.processes.views import input_waiting, message_number, result_json, steer_json
 
 FOLLOW_POLL = 0.1
 """Seconds between two looks at a running turn's live output (``follow``)."""
@@ -35,50 +51,86 @@ def _wait_seconds(value: float | None) -> float | None:
 
 def wait(
     ctx: typer.Context,
-    ident: IdArg,
+    idents: IdsArg,
     timeout: Annotated[float | None, typer.Option(
         "--timeout", "-t", metavar="S", callback=_wait_seconds,
         help="Give up after S seconds (exit 124). Default: wait until the turn settles.")
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Wait until the process's turn settles: exit 0 settled, 1 failed, 124 timed out."""
-    with output.status(f"waiting for {ident}"):
-        result = wait_process(context.workspace(ctx), ident, timeout)
+    """Wait until the processes' turns settle: exit 0 settled, 1 failed, 124 timed out.
+
+    With several ids it waits for each in turn, ``--timeout`` counting for all;
+    ``--json`` prints a list then.
+    """
+    ws = context.workspace(ctx)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    results = []
+    with output.status(f"waiting for {' '.join(idents)}"):
+        for ident in idents:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            results.append(wait_process(ws, ident, left))
     if as_json:
-        output.emit_json(result.to_json())
-    else:
+        documents = [r.to_json() for r in results]
+        output.emit_json(documents[0] if len(idents) == 1 else documents)
+    for result in results if not as_json else ():
         print_process(result.process)
-    if result.timed_out:
-        output.info(f"timed out after {result.waited:.1f} s;"
-                    f" the process is still {result.process.status.value}")
+    for result in results:
+        if result.timed_out:
+            output.info(f"timed out after {result.waited:.1f} s; process {result.process.id}"
+                        f" is still {result.process.status.value}")
+    if any(r.timed_out for r in results):
         raise typer.Exit(EXIT_TIMEOUT)
-    if result.failed:
+    if any(r.failed for r in results):
         raise typer.Exit(EXIT_RUNTIME)
+    waiting = input_waiting(ws, [r.process for r in results])
+    unanswered = [r.process for r in results if waiting[r.process.id] and
+                  r.process.status not in (Status.RUNNING, Status.CLOSED)]
+    for process in unanswered:
+        output.info(f"process {process.id} is {process.label} with its input waiting: no turn"
+                    f" could run ('vance process run {process.id}' runs it)")
+    if unanswered:
+        raise typer.Exit(EXIT_NO_TURN)
 
 
 def run(
     ctx: typer.Context,
-    ident: IdArg,
+    idents: IdsArg,
     as_json: JsonFlag = False,
 ) -> None:
-    """Run the process's pending turns here (e.g. once an LLM is configured; retries STALE)."""
+    """Run the processes' pending turns here, one after the other (retries STALE ones).
+
+    E.g. once an LLM is configured. ``--json`` prints the process, or a list of
+    them for several ids.
+    """
     ws = context.workspace(ctx)
-    sink = sink_for(as_json)
-    try:
-        report = drive(ws, reap_and_load(ws, ident).id, sink=sink, retry=True)
-        if isinstance(sink, TerminalSink):
-            sink.finish(report.reply)
-    finally:
-        if isinstance(sink, TerminalSink):
-            sink.end()
+    found = [reap_and_load(ws, ident) for ident in idents]  # every id checked before a turn
+    ids = [p.id for p in found]
+    reports = []
+    for process in found:
+        process_id = process.id
+        if not as_json:  # the --wait shape: what runs (stderr), the answer (stdout)
+            output.fields([("process", f"{process.id} ({process.name}, {state_of(process)})")],
+                          err=True)
+        sink = sink_for(as_json)
+        try:
+            report = drive(ws, process_id, sink=sink, retry=True)
+            if isinstance(sink, TerminalSink):
+                sink.finish(report.reply)
+        finally:
+            if isinstance(sink, TerminalSink):
+                sink.end()
+        reports.append(report)
+        if as_json:
+            continue
+        if report.failed:
+            output.error(f"process {report.process.id} failed: {report.reason}")
+        elif report.number is None:
+            output.info(f"nothing to run: process {report.process.id} has no waiting input")
     if as_json:
-        output.emit_json(report.process.to_json())
-    elif report.failed:
-        output.error(f"process {report.process.id} failed: {report.reason}")
-    elif report.number is None:
-        output.info(f"nothing to run: process {report.process.id} has no waiting input")
-    raise typer.Exit(exit_code(report))
+        documents = [r.process.to_json() for r in reports]
+        output.emit_json(documents[0] if len(ids) == 1 else documents)
+    raise typer.Exit(max(exit_code(r) for r in reports))
 
 
 def steer(
@@ -90,17 +142,18 @@ def steer(
 ) -> None:
     """Send the process a message; its next turn runs (background, or here with --wait)."""
     ws = context.workspace(ctx)
-    message = submit(ws, reap_and_load(ws, ident).id, text)
-    started = run_started(ws, reap_and_load(ws, ident).id, wait=wait, as_json=as_json)
+    process_id = reap_and_load(ws, ident).id
+    message = submit(ws, process_id, text)
+    queued = ("queued", f"message #{message_number(ws, process_id, message)} of {process_id}")
+    if wait and not as_json:
+        done = run_here(ws, process_id, [queued])
+        raise typer.Exit(wait_exit_code(done))
+    started = run_started(ws, process_id, wait=wait, as_json=as_json)
     if as_json:
         output.emit_json(steer_json(message, started.process))
-    elif not wait or started.report is None:  # no turn ran here: say where it went
-        number = message_number(ws, started.process.id, message)
-        output.fields([("queued", f"message #{number} of {started.process.id}"),
-                       *work_pairs(started)])
-    elif started.report.failed:
-        output.fields(work_pairs(started))
-    raise typer.Exit(exit_code(started.report))
+    else:  # no turn ran here: say where it went
+        output.fields([queued, *work_pairs(started)])
+    raise typer.Exit(wait_exit_code(started) if wait else exit_code(started.report))
 
 
 def follow(ctx: typer.Context, ident: IdArg) -> None:
@@ -172,12 +225,19 @@ def messages(ctx: typer.Context, ident: IdArg, as_json: JsonFlag = False) -> Non
 
 
 def show_started(process_id: str, wait: bool, as_json: bool, ws_ctx: typer.Context) -> None:
-    """Run a freshly created process's first turn as ``create --wait`` asks (shared helper)."""
+    """Run a freshly created process's first turn as ``create --wait`` asks (shared helper).
+
+    With ``--wait`` (not ``--json``) the process's lines come first on stderr,
+    then the answer alone on stdout (``cli.run.run_here``).
+    """
     ws = context.workspace(ws_ctx)
+    if wait and not as_json:
+        done = run_here(ws, process_id, process_pairs(reap_and_load(ws, process_id)))
+        raise typer.Exit(wait_exit_code(done))
     started = run_started(ws, process_id, wait=wait, as_json=as_json)
     if as_json:
         output.emit_json(started.process.to_json())
     else:
         print_process(started.process)
         output.fields(work_pairs(started))
-    raise typer.Exit(exit_code(started.report))
+    raise typer.Exit(wait_exit_code(started) if wait else exit_code(started.report))

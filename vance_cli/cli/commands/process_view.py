@@ -11,6 +11,7 @@ import typer
 from vance_cli.base.wording import counted, shorten
 from vance_cli.cli import output
 from vance_cli.cli.commands.process_plan import plan_field
+from vance_cli.processes.model import Status
 
 if TYPE_CHECKING:
     from vance_cli.processes.events import Event
@@ -18,6 +19,10 @@ if TYPE_CHECKING:
 
 IdArg = Annotated[str, typer.Argument(metavar="ID", help="Process id or unique prefix.")]
 """A process id (or a unique prefix) argument."""
+
+IdsArg = Annotated[list[str], typer.Argument(
+    metavar="ID...", help="Process ids, names (this session) or unique id prefixes.")]
+"""One or more process ids (or names, unique prefixes)."""
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
 """The ``--json`` flag."""
@@ -36,18 +41,40 @@ PARAMS_CHARS = 200
 """Longer params are shown by their keys only (an orchestrator's phases, heads …)."""
 
 
-def print_process(process: Process, totals: dict[str, float] | None = None) -> None:
+WAITS = "input waits"
+"""Beside the status of a process that is not running with inputs no turn has taken."""
+
+
+def status_label(process: Process, waiting: int) -> str:
+    """Return the status for a table, e.g. ``CLOSED/FAILED`` or ``IDLE (input waits)``."""
+    waits = waiting and process.status is not Status.RUNNING and not \
+        (process.status is Status.CLOSED and not process.failed_turn)
+    return process.label + (f" ({WAITS})" if waits else "")
+
+
+def print_process(process: Process, totals: dict[str, float] | None = None,
+                  waiting: int = 0) -> None:
     """Print one process for people (used by create, show, wait and stop).
 
     Args:
         process: the process.
         totals: its LLM usage (``processes.views.llm_totals``), shown when given.
+        waiting: how many inputs no turn has taken yet (``processes.views.input_waiting``).
     """
+    output.fields(process_pairs(process, totals, waiting))
+
+
+def process_pairs(process: Process, totals: dict[str, float] | None = None,
+                  waiting: int = 0) -> list[tuple[str, object]]:
+    """Return the ``label: value`` lines of one process (see ``print_process``)."""
     data = process.to_json()
     pairs = [("id", data["id"]), ("name", data["name"]), ("recipe", data["recipe"]),
-             ("engine", data["engine"]), ("status", data["status"])]
+             ("engine", data["engine"]), ("status", process.label)]
     if data["closeReason"]:
         pairs.append(("close reason", data["closeReason"]))
+    if status_label(process, waiting) != process.label:
+        pairs.append(("input", f"{counted(waiting, 'message')} no turn has answered yet;"
+                               f" 'vance process run {process.id}' runs it"))
     if data["parentProcessId"]:
         pairs.append(("parent", data["parentProcessId"]))
     pairs += [("session", data["session"]), ("title", data["title"])]
@@ -75,7 +102,7 @@ def print_process(process: Process, totals: dict[str, float] | None = None) -> N
         pairs.append(("reason", outcome["reason"]))
     if data.get("result"):
         pairs.append(("result", data["result"]))
-    output.fields(pairs)
+    return pairs
 
 
 def as_tree(processes: Sequence[Process]) -> list[tuple[Process, int]]:

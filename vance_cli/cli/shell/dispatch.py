@@ -34,6 +34,7 @@ import click
 import typer
 
 from vance_cli.base.errors import (
+    EXIT_NO_TURN,
     EXIT_OK,
     InputError,
     VanceError,
@@ -215,7 +216,8 @@ class Shell:
                             background=background)
         if done.started is not None and done.started.how == "foreground":
             self.listen(done.started.process)
-        return LineResult(done.exit_code)
+        code = done.exit_code  # a task that waits for an LLM is said so, not a failed line
+        return LineResult(EXIT_OK if code == EXIT_NO_TURN else code)
 
     def _reply(self, text: str) -> LineResult:
         """Send a message to the listening process and run its turn here."""

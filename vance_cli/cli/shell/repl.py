@@ -12,6 +12,9 @@ the completer, history and keys in ``shell_complete``):
   slash command), Ctrl-C discards it. It is not written to the history file.
 - Pending events of the session's processes (e.g. an async Slartibartfast
   run that finished) are shown before each prompt, each once per shell run.
+- While the prompt waits, replies that background turns write for the
+  session's top-level processes (arthur's report once a delegated child
+  finished) are printed above it as they arrive (``ReplyPrinter``).
   Showing does **not** acknowledge them: the queue belongs to the recipient
   processes, and ``/process events --ack`` consumes explicitly. Events that
   were already pending when the shell started are counted, not printed.
@@ -27,16 +30,19 @@ prompt_toolkit is imported only when the shell runs.
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.paths import ensure
 from vance_cli.base.text_input import decode_utf8
+from vance_cli.cli import output
 from vance_cli.cli.commands.process_view import print_event
 from vance_cli.cli.output import terminal_stream
 from vance_cli.cli.shell.complete import ShellCompleter, ShellHistory, Sources, shell_bindings
 from vance_cli.cli.shell.dispatch import Shell
 from vance_cli.processes.events import EventQuery, pending_events
+from vance_cli.processes.views import Reply, ReplyWatch
 
 if TYPE_CHECKING:
     from prompt_toolkit.input import Input
@@ -112,6 +118,68 @@ def _show_events(watch: EventWatch) -> None:
         print_event(event)
 
 
+REPLY_POLL = 0.5
+"""Seconds between two looks for replies of background turns while the prompt waits."""
+
+
+class ReplyPrinter:
+    """While the prompt waits, prints the replies background turns write (arthur's report).
+
+    A daemon thread asks ``ReplyWatch`` every ``REPLY_POLL`` seconds and prints
+    what it finds above the prompt (prompt-toolkit's ``run_in_terminal``), as
+    ``[recipe id] reply``; the prompt is drawn again below it.
+
+    Args:
+        session: the running ``PromptSession``.
+        watch: the replies to look for (marked before each prompt).
+    """
+
+    def __init__(self, session: Any, watch: ReplyWatch) -> None:
+        self.session, self.watch = session, watch
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="vance-replies", daemon=True)
+
+    def __enter__(self) -> ReplyPrinter:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        try:
+            db = self.watch.open()
+        except Exception:  # no database to watch: nothing to print
+            return
+        try:
+            self._watch(db)
+        finally:
+            db.close()
+
+    def _watch(self, db: Any) -> None:
+        while not self._stop.wait(REPLY_POLL):
+            try:
+                found = self.watch.new(db)
+            except Exception:  # a busy database costs this look only
+                continue
+            app = self.session.app
+            if found and app.loop is not None and not self._stop.is_set():
+                app.loop.call_soon_threadsafe(self._print, app, found)
+
+    @staticmethod
+    def _print(app: Any, found: list[Reply]) -> None:
+        from prompt_toolkit.application import run_in_terminal
+        from prompt_toolkit.application.current import set_app
+
+        def show() -> None:
+            for reply in found:
+                output.say(f"[{reply.recipe} {reply.process_id[:6]}] {reply.text}")
+
+        with set_app(app):
+            run_in_terminal(show)
+
+
 def run_interactive(shell: Shell, term_input: Input | None = None,
                     term_output: Output | None = None) -> int:
     """Run the REPL until /quit or Ctrl-D; return the exit code (0).
@@ -138,6 +206,7 @@ def run_interactive(shell: Shell, term_input: Input | None = None,
         input=term_input, output=term, enable_open_in_editor=True, tempfile_suffix=".md",
         complete_while_typing=True, prompt_continuation=lambda width, _n, _w: " " * width)
     watch = EventWatch(ws)
+    replies = ReplyWatch(ws)
     _say(term, texts["intro"], "bold")
     backlog = watch.start()
     shell.show_cards()  # the session is empty: no message yet
@@ -150,10 +219,12 @@ def run_interactive(shell: Shell, term_input: Input | None = None,
         history.private_next = pending is not None
         # Set on the session, not passed: prompt() keeps the last toolbar when given None.
         session.bottom_toolbar = texts["toolbar"] if pending else None
+        replies.mark(ws.db)  # this shell's own turns printed their replies
         try:
             label = "" if pending else shell.prompt_label
-            line = session.prompt(f"[{label}] {PROMPT}" if label else PROMPT,
-                                  default=pending[0] if pending else "")
+            with ReplyPrinter(session, replies):
+                line = session.prompt(f"[{label}] {PROMPT}" if label else PROMPT,
+                                      default=pending[0] if pending else "")
         except KeyboardInterrupt:  # Ctrl-C: the line (or a wizard's prompt) is dropped
             pending = None
             continue
