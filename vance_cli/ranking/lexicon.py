@@ -244,6 +244,8 @@ class Token:
         noun: True when it is written like a German noun: capitalised (and only the
             first letter), not the first word of its sentence.
         topic: True when it follows a word of ``TOPIC_WORDS`` in its clause.
+        main: True when it is a head word of the request's first clause with a content
+            word: its predicate or the predicate's object, the deliverable asked for.
     """
 
     word: str
@@ -251,6 +253,7 @@ class Token:
     head: bool
     noun: bool = False
     topic: bool = False
+    main: bool = False
 
 
 def fold(text: str) -> str:
@@ -413,6 +416,16 @@ def language(text: str) -> str | None:
     return "en" if english > german else "de"
 
 
+POLITE = frozenset("please pls plz kindly can could would will you bitte kannst könntest "
+                   "würdest du mal".split())
+"""Words before a request's predicate ("Can you please *summarise* …", "Kannst du mal …")."""
+
+
+def opening(text: str) -> str | None:
+    """Return the first word of ``text`` after ``POLITE`` words (case-folded), or None."""
+    return next((w for w in words(text) if w not in POLITE), None)
+
+
 def writing_job(task: str) -> str | None:
     """Return the word that makes the task one piece of writing, or None.
 
@@ -548,7 +561,8 @@ def tokens(task: str) -> list[Token]:
         word = w.word
         content = is_content(word) and word not in CLAUSE_WORDS
         if w.clause_start:
-            found.extend(_heads(clause, opened, verb_last, objects, parts))
+            found.extend(_heads(clause, opened, verb_last, objects, parts,
+                                main=not any(t.head for t in found)))
             clause, objects, parts, fresh, light, topic = [], set(), set(), True, False, False
         elif w.punctuated:
             topic = False  # a topic ends with its clause or at a comma
@@ -563,12 +577,13 @@ def tokens(task: str) -> list[Token]:
             clause.append(Token(word, w.position, False, noun, topic))
         light = word in LIGHT_VERBS or (light and not content)
         topic = topic or word in TOPIC_WORDS
-    found.extend(_heads(clause, opened, verb_last, objects, parts))
+    found.extend(_heads(clause, opened, verb_last, objects, parts,
+                        main=not any(t.head for t in found)))
     return found
 
 
 def _heads(clause: list[Token], opened_by_content: bool, verb_last: bool,
-           objects: set[int], parts: set[int]) -> list[Token]:
+           objects: set[int], parts: set[int], main: bool = False) -> list[Token]:
     """Mark the head words of one clause (see the module docstring).
 
     ``opened_by_content``: the clause's first word is a content word, its
@@ -578,7 +593,8 @@ def _heads(clause: list[Token], opened_by_content: bool, verb_last: bool,
     ``parts``: in German, indices of the last content word before a comma,
     which ends a clause of its own there ("… über Ideen *plaudern*, hast du
     Lust?"); one not written as a noun is a verb as well. A verb ends the
-    topic before it: it is the request, not what it is about.
+    topic before it: it is the request, not what it is about. ``main``: this is the
+    request's first clause with a content word; its head words are ``Token.main``.
     """
     heads = {0}
     verbs = {i for i in (*parts, len(clause) - 1) if verb_last and clause and not clause[i].noun}
@@ -590,8 +606,8 @@ def _heads(clause: list[Token], opened_by_content: bool, verb_last: bool,
         while i + 1 < len(clause) and clause[i + 1].position == clause[i].position + 1:
             i += 1
             heads.add(i)
-    return [replace(t, head=i in heads, topic=t.topic and i not in verbs)
-            for i, t in enumerate(clause)]
+    return [replace(t, head=i in heads, topic=t.topic and i not in verbs,
+                    main=main and i in heads) for i, t in enumerate(clause)]
 
 
 SKIPPABLE = frozenset("""
