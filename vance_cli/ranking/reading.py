@@ -305,6 +305,22 @@ _DEADLINE = Lazy(r"\b(?:by|until|till|before|bis)\s+(?:tonight|today|tomorrow|he
 _ASKED = Lazy(r"\b(?:tell me|let me know|sag mir|sagt mir)\s+(?:wh\w+|how|if|was|wo|wer|wann|"
               r"wie|ob)\b", re.IGNORECASE)
 
+_GREETING = Lazy(
+    r"^\s*(?:hi|hello|hey|hiya|howdy|greetings|yo|hallo|moin|servus|huhu|"
+    r"good\s+(?:morning|afternoon|evening|day)|guten\s+(?:morgen|tag|abend))"
+    r"(?:\s+(?:there|all|everyone|everybody|folks|team|guys|friend|vance|zusammen|ihr|du|"
+    r"leute))?(?:\s*[!,.:;)(\-\u2013\u2014]+[\s!,.:;)(\-\u2013\u2014]*|\s+(?=(?:please|pls|"
+    r"can|could|would|will|i|we|bitte|kannst|könntest|würdest|ich|wir)\b))", re.IGNORECASE)
+_THANKS = Lazy(
+    r"(?:(?<=[.!?,;:])|^|\s)\s*(?:thanks|thank\s+you|thx|ty|cheers|danke|vielen\s+dank|merci)"
+    r"(?:\s+(?:a\s+lot|so\s+much|very\s+much|in\s+advance|schön|sehr|im\s+voraus))?"
+    r"[\s.!:)(]*$", re.IGNORECASE, needs=("than", "thx", "ty", "cheers", "dank", "merci"))
+_CAUSE = Lazy(
+    r"\b(?:what(?:['\u2019]s|\s+is)\s+(?:going\s+on|wrong|behind\s+(?:it|this|that))"
+    r"|what\s+(?:happened|went\s+wrong|caused\s+(?:it|this|that)|explains\s+(?:it|this|that))"
+    r"|was\s+ist\s+(?:da\s+|denn\s+)?(?:los|passiert)|woran\s+liegt\s+(?:das|es))\b",
+    re.IGNORECASE, needs=("what", "was ", "woran"))
+
 READINGS_KEPT = 16
 """Readings kept in memory: the ranking and the offline selector read the same task
 one after the other; a task read is at most ``lexicon.ANALYSED_CHARS`` long."""
@@ -344,6 +360,18 @@ def read(task: str) -> Reading:
     text = request(task)
     if text != task:
         notes.append("quoted or pasted material left out")
+    greeted = _GREETING.re.match(text)
+    if greeted is not None and greeted.end() and greeted.end() < len(text.rstrip()):
+        text = " " * greeted.end() + text[greeted.end():]
+        notes.append("the greeting left out")
+    if _THANKS.may_match(text):
+        thanked = _THANKS.re.search(text)
+        if thanked is not None and thanked.start() > 0:
+            text = text[:thanked.start()] + " " * (len(text) - thanked.start())
+    if _CAUSE.may_match(text):
+        text, causes = _CAUSE.re.subn("why", text)
+        if causes:
+            notes.append("a question after causes as 'why'")
     if pasted_code(task):
         extra.append("code")
         text, explained = _explain_first(text)
@@ -621,6 +649,41 @@ def action_request(text: str) -> str | None:
     return words[-1] if words[-1] in GERMAN_ACTION_INFINITIVES else None
 
 
+INTERROGATIVE_VERBS = frozenset("""
+is are was were does did has can could will would isn aren wasn doesn didn hasn
+ist sind war waren hat haben hatte gibt gab kann können wird werden kommt kommen
+""".split())
+"""Verbs that open a question when they open the sentence (the verb before the subject:
+"*Is* Pluto a planet", "*Hat* mein Vermieter …", "*Gibt* es …"). Not *do* or *have*, which
+open requests too ("*Do* a code review", "*Have* a look at this")."""
+
+
+def asks(sentence: str) -> bool:
+    """True when ``sentence`` is put as a question: by its ``?`` or by its word order.
+
+    Its first word is a question word (*who*, *what*, *wann* …, ``_WH_WORDS``)
+    or a verb before its subject (``INTERROGATIVE_VERBS``): "how many vacation
+    days do I have left", "wie hoch ist die Zugspitze", "did my parcel arrive".
+    *Can*/*could*/*would*/*kannst* … with *you*/*du* ask for something to be
+    done ("Can you translate this") and are no question about the world.
+
+    Args:
+        sentence: one sentence of a task.
+    """
+    if sentence.rstrip().endswith("?"):
+        return True
+    words = [w.casefold() for w in _WORD.findall(sentence)][:2]
+    if not words:
+        return False
+    if words[0] in _WH_WORDS:
+        return True
+    return (words[0] in INTERROGATIVE_VERBS and not (len(words) > 1 and words[1] in _YOU))
+
+
+_YOU = frozenset({"you", "u", "ya", "du", "ihr", "sie"})
+_WHEN = Lazy(r"^\W*(?:when|what\s+time|wann|um\s+wie\s+viel\s+uhr)\b", re.IGNORECASE)
+
+
 def fact_question(text: str) -> bool:
     """True when the task is one short direct question about the world: it asks for one fact.
 
@@ -639,8 +702,8 @@ def fact_question(text: str) -> bool:
     words = [w.casefold() for w in _WORD.findall(text)]
     if len(sentences) != 1 or not words or len(words) > FACT_WORDS:
         return False
-    asked = sentences[0].rstrip().endswith("?") or words[0] in _WH_WORDS
-    return (asked and words[0] in QUESTION_OPENERS and _POSSESSIVE.re.search(text) is None
+    asked = asks(sentences[0])
+    return (asked and (words[0] in QUESTION_OPENERS or words[0] in INTERROGATIVE_VERBS) and _POSSESSIVE.re.search(text) is None
             and FUTURE_WORDS.isdisjoint(words) and len(_DIGITS.findall(text)) < GIVEN_NUMBERS)
 
 
@@ -684,7 +747,7 @@ def live_question(text: str) -> str | None:
     if _DEADLINE.may_match(text):
         text = _DEADLINE.re.sub(" ", text)
     words = [w.casefold() for w in _WORD.findall(text)]
-    question = sentences[0].rstrip().endswith("?")
+    question = asks(sentences[0])
     # each test only when the answer still depends on it: most tasks ask no question, and
     # the phrase patterns are compiled on first use
     own = _POSSESSIVE.re.search(text) is not None
@@ -692,6 +755,9 @@ def live_question(text: str) -> str | None:
             and (not LIVE_WORDS.isdisjoint(words) or _LIVE_PHRASE.re.search(text) is not None
                  or _RECENT_PHRASE.re.search(text) is not None)):
         return "own"
+    if (question and own and len(words) <= FACT_WORDS and _GENERAL.isdisjoint(words)
+            and _WHEN.re.match(text) is not None):
+        return "own"  # one's own events to come: "When is my next dentist appointment?"
     if (question and (own or _I_HAVE.re.search(text) is not None) and len(words) <= FACT_WORDS
             and FUTURE_WORDS.isdisjoint(words)
             and _GENERAL.isdisjoint(words) and _OWN_STATE.re.match(text.strip()) is not None):
