@@ -141,14 +141,37 @@ formuliere formulieren suche
 stands in its clause ("My professor *wants* an *essay*", "Ich *brauche* einen *Aufsatz*")."""
 
 WRITING_VERBS = frozenset("""
-write writes draft drafts formulate rewrite rephrase reword paraphrase schreib schreibe schreiben
-verfasse verfassen formuliere formulieren umformulieren
+write writes draft drafts formulate rewrite rephrase reword paraphrase word schreib schreibe
+schreiben verfasse verfassen formuliere formulieren umformulieren
 """.split())
 """Verbs that ask for one piece of writing, whatever its kind ("*Write* a short poem", "*Draft*
 a polite email", "*Verfasse* eine Rede", "*Rewrite* this sentence so it sounds
 professional"). Not "compose" (also music) nor "create" or "make" (also pictures and things).
 The kind is the object's to name ("*Rewrite* the parser module in Rust" is code); the verbs
 are light verbs."""
+
+EDITING_VERBS = frozenset("""
+fix correct proofread polish tidy tighten improve edit shorten check
+korrigiere korrigieren verbessere verbessern überarbeite überarbeiten kürze kürzen prüfe prüfen
+""".split())
+"""Verbs that work on a given text: with a text or a flaw of one as their object ("*Fix*
+the typo in this sentence", "*Correct* the spelling in my cover letter", "*Korrigiere*
+die Rechtschreibung") they ask for one piece of writing, edited (``writing_job``)."""
+
+TEXT_PARTS = frozenset("""
+typo typos grammar spelling punctuation wording phrasing sentence sentences paragraph
+paragraphs tone style prose
+tippfehler rechtschreibung grammatik zeichensetzung formulierung satz sätze absatz absätze stil
+""".split())
+"""What an edited text is made of or gets wrong: the object of an editing verb
+(``EDITING_VERBS``) that makes the request one piece of writing."""
+
+DOCUMENT_GENRES = frozenset("""
+list checklist agenda itinerary liste tagesordnung
+""".split())
+"""Kinds of writing that are a text whoever makes them: after a making verb too ("*Make* a
+packing *list*", "*Erstelle* eine Pack*liste*"), where a card or a song could be meant by
+the other kinds (``MAKING_VERBS``)."""
 
 INVENTING = (("come", "up", "with"), ("make", "up"), ("think", "up"), ("dream", "up"))
 """Phrasal verbs that ask for something thought up: with a short piece of writing as their
@@ -180,7 +203,9 @@ toast speech eulogy slogan tagline motto caption headline title bio tweet post a
 invitation invite greeting apology joke riddle story tale text description blurb
 brief nachricht antwort gedicht reim liedtext rede ansprache trinkspruch spruch text beschreibung
 werbespruch überschrift titel bildunterschrift einladung glückwunsch gruß anschreiben
+list liste agenda itinerary tagesordnung
 bewerbung absage zusage entschuldigung witz geschichte
+ad advert advertisement listing anzeige stellenanzeige inserat
 """.split())
 """Nouns that name one short piece of writing: the deliverable of a request whose light verb
 takes one as its object ("I need a *toast* for my brother's wedding", "Give me a catchy
@@ -464,6 +489,10 @@ def writing_job(task: str) -> str | None:
             continue
         at = next((i for i, c in enumerate(clause)
                    if c.word in WRITING_VERBS or is_content(c.word)), None)
+        if (at is not None and w is not None and at == len(clause) - 1
+                and w.word in CLAUSE_WORDS and clause[at].word in EDITING_VERBS):
+            clause.append(w)  # "Korrigiere *bitte* die Rechtschreibung": politeness, no clause
+            continue
         if at is not None:
             return _writing_predicate(clause, at, verb_last)
         clause = [w] if w is not None else []
@@ -478,9 +507,12 @@ def _writing_predicate(clause: list[_Word], at: int, verb_last: bool) -> str | N
                 and not candidate.negated):
             return candidate.word
     words = tuple(c.word for c in clause)
+    edited = first.word in EDITING_VERBS and not first.negated
+    making = False  # the object follows a verb that makes things as well as texts
     invented = next((j + len(verb) for j in range(at + 1) for verb in INVENTING
                      if words[j:j + len(verb)] == verb), None)
     into = next((i + 1 for i in range(at + 1, len(clause)) if words[i] in INTO
+                 and (words[i] != "in" or verb_last)  # "in" turns only in German
                  and not TURNING.isdisjoint(words[:i])), None)
     if invented is not None or into is not None:
         # "come up with", "make up", "turn … into": their object as a light verb's
@@ -489,8 +521,13 @@ def _writing_predicate(clause: list[_Word], at: int, verb_last: bool) -> str | N
                   len(clause))
         if at == len(clause):
             return None
-    elif not any(c.word in LIGHT_VERBS and c.word not in MAKING_VERBS for c in clause[:at]):
+    elif edited:  # the edited text: "Fix the *typo* in this sentence"
+        at = next((i for i in range(at + 1, len(clause)) if is_content(words[i])), len(clause))
+    elif not any(c.word in LIGHT_VERBS for c in clause[:at]):
         return None
+    else:
+        making = not any(c.word in LIGHT_VERBS and c.word not in MAKING_VERBS
+                         for c in clause[:at])
     last = None  # the object's last word of substance: the head of its noun phrase
     for i, c in enumerate(clause[at:]):
         if c.word in _OBJECT_ENDS or c.negated or (i and c.punctuated):
@@ -501,7 +538,22 @@ def _writing_predicate(clause: list[_Word], at: int, verb_last: bool) -> str | N
             last = c
     german_noun = (last is not None and verb_last and not last.sentence_start
                    and last.raw[:1].isupper() and last.raw[1:].islower())
-    return last.word if last is not None and is_genre(last.word, german_noun) else None
+    if last is None:
+        return None
+    if edited:
+        # an edited text or its flaw: "the *typo*", "my cover *letter*", "die *Rechtschreibung*"
+        return first.word if (last.word in TEXT_PARTS or is_genre(last.word, german_noun)) \
+            else None
+    if making and not _document(last.word, german_noun):
+        return None  # "Create a birthday invitation" may be a card
+    return last.word if is_genre(last.word, german_noun) else None
+
+
+def _document(word: str, compound: bool) -> bool:
+    """True when ``word`` is one of ``DOCUMENT_GENRES`` (a German compound by its head)."""
+    return word in DOCUMENT_GENRES or (compound and any(word.endswith(head)
+                                                        for head in DOCUMENT_GENRES
+                                                        if len(head) >= GENRE_HEAD))
 
 
 def is_genre(word: str, compound: bool = False) -> bool:
