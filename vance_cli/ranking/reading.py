@@ -684,6 +684,11 @@ _YOU = frozenset({"you", "u", "ya", "du", "ihr", "sie"})
 _WHEN = Lazy(r"^\W*(?:when|what\s+time|wann|um\s+wie\s+viel\s+uhr)\b", re.IGNORECASE)
 
 
+def sentences(text: str) -> list[str]:
+    """Return the sentences of ``text`` (the split every rule here uses), in order."""
+    return _SENTENCE.findall(text)
+
+
 def fact_question(text: str) -> bool:
     """True when the task is one short direct question about the world: it asks for one fact.
 

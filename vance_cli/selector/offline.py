@@ -169,7 +169,8 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
     verb = lexicon.writing_job(read.text)
     general = next((r for r in inventory if GENERAL_TAG in map(str.casefold, r.tags)), None)
     if verb is not None and general is not None and (chosen is None
-                                                     or not intent(chosen[0], verb)):
+                                                     or not _names_job(chosen[0], verb, read.text,
+                                                                       inventory)):
         beside = (f"best '{chosen[0].recipe.name}' matched only {_words(chosen[0].terms)}"
                   if chosen else "no recipe has enough evidence")
         return match(general, f"{OFFLINE}: '{general.name}' is the general worker: the task "
@@ -195,6 +196,20 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
         detail = (f"one word is not enough (best '{best.recipe.name}' matched only "
                   f"{_words(best.terms)}: no second word, phrase or cue)")
     return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: {detail}{how}", Mode.OFFLINE)
+
+
+def _names_job(hit: ranking.Hit, verb: str, text: str, inventory: Sequence[Recipe]) -> bool:
+    """True when ``hit`` names the writing job's deliverable in the sentence that asks for it.
+
+    The sentences after the one with the writing verb are its material ("Write my standup
+    note. Yesterday: fixed the login bug."): their words do not outvote the verb.
+    """
+    sentences = [s for s in reading.sentences(text) if s.strip()]
+    if len(sentences) < 2 or not intent(hit, verb):
+        return intent(hit, verb)
+    asked = next((s for s in sentences if lexicon.writing_job(s) == verb), sentences[0])
+    return any(intent(other, verb) for other in ranking.rank(inventory, asked)
+               if other.recipe.name == hit.recipe.name)
 
 
 def intent(hit: ranking.Hit, verb: str = "") -> bool:
