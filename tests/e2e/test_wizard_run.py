@@ -223,7 +223,8 @@ def test_the_check_step_before_send_prints_the_llm_suggestions(
     _answer_gremium(child, edit=False, check="y")
     end(child)
     assert child.exitstatus == 0, (tmp_path / "pty.log").read_text()
-    assert out.read_text().startswith('Create a reusable recipe for an advisory council named "product-board"')
+    assert out.read_text().startswith(
+        'Create a reusable recipe for an advisory council named "product-board"')
     (request,) = llm_server.requests
     assert "- Ada: A pragmatic engineer" in request.json["messages"][-1]["content"]
 

@@ -506,9 +506,33 @@ def _writing_predicate(clause: list[_Word], at: int, verb_last: bool) -> str | N
         if (candidate is not None and candidate.word in WRITING_VERBS
                 and not candidate.negated):
             return candidate.word
-    words = tuple(c.word for c in clause)
     edited = first.word in EDITING_VERBS and not first.negated
-    making = False  # the object follows a verb that makes things as well as texts
+    found = _object_start(clause, at, verb_last, edited)
+    if found is None:
+        return None
+    start, making = found
+    last = _object_head(clause[start:])
+    if last is None:
+        return None
+    german_noun = (verb_last and not last.sentence_start
+                   and last.raw[:1].isupper() and last.raw[1:].islower())
+    if edited:
+        # an edited text or its flaw: "the *typo*", "my cover *letter*", "die *Rechtschreibung*"
+        return (first.word if last.word in TEXT_PARTS or is_genre(last.word, german_noun)
+                else None)
+    if making and not _document(last.word, german_noun):
+        return None  # "Create a birthday invitation" may be a card
+    return last.word if is_genre(last.word, german_noun) else None
+
+
+def _object_start(clause: list[_Word], at: int, verb_last: bool,
+                  edited: bool) -> tuple[int, bool] | None:
+    """Where the object of the clause's verb starts, and whether a making verb governs it.
+
+    None when no verb of ``writing_job`` governs an object: no light, inventing,
+    turning or editing verb (``edited``) before it.
+    """
+    words = tuple(c.word for c in clause)
     invented = next((j + len(verb) for j in range(at + 1) for verb in INVENTING
                      if words[j:j + len(verb)] == verb), None)
     into = next((i + 1 for i in range(at + 1, len(clause)) if words[i] in INTO
@@ -516,37 +540,30 @@ def _writing_predicate(clause: list[_Word], at: int, verb_last: bool) -> str | N
                  and not TURNING.isdisjoint(words[:i])), None)
     if invented is not None or into is not None:
         # "come up with", "make up", "turn … into": their object as a light verb's
-        start = invented if invented is not None else into
-        at = next((i for i in range(start or 0, len(clause)) if is_content(words[i])),
-                  len(clause))
-        if at == len(clause):
-            return None
-    elif edited:  # the edited text: "Fix the *typo* in this sentence"
-        at = next((i for i in range(at + 1, len(clause)) if is_content(words[i])), len(clause))
-    elif not any(c.word in LIGHT_VERBS for c in clause[:at]):
+        begin = invented if invented is not None else into
+        start = next((i for i in range(begin or 0, len(clause)) if is_content(words[i])),
+                     len(clause))
+        return None if start == len(clause) else (start, False)
+    if edited:  # the edited text: "Fix the *typo* in this sentence"
+        return next((i for i in range(at + 1, len(clause)) if is_content(words[i])),
+                    len(clause)), False
+    if not any(c.word in LIGHT_VERBS for c in clause[:at]):
         return None
-    else:
-        making = not any(c.word in LIGHT_VERBS and c.word not in MAKING_VERBS
-                         for c in clause[:at])
-    last = None  # the object's last word of substance: the head of its noun phrase
-    for i, c in enumerate(clause[at:]):
+    return at, not any(c.word in LIGHT_VERBS and c.word not in MAKING_VERBS
+                       for c in clause[:at])
+
+
+def _object_head(words: list[_Word]) -> _Word | None:
+    """The last word of substance of the object that opens ``words``: its noun phrase's head."""
+    last = None
+    for i, c in enumerate(words):
         if c.word in _OBJECT_ENDS or c.negated or (i and c.punctuated):
             break
         if last is not None and c.word.endswith("ing") and c.word not in TEXT_GENRES:
             break  # a participle after the head: "a post *announcing* our new office"
         if is_content(c.word):
             last = c
-    german_noun = (last is not None and verb_last and not last.sentence_start
-                   and last.raw[:1].isupper() and last.raw[1:].islower())
-    if last is None:
-        return None
-    if edited:
-        # an edited text or its flaw: "the *typo*", "my cover *letter*", "die *Rechtschreibung*"
-        return first.word if (last.word in TEXT_PARTS or is_genre(last.word, german_noun)) \
-            else None
-    if making and not _document(last.word, german_noun):
-        return None  # "Create a birthday invitation" may be a card
-    return last.word if is_genre(last.word, german_noun) else None
+    return last
 
 
 def _document(word: str, compound: bool) -> bool:

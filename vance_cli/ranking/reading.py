@@ -360,18 +360,7 @@ def read(task: str) -> Reading:
     text = request(task)
     if text != task:
         notes.append("quoted or pasted material left out")
-    greeted = _GREETING.re.match(text)
-    if greeted is not None and greeted.end() and greeted.end() < len(text.rstrip()):
-        text = " " * greeted.end() + text[greeted.end():]
-        notes.append("the greeting left out")
-    if _THANKS.may_match(text):
-        thanked = _THANKS.re.search(text)
-        if thanked is not None and thanked.start() > 0:
-            text = text[:thanked.start()] + " " * (len(text) - thanked.start())
-    if _CAUSE.may_match(text):
-        text, causes = _CAUSE.re.subn("why", text)
-        if causes:
-            notes.append("a question after causes as 'why'")
+    text = _courtesy(text, notes)
     if pasted_code(task):
         extra.append("code")
         text, explained = _explain_first(text)
@@ -411,6 +400,28 @@ def read(task: str) -> Reading:
         notes.append("a list of roles adds " + ("'perspectives', 'roles'" if opinion
                                                  else "'perspectives'"))
     return Reading(text, tuple(extra), tuple(notes))
+
+
+def _courtesy(text: str, notes: list[str]) -> str:
+    """Leave out a greeting before the request and thanks after it; read a cause question.
+
+    "Hi there! Could you …", "Good morning :) please …", "… Thanks!" frame the
+    request; "what's going on", "was ist los" … ask why (``_CAUSE``). What was
+    read is added to ``notes``.
+    """
+    greeted = _GREETING.re.match(text)
+    if greeted is not None and greeted.end() and greeted.end() < len(text.rstrip()):
+        text = " " * greeted.end() + text[greeted.end():]
+        notes.append("the greeting left out")
+    if _THANKS.may_match(text):
+        thanked = _THANKS.re.search(text)
+        if thanked is not None and thanked.start() > 0:
+            text = text[:thanked.start()] + " " * (len(text) - thanked.start())
+    if _CAUSE.may_match(text):
+        text, causes = _CAUSE.re.subn("why", text)
+        if causes:
+            notes.append("a question after causes as 'why'")
+    return text
 
 
 def _swaps(word: str) -> Iterator[str]:
@@ -708,7 +719,9 @@ def fact_question(text: str) -> bool:
     if len(sentences) != 1 or not words or len(words) > FACT_WORDS:
         return False
     asked = asks(sentences[0])
-    return (asked and (words[0] in QUESTION_OPENERS or words[0] in INTERROGATIVE_VERBS) and _POSSESSIVE.re.search(text) is None
+    opened = words[0] in QUESTION_OPENERS or (words[0] in INTERROGATIVE_VERBS
+                                              and (len(words) < 2 or words[1] not in _YOU))
+    return (asked and opened and _POSSESSIVE.re.search(text) is None
             and FUTURE_WORDS.isdisjoint(words) and len(_DIGITS.findall(text)) < GIVEN_NUMBERS)
 
 

@@ -55,7 +55,7 @@ def test_no_recipe_reference_names_nothing(task: str) -> None:
 
 
 def test_wizard_prompt_naming_an_existing_recipe_reaches_it(project_dir: Path) -> None:
-    """issue 20 item 2: essay-mit-recipe with recipe=plain-essay is plain-essay, not essay-pipeline."""
+    """Issue 20 item 2: essay-mit-recipe naming plain-essay reaches it, not essay-pipeline."""
     build_file_tree(project_dir, {"recipes/plain-essay.yaml":
                                   "engine: ford\ndescription: A plain essay in one go.\n"})
     result = run_cli(["wizard", "run", "essay-mit-recipe", "--set", "recipe=plain-essay",
@@ -66,7 +66,7 @@ def test_wizard_prompt_naming_an_existing_recipe_reaches_it(project_dir: Path) -
 
 
 def test_gremium_prompt_reaches_slartibartfast_offline(tmp_path: Path) -> None:
-    """issue 20 item 11: the bundled gremium wizard's rendered prompt reaches its recipe."""
+    """Issue 20 item 11: the bundled gremium wizard's rendered prompt reaches its recipe."""
     values = tmp_path / "board.json"
     values.write_text(json.dumps({
         "councilName": "product-board", "purpose": "Advise on the roadmap.", "createNow": False,
