@@ -123,7 +123,7 @@ Rust") it is code."""
 
 FRAMEWORKS = ("react", "vue", "angular", "svelte", "django", "flask", "fastapi", "rails",
               "spring", "laravel", "express", "node", "next.js", "nuxt", "flutter", "swiftui",
-              "android", "ios", "unity", "wordpress")
+              "android", "ios", "unity", "wordpress", "web", "mobile")
 """Frameworks and platforms that programs are built on: as the programming languages, before a
 program's part ("this *Django project*", "our *React app*")."""
 
@@ -232,7 +232,9 @@ _PATH_PART = Lazy(r"[\w.{}-]{2,}")
 _QUOTE_CHARS = "\"'`\u201c\u201d\u201e\u2018\u2019\u00ab\u00bb"
 _END = Lazy(r"[.,;:!?]+$")
 _EXPLAIN_ASKS = frozenset({"how", "what", "wie", "was"})
-_INTO_LANGUAGE = Lazy(r"\b(?:into|to|in|nach|ins)\s+(?:" + "|".join((*PROGRAMMING_LANGUAGES,
+_INTO_LANGUAGE = Lazy(r"\b(?:into|to|in|nach|ins)\s+(?:(?:modern|idiomatic|current|newer|"
+                      r"plain|pure|modernes?|aktuelles?)\s+)?(?:"
+                      + "|".join((*PROGRAMMING_LANGUAGES,
                                                                       GO_LANGUAGE))
                       + r")(?![\w+#])", re.IGNORECASE)
 _LANGUAGES = r"(?:" + "|".join((*PROGRAMMING_LANGUAGES, GO_LANGUAGE, "shell", "sql", "powershell",
@@ -320,6 +322,11 @@ _CAUSE = Lazy(
     r"|what\s+(?:happened|went\s+wrong|caused\s+(?:it|this|that)|explains\s+(?:it|this|that))"
     r"|was\s+ist\s+(?:da\s+|denn\s+)?(?:los|passiert)|woran\s+liegt\s+(?:das|es))\b",
     re.IGNORECASE, needs=("what", "was ", "woran"))
+
+_SAYS = Lazy(r"^\W*(?:what\s+(?:does|do|did)\b[^?.!]*\b(?:say|says|mean|means)\b"
+             r"|was\s+(?:sagt|bedeutet|heißt)\b)", re.IGNORECASE)
+"""A question what a text says or means ("What does this clause say, in short?"): its
+numbers are the text's, not data to compute with."""
 
 READINGS_KEPT = 16
 """Readings kept in memory: the ranking and the offline selector read the same task
@@ -574,8 +581,8 @@ def _calculate(sentence: str) -> tuple[str, int]:
     A *how much*/*how many* question anywhere; a *what*/*which*/*how* question
     that ends with ``?`` or opens its sentence ("whats the end value if …").
     """
-    if sentence.lstrip().startswith("weigh "):
-        return sentence, 0  # a decision question: weighed, not computed
+    if sentence.lstrip().startswith("weigh ") or _SAYS.re.match(sentence):
+        return sentence, 0  # a decision question, weighed; what a text says, read
     sentence, count = _QUANTITY.re.subn("; calculate", sentence)
     if count or not (sentence.rstrip().endswith("?") or _ASKS.re.match(sentence)):
         return sentence, count
