@@ -173,6 +173,13 @@ list checklist agenda itinerary liste tagesordnung
 packing *list*", "*Erstelle* eine Pack*liste*"), where a card or a song could be meant by
 the other kinds (``MAKING_VERBS``)."""
 
+SOURCE_WORDS = frozenset({"aus"})
+"""After a light verb, the word that opens what something is made out of ("Mach *aus* den
+Notizen eine Rede"): not the deliverable, the material."""
+
+ARTICLES = frozenset("a an ein eine einen einem einer".split())
+"""Indefinite articles: after the material of a light verb, one opens its object."""
+
 INVENTING = (("come", "up", "with"), ("make", "up"), ("think", "up"), ("dream", "up"))
 """Phrasal verbs that ask for something thought up: with a short piece of writing as their
 object ("*Come up with* a catchy slogan", "*Make up* a bedtime story") they ask for that
@@ -538,6 +545,9 @@ def _object_start(clause: list[_Word], at: int, verb_last: bool,
     into = next((i + 1 for i in range(at + 1, len(clause)) if words[i] in INTO
                  and (words[i] != "in" or verb_last)  # "in" turns only in German
                  and not TURNING.isdisjoint(words[:i])), None)
+    if into is None and verb_last and not SOURCE_WORDS.isdisjoint(words[:at]):
+        # "Mach aus meinen Stichpunkten *einen* Post": the object follows the article
+        into = next((i for i in range(at, len(clause)) if words[i] in ARTICLES), None)
     if invented is not None or into is not None:
         # "come up with", "make up", "turn … into": their object as a light verb's
         begin = invented if invented is not None else into
@@ -626,13 +636,17 @@ def tokens(task: str) -> list[Token]:
     objects: set[int] = set()  # indices in clause of a content word right after a light verb
     parts: set[int] = set()    # German: indices in clause of the last content word before a comma
     fresh = opened = light = topic = False  # opened: the clause's first word is a content word
+    source = was_source = False  # in the material a light verb makes something out of
+    sourced: set[int] = set()    # indices in clause of the content words of that material
     for w in _scan(task):
         word = w.word
         content = is_content(word) and word not in CLAUSE_WORDS
         if w.clause_start:
             found.extend(_heads(clause, opened, verb_last, objects, parts,
-                                main=not any(t.head for t in found)))
+                                main=not any(t.head for t in found), sourced=sourced))
             clause, objects, parts, fresh, light, topic = [], set(), set(), True, False, False
+            source = was_source = False
+            sourced = set()
         elif w.punctuated:
             topic = False  # a topic ends with its clause or at a comma
             if lang == "de" and clause:
@@ -642,17 +656,25 @@ def tokens(task: str) -> list[Token]:
         if content and not w.negated:
             if light:
                 objects.add(len(clause))
+            if source:
+                sourced.add(len(clause))
             noun = not w.sentence_start and w.raw[:1].isupper() and w.raw[1:].islower()
             clause.append(Token(word, w.position, False, noun, topic))
-        light = word in LIGHT_VERBS or (light and not content)
+        # "Mach *aus* meinen Stichpunkten einen Post": what a light verb makes something
+        # out of is its material; the object is what follows the next article
+        source = (light and word in SOURCE_WORDS) or (source and word not in ARTICLES)
+        light = not source and (word in LIGHT_VERBS or (light and not content)
+                                or word in ARTICLES and was_source)
+        was_source = source
         topic = topic or word in TOPIC_WORDS
     found.extend(_heads(clause, opened, verb_last, objects, parts,
-                        main=not any(t.head for t in found)))
+                        main=not any(t.head for t in found), sourced=sourced))
     return found
 
 
 def _heads(clause: list[Token], opened_by_content: bool, verb_last: bool,
-           objects: set[int], parts: set[int], main: bool = False) -> list[Token]:
+           objects: set[int], parts: set[int], main: bool = False,
+           sourced: frozenset[int] | set[int] = frozenset()) -> list[Token]:
     """Mark the head words of one clause (see the module docstring).
 
     ``opened_by_content``: the clause's first word is a content word, its
@@ -664,6 +686,8 @@ def _heads(clause: list[Token], opened_by_content: bool, verb_last: bool,
     Lust?"); one not written as a noun is a verb as well. A verb ends the
     topic before it: it is the request, not what it is about. ``main``: this is the
     request's first clause with a content word; its head words are ``Token.main``.
+    ``sourced``: indices of the material a light verb makes something out of ("aus
+    meinen *Stichpunkten*"), which are no head words.
     """
     heads = {0}
     verbs = {i for i in (*parts, len(clause) - 1) if verb_last and clause and not clause[i].noun}
@@ -675,6 +699,7 @@ def _heads(clause: list[Token], opened_by_content: bool, verb_last: bool,
         while i + 1 < len(clause) and clause[i + 1].position == clause[i].position + 1:
             i += 1
             heads.add(i)
+    heads -= set(sourced)
     return [replace(t, head=i in heads, topic=t.topic and i not in verbs,
                     main=main and i in heads) for i, t in enumerate(clause)]
 
