@@ -664,7 +664,7 @@ def tokens(task: str) -> list[Token]:
         # out of is its material; the object is what follows the next article
         source = (light and word in SOURCE_WORDS) or (source and word not in ARTICLES)
         light = not source and (word in LIGHT_VERBS or (light and not content)
-                                or word in ARTICLES and was_source)
+                                or (word in ARTICLES and was_source))
         was_source = source
         topic = topic or word in TOPIC_WORDS
     found.extend(_heads(clause, opened, verb_last, objects, parts,
