@@ -361,7 +361,8 @@ def _typos(task: str, query: _Query, wanted: set[Term], vocabulary: set[Term]) -
     if not unmatched:
         return task
     for word in sorted(unmatched):
-        if word in vocabulary or word in query.phrase_words or lexicon.is_genre(word):
+        if (word in vocabulary or word in query.phrase_words or lexicon.is_genre(word)
+                or lexicon.is_exception(word)):
             continue  # a known word that only matched nothing by its stem
         meant = (spelling.split_compound(word, query.pairs)
                  or spelling.correct(word, vocabulary, query.phrase_words))

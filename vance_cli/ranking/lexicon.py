@@ -82,6 +82,9 @@ a longer one ("… is 1,350. What …", "in 2023. Then …") ends its sentence."
 _WORD = re.compile(r"\w+", re.UNICODE)
 _PIECE = re.compile(r"\w+|[.!?;:]+(?=\s|$)|[\n\r]+|,", re.UNICODE)
 _CONTRACTION = re.compile(r"n['\u2019]t\b", re.IGNORECASE)
+_COMPOUND_PARTICIPLE = re.compile(r"(?<=\w\w)-(?:\w+ed)\b")
+"""The participle that ends a hyphenated adjective (open-*ended*, well-*defined*,
+old-*fashioned*): one adjective with the word before it, never the verb (*end*, *define*)."""
 
 ENGLISH_STOP_WORDS = frozenset("""
 a about above after again against all also am an and any are as at be been before being
@@ -331,15 +334,37 @@ def _stemmers() -> tuple[Stemmer.Stemmer, Stemmer.Stemmer]:
     return Stemmer.Stemmer("english", 0), Stemmer.Stemmer("german", 0)
 
 
+@lru_cache(maxsize=1)
+def _exceptions() -> tuple[dict[str, str], dict[str, str]]:
+    from vance_cli.ranking import stem_exceptions  # deferred: a table of ~900 words
+
+    return stem_exceptions.ENGLISH, stem_exceptions.GERMAN
+
+
+def is_exception(word: str) -> bool:
+    """True for a word of the stem exceptions: a real word of its own, never a typo of another."""
+    own_english, own_german = _exceptions()
+    return word.casefold() in own_english or word.casefold() in own_german
+
+
 @lru_cache(maxsize=8192)
 def word_keys(word: str) -> tuple[str, str]:
     """Return the word's English and German stem keys (``"e:…"``, ``"g:…"``).
 
-    Two words are the same word when either key is equal.
+    Two words are the same word when either key is equal. A word the stemmer
+    would conflate with a recipe word of another meaning (``stem_exceptions``,
+    drawn from general word lists: *personal* is no *person*, *Gründer* no
+    *Gründe*) is keyed by its own lemma instead of the stem.
     """
     lower = word.casefold()
     english, german = _stemmers()
-    return "e:" + fold(english.stemWord(fold(lower))), "g:" + fold(german.stemWord(lower))
+    own_english, own_german = _exceptions()
+    english_key = own_english.get(lower)
+    german_key = own_german.get(lower)
+    return ("e:" + (english_key if english_key is not None
+                    else fold(english.stemWord(fold(lower)))),
+            "g:" + ("=" + german_key if german_key is not None
+                    else fold(german.stemWord(lower))))
 
 
 def phrase_keys(words: tuple[str, ...]) -> tuple[str, str]:
@@ -381,6 +406,8 @@ def _walk(text: str, negated: bool = False
     """
     sentence = clause = True
     ordinal = punctuated = False  # the last piece may be an ordinal; punctuation
+    if "ed" in text and "-" in text:
+        text = _COMPOUND_PARTICIPLE.sub("", text)
     for piece in _PIECE.findall(_CONTRACTION.sub(" not", text)):
         if not piece[0].isalnum() and piece[0] != "_":
             if piece != "," and not (ordinal and piece == "."):
