@@ -172,3 +172,51 @@ def test_an_editing_verb_on_code_is_still_code() -> None:
 def test_a_known_genre_is_no_typo() -> None:
     # "bewerbung" is one letter from the analysis tag "bewertung": it is a word of its own
     assert _decide("Korrigiere die Bewerbung")[0] != "analyze"
+
+
+# -- stems: exceptions from general word lists ---------------------------------------------
+
+@pytest.mark.parametrize(("derived", "base"), [("personal", "person"), ("Gründer", "Gründe"),
+                                               ("Gründerin", "Gründe"),
+                                               ("functional", "function")])
+def test_a_derivation_is_not_the_recipe_word_it_stems_to(derived: str, base: str) -> None:
+    assert set(lexicon.word_keys(derived)).isdisjoint(lexicon.word_keys(base))
+    assert lexicon.is_exception(derived)
+
+
+def test_inflections_stay_the_same_word() -> None:
+    assert not set(lexicon.word_keys("persons")).isdisjoint(lexicon.word_keys("person"))
+    assert not set(lexicon.word_keys("Gründe")).isdisjoint(lexicon.word_keys("Grund"))
+    assert not set(lexicon.word_keys("Gründers")).isdisjoint(lexicon.word_keys("Gründer"))
+
+
+def test_an_exception_is_no_typo_of_a_recipe_word() -> None:
+    # "personal" is one letter from the council's tag "personas"
+    assert _decide("Write a personal note to my old teacher.")[0] == "default"
+
+
+def test_the_participle_of_a_hyphenated_adjective_is_no_verb() -> None:
+    assert "ended" not in lexicon.prose_words("Open-ended conversation")
+    assert "ended" in lexicon.prose_words("The meeting ended early")
+
+
+# -- material of a light verb, ports, texts with numbers, platforms ------------------------
+
+def test_what_a_light_verb_makes_something_out_of_is_material() -> None:
+    task = "Mach aus meinen Notizen zur Feier einen kurzen Facebook-Post."
+    heads = {t.word for t in lexicon.tokens(task) if t.head}
+    assert "notizen" not in heads and "post" in heads
+    assert lexicon.writing_job(task) == "post"
+
+
+def test_a_port_into_a_newer_version_of_a_language_is_a_port() -> None:
+    assert "port" in reading.read("Translate this Perl helper into modern Python 3.").text
+
+
+def test_what_a_text_says_is_no_computation_on_its_numbers() -> None:
+    task = "What does this clause say? Rent rises by 3% a year, capped at 50 euros."
+    assert "calculate" not in reading.read(task).text
+
+
+def test_a_web_app_is_code() -> None:
+    assert "code" in reading.read("Add a dark mode to our web app.").text
