@@ -163,7 +163,7 @@ die Rechtschreibung") they ask for one piece of writing, edited (``writing_job``
 
 TEXT_PARTS = frozenset("""
 typo typos grammar spelling punctuation wording phrasing sentence sentences paragraph
-paragraphs tone style prose
+paragraphs tone style prose text
 tippfehler rechtschreibung grammatik zeichensetzung formulierung satz sätze absatz absätze stil
 """.split())
 """What an edited text is made of or gets wrong: the object of an editing verb
@@ -215,7 +215,8 @@ brief nachricht antwort gedicht reim liedtext rede ansprache trinkspruch spruch 
 werbespruch überschrift titel bildunterschrift einladung glückwunsch gruß anschreiben
 list liste agenda itinerary tagesordnung
 bewerbung absage zusage entschuldigung witz geschichte
-ad advert advertisement listing anzeige stellenanzeige inserat
+ad advert advertisement listing anzeige stellenanzeige inserat quiz worksheet handout
+flashcards
 """.split())
 """Nouns that name one short piece of writing: the deliverable of a request whose light verb
 takes one as its object ("I need a *toast* for my brother's wedding", "Give me a catchy
@@ -550,10 +551,11 @@ def _writing_predicate(clause: list[_Word], at: int, verb_last: bool) -> str | N
         return None
     german_noun = (verb_last and not last.sentence_start
                    and last.raw[:1].isupper() and last.raw[1:].islower())
-    if edited:
-        # an edited text or its flaw: "the *typo*", "my cover *letter*", "die *Rechtschreibung*"
-        return (first.word if last.word in TEXT_PARTS or is_genre(last.word, german_noun)
-                else None)
+    text = last.word in TEXT_PARTS or is_genre(last.word, german_noun)
+    if edited or (making and _comparative(clause, last)):
+        # an edited text or its flaw: "Fix the *typo*", "Correct my cover *letter*", "Make
+        # this *paragraph* shorter", "Korrigiere die *Rechtschreibung*"
+        return (first.word if edited else last.word) if text else None
     if making and not _document(last.word, german_noun):
         return None  # "Create a birthday invitation" may be a card
     return last.word if is_genre(last.word, german_noun) else None
@@ -598,9 +600,25 @@ def _object_head(words: list[_Word]) -> _Word | None:
             break
         if last is not None and c.word.endswith("ing") and c.word not in TEXT_GENRES:
             break  # a participle after the head: "a post *announcing* our new office"
+        if last is not None and c.word in COMPARATIVES:
+            break  # what the text is to become: "this paragraph *shorter*"
         if is_content(c.word):
             last = c
     return last
+
+
+COMPARATIVES = frozenset("""
+more less shorter longer clearer simpler friendlier politer nicer crisper punchier tighter
+kürzer länger klarer einfacher freundlicher höflicher knapper
+""".split())
+"""What a making verb turns a text into ("Make this email *shorter*", "Mach den Absatz
+*kürzer*"): an edit of the text."""
+
+
+def _comparative(clause: list[_Word], head: _Word) -> bool:
+    """True when a comparative (``COMPARATIVES``) follows ``head`` in ``clause``."""
+    after = [c.word for c in clause if c.position > head.position]
+    return not COMPARATIVES.isdisjoint(after[:3])
 
 
 def _document(word: str, compound: bool) -> bool:

@@ -328,6 +328,16 @@ _SAYS = Lazy(r"^\W*(?:what\s+(?:does|do|did)\b[^?.!]*\b(?:say|says|mean|means)\b
 """A question what a text says or means ("What does this clause say, in short?"): its
 numbers are the text's, not data to compute with."""
 
+_VERSION = Lazy(r"(?<![\w-])(" + "|".join((*PROGRAMMING_LANGUAGES, "node", "php", "java"))
+                + r")[\s-]?(\d+(?:\.\d+)*)(?![\w.])", re.IGNORECASE,
+                needs=("python", "java", "node", "php", "ruby", "perl", "swift", "kotlin", "scala",
+                       "rust", "go", "c", "dart", "lua", "julia", "elixir", "typescript"))
+_REMEDY = Lazy(r"\bhow\s+(?:do|can|should|could)\s+(?:i|we)\s+(?:fix|solve|resolve|get\s+rid\s+of|"
+               r"make\s+it\s+(?:go\s+away|stop|work)|stop|avoid|prevent|get\s+past)\b"
+               r"|\bwie\s+(?:bekomme|kriege|werde)\s+ich\b.*\b(?:weg|los)\b", re.IGNORECASE,
+               needs=("how", "wie"))
+"""A how-question after a remedy ("how do I make it go away?"): it asks for a fix."""
+
 READINGS_KEPT = 16
 """Readings kept in memory: the ranking and the offline selector read the same task
 one after the other; a task read is at most ``lexicon.ANALYSED_CHARS`` long."""
@@ -381,7 +391,9 @@ def read(task: str) -> Reading:
         text, selves = _SELF.re.subn(lambda m: " " * len(m.group()), text)
     if selves:
         notes.append("who is asking left out")
-    for rewrite, note in ((_measures, "measures as numbers"), (_other_code, "a code of no program"),
+    for rewrite, note in ((_measures, "measures as numbers"),
+                          (_versions, "a language with its version as 'code', two as 'port'"),
+                          (_other_code, "a code of no program"),
                           (_code, "code as 'code'"),
                           (_port, "translating into a programming language as 'port'"),
                           (_in_language, "a given text in another language as 'into'"),
@@ -467,6 +479,24 @@ def _other_code(sentence: str) -> tuple[str, int]:
     return _OTHER_CODE.re.subn(lambda m: m.group()[:m.start(1) - m.start()], sentence)
 
 
+def _versions(sentence: str) -> tuple[str, int]:
+    """Read a programming language with a version as ``code``; two versions of one as a port.
+
+    "Move my Python 2.7 scraper to Python 3.12": the numbers name versions, not data to
+    compute with, and going from one to the other is a port.
+    """
+    if not any(c.isdigit() for c in sentence) or not _VERSION.may_match(sentence):
+        return sentence, 0
+    found = _VERSION.re.findall(sentence)
+    if not found:
+        return sentence, 0
+    done = _VERSION.re.sub("code", sentence)
+    languages = [language.casefold() for language, _number in found]
+    if len(found) >= 2 and len(set(languages)) < len(languages) and len(set(found)) > 1:
+        done = _opened(done, "port")
+    return done, len(found)
+
+
 def _measures(sentence: str) -> tuple[str, int]:
     if "-" not in sentence:
         return sentence, 0
@@ -520,6 +550,8 @@ def _code(sentence: str) -> tuple[str, int]:
         sentence, programs = _ARTEFACT.re.subn("code", sentence)
     sentence = _TOKEN.sub(name, sentence)
     count += programs
+    if count and _REMEDY.may_match(sentence) and _REMEDY.re.search(sentence):
+        return _opened(sentence, "fix"), count  # "how do I make it go away?" asks for a fix
     if (count and not _EXPLAIN_ASKS.isdisjoint(w.casefold() for w in _WORD.findall(sentence))
             and not sentence.lstrip().startswith("explain ")):
         sentence = _opened(sentence, "explain")
@@ -699,7 +731,8 @@ def asks(sentence: str) -> bool:
 
 
 _YOU = frozenset({"you", "u", "ya", "du", "ihr", "sie"})
-_WHEN = Lazy(r"^\W*(?:when|what\s+time|wann|um\s+wie\s+viel\s+uhr)\b", re.IGNORECASE)
+_WHEN = Lazy(r"^\W*(?:when|what\s+time|how\s+long\s+(?:until|till|before)|wann|"
+             r"um\s+wie\s+viel\s+uhr|wie\s+lange\s+(?:noch|bis))\b", re.IGNORECASE)
 
 
 def sentences(text: str) -> list[str]:

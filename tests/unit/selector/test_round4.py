@@ -220,3 +220,30 @@ def test_what_a_text_says_is_no_computation_on_its_numbers() -> None:
 
 def test_a_web_app_is_code() -> None:
     assert "code" in reading.read("Add a dark mode to our web app.").text
+
+
+def test_two_versions_of_one_language_are_a_port_not_numbers() -> None:
+    read = reading.read("Convert my Python 2.7 scraper so it works on Python 3.12")
+    assert read.text.lstrip().startswith("port") and "calculate" not in read.extra
+    assert _decide("Move our Java 8 service to Java 21")[0] == "coding"
+
+
+def test_a_how_question_after_a_remedy_for_code_asks_for_a_fix() -> None:
+    task = "My parse_date() raises a ValueError on empty input, how do I make it go away?"
+    assert reading.read(task).text.lstrip().startswith("fix")
+    assert _decide(task)[0] == "coding"
+
+
+def test_how_long_until_an_own_event_is_own_data() -> None:
+    assert reading.live_question("How long until my car insurance runs out?") == "own"
+
+
+def test_a_text_made_shorter_is_an_edit_and_its_text_is_material() -> None:
+    task = "Make this sentence friendlier: After long debate we decline your offer."
+    assert "debate" not in reading.read(task).text
+    assert lexicon.writing_job(reading.read(task).text) == "sentence"
+    assert _decide(task)[0] == "default"
+
+
+def test_the_input_of_a_turning_verb_is_not_the_deliverable() -> None:
+    assert _decide("Turn my lecture notes into a short quiz")[0] == "default"
