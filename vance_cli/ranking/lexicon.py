@@ -558,6 +558,8 @@ def _writing_predicate(clause: list[_Word], at: int, verb_last: bool) -> str | N
         return (first.word if edited else last.word) if text else None
     if making and not _document(last.word, german_noun):
         return None  # "Create a birthday invitation" may be a card
+    if _document(last.word, german_noun) and _of_own(clause, last):
+        return None  # "a list of my contacts" is their data, not a text to write
     return last.word if is_genre(last.word, german_noun) else None
 
 
@@ -619,6 +621,17 @@ def _comparative(clause: list[_Word], head: _Word) -> bool:
     """True when a comparative (``COMPARATIVES``) follows ``head`` in ``clause``."""
     after = [c.word for c in clause if c.position > head.position]
     return not COMPARATIVES.isdisjoint(after[:3])
+
+
+_OWN_WORDS = frozenset("my our mine meine meinen meiner meinem meines unsere unseren unserer "
+                       "unserem".split())
+
+
+def _of_own(clause: list[_Word], head: _Word) -> bool:
+    """True when a first-person possessive follows ``head`` closely ("a list *of my* contacts")."""
+    after = [c.word for c in clause if c.position > head.position][:4]
+    return not _OWN_WORDS.isdisjoint(after) and bool(after) and after[0] in {
+        "of", "von", "aller", "all", "with", "mit", "aus"}
 
 
 def _document(word: str, compound: bool) -> bool:

@@ -312,7 +312,9 @@ _GREETING = Lazy(
     r"good\s+(?:morning|afternoon|evening|day)|guten\s+(?:morgen|tag|abend))"
     r"(?:\s+(?:there|all|everyone|everybody|folks|team|guys|friend|vance|zusammen|ihr|du|"
     r"leute))?(?:\s*[!,.:;)(\-\u2013\u2014]+[\s!,.:;)(\-\u2013\u2014]*|\s+(?=(?:please|pls|"
-    r"can|could|would|will|i|we|bitte|kannst|könntest|würdest|ich|wir)\b))", re.IGNORECASE)
+    r"can|could|would|will|i|we|bitte|kannst|könntest|würdest|ich|wir)\b))"
+    r"(?:(?:how\s+are\s+you(?:\s+doing)?|how['\u2019]?s\s+it\s+going|what['\u2019]?s\s+up|"
+    r"wie\s+geht['\u2019]?s|wie\s+geht\s+es\s+(?:dir|euch|ihnen))\W*)?", re.IGNORECASE)
 _THANKS = Lazy(
     r"(?:(?<=[.!?,;:])|^|\s)\s*(?:thanks|thank\s+you|thx|ty|cheers|danke|vielen\s+dank|merci)"
     r"(?:\s+(?:a\s+lot|so\s+much|very\s+much|in\s+advance|schön|sehr|im\s+voraus))?"
@@ -730,6 +732,12 @@ def asks(sentence: str) -> bool:
     return (words[0] in INTERROGATIVE_VERBS and not (len(words) > 1 and words[1] in _YOU))
 
 
+def _named_subject(sentence: str) -> bool:
+    """True when the word after the sentence's first is written as a name ("Is *Pluto* …")."""
+    found = _WORD.findall(sentence)
+    return len(found) > 1 and found[1][:1].isupper()
+
+
 _YOU = frozenset({"you", "u", "ya", "du", "ihr", "sie"})
 _WHEN = Lazy(r"^\W*(?:when|what\s+time|how\s+long\s+(?:until|till|before)|wann|"
              r"um\s+wie\s+viel\s+uhr|wie\s+lange\s+(?:noch|bis))\b", re.IGNORECASE)
@@ -758,7 +766,10 @@ def fact_question(text: str) -> bool:
     words = [w.casefold() for w in _WORD.findall(text)]
     if len(sentences) != 1 or not words or len(words) > FACT_WORDS:
         return False
-    asked = asks(sentences[0])
+    # without "?", a question opened by a verb asks a fact only about something named
+    # ("Is Pluto a planet"): "did the package arrive" asks about the person's own things
+    asked = sentences[0].rstrip().endswith("?") or words[0] in _WH_WORDS or (
+        asks(sentences[0]) and _named_subject(sentences[0]))
     opened = words[0] in QUESTION_OPENERS or (words[0] in INTERROGATIVE_VERBS
                                               and (len(words) < 2 or words[1] not in _YOU))
     return (asked and opened and _POSSESSIVE.re.search(text) is None
