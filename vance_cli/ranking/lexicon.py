@@ -556,10 +556,11 @@ def _writing_predicate(clause: list[_Word], at: int, verb_last: bool) -> str | N
         # an edited text or its flaw: "Fix the *typo*", "Correct my cover *letter*", "Make
         # this *paragraph* shorter", "Korrigiere die *Rechtschreibung*"
         return (first.word if edited else last.word) if text else None
-    if making and not _document(last.word, german_noun):
-        return None  # "Create a birthday invitation" may be a card
-    if _document(last.word, german_noun) and _of_own(clause, last):
-        return None  # "a list of my contacts" is their data, not a text to write
+    document = _document(last.word, german_noun)
+    if (making and not document) or (document and _of_own(clause, last)):
+        # "Create a birthday invitation" may be a card; "a list of my contacts" is their
+        # data, not a text to write
+        return None
     return last.word if is_genre(last.word, german_noun) else None
 
 

@@ -247,3 +247,10 @@ def test_a_text_made_shorter_is_an_edit_and_its_text_is_material() -> None:
 
 def test_the_input_of_a_turning_verb_is_not_the_deliverable() -> None:
     assert _decide("Turn my lecture notes into a short quiz")[0] == "default"
+
+
+@pytest.mark.parametrize("task", ["did the package arrive", "Was the meeting with Anna moved",
+                                  "Hallo, wie geht's?",
+                                  "Create a list of my contacts who have birthdays this month"])
+def test_shapes_that_stay_none(task: str) -> None:
+    assert _decide(task)[0] is None
