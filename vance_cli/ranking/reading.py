@@ -86,7 +86,7 @@ from functools import lru_cache
 
 from vance_cli.base.patterns import Lazy
 from vance_cli.base.records import frozen
-from vance_cli.ranking.lexicon import WRITING_VERBS, is_content
+from vance_cli.ranking.lexicon import WRITING_VERBS, is_content, language
 from vance_cli.ranking.material import pasted_code, request
 
 GIVEN_NUMBERS = 2
@@ -727,9 +727,14 @@ def asks(sentence: str) -> bool:
     words = [w.casefold() for w in _WORD.findall(sentence)][:2]
     if not words:
         return False
-    if words[0] in _WH_WORDS:
+    if _wh(words[0], sentence):
         return True
     return (words[0] in INTERROGATIVE_VERBS and not (len(words) > 1 and words[1] in _YOU))
+
+
+def _wh(word: str, sentence: str) -> bool:
+    """True when ``word`` (case-folded) is a question word; *was* only in German."""
+    return word in _WH_WORDS and not (word == "was" and language(sentence) == "en")
 
 
 def _named_subject(sentence: str) -> bool:
@@ -768,7 +773,7 @@ def fact_question(text: str) -> bool:
         return False
     # without "?", a question opened by a verb asks a fact only about something named
     # ("Is Pluto a planet"): "did the package arrive" asks about the person's own things
-    asked = sentences[0].rstrip().endswith("?") or words[0] in _WH_WORDS or (
+    asked = sentences[0].rstrip().endswith("?") or _wh(words[0], text) or (
         asks(sentences[0]) and _named_subject(sentences[0]))
     opened = words[0] in QUESTION_OPENERS or (words[0] in INTERROGATIVE_VERBS
                                               and (len(words) < 2 or words[1] not in _YOU))
