@@ -89,7 +89,8 @@ def test_run_gremium_sends_the_edited_prompt_to_the_selector(tmp_path: Path,
     _answer_gremium(child)
     child.expect(r"decision:\S* (MATCH|NONE)")  # Rich may bold the label
     decision = child.match.group(1)
-    child.expect(r"rationale:\S* offline selector")  # no LLM configured: the offline selector
+    # no LLM configured: gremium asks for a reusable recipe, slartibartfast's trigger keyword
+    child.expect(r"rationale:\S* trigger keyword 'reusable recipe' of recipe 'slartibartfast'")
     status, log = finish(child)
     assert status == 0, log
     assert "Traceback" not in log
