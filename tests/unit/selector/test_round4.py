@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from helpers import build_file_tree, run_cli
+from llm_server import ScriptedLLMServer
 
 from vance_cli.base.config import load_settings
 from vance_cli.ranking import lexicon, reading
@@ -41,6 +42,14 @@ def _inventory() -> list:  # type: ignore[type-arg]
 ])
 def test_a_recipe_named_as_a_recipe_wins_before_the_trigger(task: str, recipe: str) -> None:
     assert _decide(task) == (recipe, Mode.NAMED)
+
+
+def test_the_named_recipe_needs_no_llm_call(llm_server: ScriptedLLMServer,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in llm_server.env().items():
+        monkeypatch.setenv(key, value)
+    assert _decide("Use the recipe discuss for a chat about gardening") == ("discuss", Mode.NAMED)
+    assert llm_server.requests == []
 
 
 @pytest.mark.parametrize("task", [
