@@ -101,6 +101,12 @@ vue svelte sql pl pm lua dart ex exs clj hs ml erl fs ipynb
 """File extensions of source code (not of documents or data: a ``.pdf`` is material to
 read, a ``.json`` may hold strings to translate)."""
 
+BUILD_FILES = frozenset("""
+makefile dockerfile jenkinsfile gemfile rakefile vagrantfile procfile cmakelists.txt
+package.json pyproject.toml cargo.toml go.mod pom.xml build.gradle tsconfig.json
+""".split())
+"""Files of a program's build by their names alone ("Fix our *Makefile*"): code."""
+
 PROGRAMMING_LANGUAGES = (
     "python", "java", "javascript", "typescript", "rust", "golang", "kotlin", "swift", "c",
     r"c\+\+", "c#", "ruby", "php", "scala", "haskell", "perl", "bash", "elixir", "dart", "lua",
@@ -520,6 +526,8 @@ def is_code(token: str) -> bool:
     """
     bare = token.strip(_QUOTE_CHARS + ",;:!?")
     word = bare.strip("()[]{}<>.")
+    if word.casefold() in BUILD_FILES:
+        return True
     if ("_" in word or not word.islower()) and _IDENTIFIER.re.fullmatch(word):
         return True  # (an identifier has an underscore or a capital: most words compile nothing)
     if not ("/" in word or "(" in bare or "." in word) or "://" in word or word.startswith("www."):

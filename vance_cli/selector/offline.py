@@ -165,7 +165,8 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
     if chosen is not None and decoration(chosen[0], lexicon.opening(read.text)):
         # the deliverable over decoration: a recipe whose cue is the request's predicate or
         # its object beats one whose only evidence is a phrase of manner, frequency or topic
-        chosen = next((pair for pair in eligible if pair[0].main), chosen)
+        chosen = next((pair for pair in eligible if pair[0].main),
+                      next((pair for pair in eligible if pair[0].cues), chosen))
     verb = lexicon.writing_job(read.text)
     general = next((r for r in inventory if GENERAL_TAG in map(str.casefold, r.tags)), None)
     if verb is not None and general is not None and (chosen is None

@@ -263,3 +263,9 @@ def test_the_input_of_a_turning_verb_is_not_the_deliverable() -> None:
                                   "Create a list of my contacts who have birthdays this month"])
 def test_shapes_that_stay_none(task: str) -> None:
     assert _decide(task)[0] is None
+
+
+def test_a_build_file_is_code_and_a_cue_beats_a_frequency_phrase() -> None:
+    assert reading.is_code("Makefile")
+    task = "The tests fail each time I push. Fix our Dockerfile so the build passes."
+    assert _decide(task)[0] == "coding"
