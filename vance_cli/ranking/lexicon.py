@@ -154,12 +154,13 @@ The kind is the object's to name ("*Rewrite* the parser module in Rust" is code)
 are light verbs."""
 
 EDITING_VERBS = frozenset("""
-fix correct proofread polish tidy tighten improve edit shorten check
-korrigiere korrigieren verbessere verbessern überarbeite überarbeiten kürze kürzen prüfe prüfen
+fix correct proofread polish tidy tighten improve edit check
+korrigiere korrigieren verbessere verbessern überarbeite überarbeiten prüfe prüfen
 """.split())
 """Verbs that work on a given text: with a text or a flaw of one as their object ("*Fix*
 the typo in this sentence", "*Correct* the spelling in my cover letter", "*Korrigiere*
-die Rechtschreibung") they ask for one piece of writing, edited (``writing_job``)."""
+die Rechtschreibung") they ask for one piece of writing, edited (``writing_job``). Not
+*shorten* or *kürzen*: condensing a given text is what the summary recipe tags."""
 
 TEXT_PARTS = frozenset("""
 typo typos grammar spelling punctuation wording phrasing sentence sentences paragraph
