@@ -281,7 +281,8 @@ def test_run_no_input_with_values_prints_only_the_prompt() -> None:
     result = run_cli(["wizard", "run", "gremium", "--values", str(DATA / "gremium.yaml"),
                       "--no-input", "--print"])
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.startswith('Set up a reusable advisory council named "product-board".')
+    assert result.stdout.startswith(
+        'Create a reusable recipe for an advisory council named "product-board"')
     assert result.stderr == ""
     as_json = run_cli(["wizard", "run", "gremium", "--values", "-", "--print", "--json"],
                       input=(DATA / "gremium.yaml").read_text())

@@ -90,7 +90,8 @@ def test_run_gremium_sends_the_edited_prompt_to_the_selector(tmp_path: Path,
     _answer_gremium(child)
     child.expect(r"decision:\S* (MATCH|NONE)")  # Rich may bold the label
     decision = child.match.group(1)
-    child.expect(r"rationale:\S* offline selector")  # no LLM configured: the offline selector
+    # no LLM configured: gremium asks for a reusable recipe, slartibartfast's trigger keyword
+    child.expect(r"rationale:\S* trigger keyword 'reusable recipe' of recipe 'slartibartfast'")
     status, log = finish(child)
     assert status == 0, log
     assert "Traceback" not in log
@@ -100,7 +101,7 @@ def test_run_gremium_sends_the_edited_prompt_to_the_selector(tmp_path: Path,
     # the selector got the rendered prompt with the editor's purpose and the buffer edit
     (entry,) = json.loads(_vance("log", "--json", "-n", "1").stdout)
     task = entry["task"]
-    assert task.startswith('Set up a reusable advisory council named "product-board".')
+    assert task.startswith('Create a reusable recipe for an advisory council named "product-board"')
     assert "Advise the team on the product roadmap.\nWeigh cost against user value." in task
     assert "\n- Ada: A pragmatic engineer" in task and "\n- Grace: A user researcher" in task
     assert "Test question: Should we rewrite billing this quarter?" in task
@@ -144,7 +145,7 @@ def test_cancel_exits_130_without_traceback_and_writes_nothing(tmp_path: Path, k
     status, log = finish(child)
     assert status == 130
     assert "Traceback" not in log and "cancelled" in log
-    assert "Set up a reusable advisory council" not in log
+    assert "Create a reusable recipe for an advisory council" not in log
 
 
 def test_cancel_in_the_final_buffer_exits_130(tmp_path: Path) -> None:
@@ -224,7 +225,8 @@ def test_the_check_step_before_send_prints_the_llm_suggestions(
     _answer_gremium(child, edit=False, check="y")
     end(child)
     assert child.exitstatus == 0, (tmp_path / "pty.log").read_text()
-    assert out.read_text().startswith('Set up a reusable advisory council named "product-board"')
+    assert out.read_text().startswith(
+        'Create a reusable recipe for an advisory council named "product-board"')
     (request,) = llm_server.requests
     assert "- Ada: A pragmatic engineer" in request.json["messages"][-1]["content"]
 
@@ -273,7 +275,7 @@ def test_going_back_one_step_changes_an_earlier_answer(tmp_path: Path) -> None:
     end(child)
     assert child.exitstatus == 0, (tmp_path / "pty.log").read_text()
     text = out.read_text()
-    assert text.startswith('Set up a reusable advisory council named "second-name".')
+    assert text.startswith('Create a reusable recipe for an advisory council named "second-name"')
     assert "- Ada: Ada's persona.\n" in text and "- Grace: Grace's persona.\n" in text
 
 

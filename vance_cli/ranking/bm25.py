@@ -154,6 +154,8 @@ class Hit:
             tag or trigger keyword of this recipe (the author's intent words).
         named: how many of those are head words of the task, whether or not other
             recipes tag them too ("Write *tests* for …").
+        main: the cues that are a head word of the request's first clause (its
+            predicate or object, ``lexicon.Token.main``): the deliverable asked for.
     """
 
     recipe: Recipe
@@ -164,6 +166,7 @@ class Hit:
     cues: tuple[str, ...] = ()
     intent: int = 0
     named: int = 0
+    main: tuple[str, ...] = ()
 
 
 @dataclass
@@ -175,6 +178,7 @@ class _Evidence:
     cues: list[str] = field(default_factory=list)
     intent: int = 0
     named: int = 0
+    main: list[str] = field(default_factory=list)
 
 
 @frozen
@@ -357,7 +361,8 @@ def _typos(task: str, query: _Query, wanted: set[Term], vocabulary: set[Term]) -
     if not unmatched:
         return task
     for word in sorted(unmatched):
-        if word in vocabulary or word in query.phrase_words:
+        if (word in vocabulary or word in query.phrase_words or lexicon.is_genre(word)
+                or lexicon.is_exception(word)):
             continue  # a known word that only matched nothing by its stem
         meant = (spelling.split_compound(word, query.pairs)
                  or spelling.correct(word, vocabulary, query.phrase_words))
@@ -407,7 +412,7 @@ def _names_pattern(names: Sequence[str]) -> re.Pattern[str]:
 def _hit(recipe: Recipe, ev: _Evidence) -> Hit:
     return Hit(recipe, round(ev.score, 4), tuple(t for _p, t in sorted(ev.terms)),
                len(ev.covered), tuple(t for _p, t in sorted(ev.phrases)), tuple(ev.cues),
-               ev.intent, ev.named)
+               ev.intent, ev.named, tuple(ev.main))
 
 
 def _match_words(index: _Index, query: _Query, found: dict[int, _Evidence]) -> None:
@@ -433,7 +438,10 @@ def _match_words(index: _Index, query: _Query, found: dict[int, _Evidence]) -> N
             for row in rows:
                 found[row].named += 1
             if len(rows) == 1:
-                found[rows.pop()].cues.append(token.word)
+                row = rows.pop()
+                found[row].cues.append(token.word)
+                if token.main:
+                    found[row].main.append(token.word)
 
 
 def _match_phrases(index: _Index, query: _Query, found: dict[int, _Evidence]) -> None:

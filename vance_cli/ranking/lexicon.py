@@ -82,6 +82,9 @@ a longer one ("… is 1,350. What …", "in 2023. Then …") ends its sentence."
 _WORD = re.compile(r"\w+", re.UNICODE)
 _PIECE = re.compile(r"\w+|[.!?;:]+(?=\s|$)|[\n\r]+|,", re.UNICODE)
 _CONTRACTION = re.compile(r"n['\u2019]t\b", re.IGNORECASE)
+_COMPOUND_PARTICIPLE = re.compile(r"(?<=\w\w)-(?:\w+ed)\b")
+"""The participle that ends a hyphenated adjective (open-*ended*, well-*defined*,
+old-*fashioned*): one adjective with the word before it, never the verb (*end*, *define*)."""
 
 ENGLISH_STOP_WORDS = frozenset("""
 a about above after again against all also am an and any are as at be been before being
@@ -141,14 +144,45 @@ formuliere formulieren suche
 stands in its clause ("My professor *wants* an *essay*", "Ich *brauche* einen *Aufsatz*")."""
 
 WRITING_VERBS = frozenset("""
-write writes draft drafts formulate rewrite rephrase reword paraphrase schreib schreibe schreiben
-verfasse verfassen formuliere formulieren umformulieren
+write writes draft drafts formulate rewrite rephrase reword paraphrase word schreib schreibe
+schreiben verfasse verfassen formuliere formulieren umformulieren
 """.split())
 """Verbs that ask for one piece of writing, whatever its kind ("*Write* a short poem", "*Draft*
 a polite email", "*Verfasse* eine Rede", "*Rewrite* this sentence so it sounds
 professional"). Not "compose" (also music) nor "create" or "make" (also pictures and things).
 The kind is the object's to name ("*Rewrite* the parser module in Rust" is code); the verbs
 are light verbs."""
+
+EDITING_VERBS = frozenset("""
+fix correct proofread polish tidy tighten improve edit check
+korrigiere korrigieren verbessere verbessern überarbeite überarbeiten prüfe prüfen
+""".split())
+"""Verbs that work on a given text: with a text or a flaw of one as their object ("*Fix*
+the typo in this sentence", "*Correct* the spelling in my cover letter", "*Korrigiere*
+die Rechtschreibung") they ask for one piece of writing, edited (``writing_job``). Not
+*shorten* or *kürzen*: condensing a given text is what the summary recipe tags."""
+
+TEXT_PARTS = frozenset("""
+typo typos grammar spelling punctuation wording phrasing sentence sentences paragraph
+paragraphs tone style prose text
+tippfehler rechtschreibung grammatik zeichensetzung formulierung satz sätze absatz absätze stil
+""".split())
+"""What an edited text is made of or gets wrong: the object of an editing verb
+(``EDITING_VERBS``) that makes the request one piece of writing."""
+
+DOCUMENT_GENRES = frozenset("""
+list checklist agenda itinerary liste tagesordnung
+""".split())
+"""Kinds of writing that are a text whoever makes them: after a making verb too ("*Make* a
+packing *list*", "*Erstelle* eine Pack*liste*"), where a card or a song could be meant by
+the other kinds (``MAKING_VERBS``)."""
+
+SOURCE_WORDS = frozenset({"aus"})
+"""After a light verb, the word that opens what something is made out of ("Mach *aus* den
+Notizen eine Rede"): not the deliverable, the material."""
+
+ARTICLES = frozenset("a an ein eine einen einem einer".split())
+"""Indefinite articles: after the material of a light verb, one opens its object."""
 
 INVENTING = (("come", "up", "with"), ("make", "up"), ("think", "up"), ("dream", "up"))
 """Phrasal verbs that ask for something thought up: with a short piece of writing as their
@@ -180,7 +214,10 @@ toast speech eulogy slogan tagline motto caption headline title bio tweet post a
 invitation invite greeting apology joke riddle story tale text description blurb
 brief nachricht antwort gedicht reim liedtext rede ansprache trinkspruch spruch text beschreibung
 werbespruch überschrift titel bildunterschrift einladung glückwunsch gruß anschreiben
+list liste agenda itinerary tagesordnung
 bewerbung absage zusage entschuldigung witz geschichte
+ad advert advertisement listing anzeige stellenanzeige inserat quiz worksheet handout
+flashcards
 """.split())
 """Nouns that name one short piece of writing: the deliverable of a request whose light verb
 takes one as its object ("I need a *toast* for my brother's wedding", "Give me a catchy
@@ -244,6 +281,8 @@ class Token:
         noun: True when it is written like a German noun: capitalised (and only the
             first letter), not the first word of its sentence.
         topic: True when it follows a word of ``TOPIC_WORDS`` in its clause.
+        main: True when it is a head word of the request's first clause with a content
+            word: its predicate or the predicate's object, the deliverable asked for.
     """
 
     word: str
@@ -251,6 +290,7 @@ class Token:
     head: bool
     noun: bool = False
     topic: bool = False
+    main: bool = False
 
 
 def fold(text: str) -> str:
@@ -296,15 +336,37 @@ def _stemmers() -> tuple[Stemmer.Stemmer, Stemmer.Stemmer]:
     return Stemmer.Stemmer("english", 0), Stemmer.Stemmer("german", 0)
 
 
+@lru_cache(maxsize=1)
+def _exceptions() -> tuple[dict[str, str], dict[str, str]]:
+    from vance_cli.ranking import stem_exceptions  # deferred: a table of ~900 words
+
+    return stem_exceptions.ENGLISH, stem_exceptions.GERMAN
+
+
+def is_exception(word: str) -> bool:
+    """True for a word of the stem exceptions: a real word of its own, never a typo of another."""
+    own_english, own_german = _exceptions()
+    return word.casefold() in own_english or word.casefold() in own_german
+
+
 @lru_cache(maxsize=8192)
 def word_keys(word: str) -> tuple[str, str]:
     """Return the word's English and German stem keys (``"e:…"``, ``"g:…"``).
 
-    Two words are the same word when either key is equal.
+    Two words are the same word when either key is equal. A word the stemmer
+    would conflate with a recipe word of another meaning (``stem_exceptions``,
+    drawn from general word lists: *personal* is no *person*, *Gründer* no
+    *Gründe*) is keyed by its own lemma instead of the stem.
     """
     lower = word.casefold()
     english, german = _stemmers()
-    return "e:" + fold(english.stemWord(fold(lower))), "g:" + fold(german.stemWord(lower))
+    own_english, own_german = _exceptions()
+    english_key = own_english.get(lower)
+    german_key = own_german.get(lower)
+    return ("e:" + (english_key if english_key is not None
+                    else fold(english.stemWord(fold(lower)))),
+            "g:" + ("=" + german_key if german_key is not None
+                    else fold(german.stemWord(lower))))
 
 
 def phrase_keys(words: tuple[str, ...]) -> tuple[str, str]:
@@ -346,6 +408,8 @@ def _walk(text: str, negated: bool = False
     """
     sentence = clause = True
     ordinal = punctuated = False  # the last piece may be an ordinal; punctuation
+    if "ed" in text and "-" in text:
+        text = _COMPOUND_PARTICIPLE.sub("", text)
     for piece in _PIECE.findall(_CONTRACTION.sub(" not", text)):
         if not piece[0].isalnum() and piece[0] != "_":
             if piece != "," and not (ordinal and piece == "."):
@@ -413,6 +477,16 @@ def language(text: str) -> str | None:
     return "en" if english > german else "de"
 
 
+POLITE = frozenset("please pls plz kindly can could would will you bitte kannst könntest "
+                   "würdest du mal".split())
+"""Words before a request's predicate ("Can you please *summarise* …", "Kannst du mal …")."""
+
+
+def opening(text: str) -> str | None:
+    """Return the first word of ``text`` after ``POLITE`` words (case-folded), or None."""
+    return next((w for w in words(text) if w not in POLITE), None)
+
+
 def writing_job(task: str) -> str | None:
     """Return the word that makes the task one piece of writing, or None.
 
@@ -451,6 +525,10 @@ def writing_job(task: str) -> str | None:
             continue
         at = next((i for i, c in enumerate(clause)
                    if c.word in WRITING_VERBS or is_content(c.word)), None)
+        if (at is not None and w is not None and at == len(clause) - 1
+                and w.word in CLAUSE_WORDS and clause[at].word in EDITING_VERBS):
+            clause.append(w)  # "Korrigiere *bitte* die Rechtschreibung": politeness, no clause
+            continue
         if at is not None:
             return _writing_predicate(clause, at, verb_last)
         clause = [w] if w is not None else []
@@ -464,31 +542,105 @@ def _writing_predicate(clause: list[_Word], at: int, verb_last: bool) -> str | N
         if (candidate is not None and candidate.word in WRITING_VERBS
                 and not candidate.negated):
             return candidate.word
+    edited = first.word in EDITING_VERBS and not first.negated
+    found = _object_start(clause, at, verb_last, edited)
+    if found is None:
+        return None
+    start, making = found
+    last = _object_head(clause[start:])
+    if last is None:
+        return None
+    german_noun = (verb_last and not last.sentence_start
+                   and last.raw[:1].isupper() and last.raw[1:].islower())
+    text = last.word in TEXT_PARTS or is_genre(last.word, german_noun)
+    if edited or (making and _comparative(clause, last)):
+        # an edited text or its flaw: "Fix the *typo*", "Correct my cover *letter*", "Make
+        # this *paragraph* shorter", "Korrigiere die *Rechtschreibung*"
+        return (first.word if edited else last.word) if text else None
+    document = _document(last.word, german_noun)
+    if (making and not document) or (document and _of_own(clause, last)):
+        # "Create a birthday invitation" may be a card; "a list of my contacts" is their
+        # data, not a text to write
+        return None
+    return last.word if is_genre(last.word, german_noun) else None
+
+
+def _object_start(clause: list[_Word], at: int, verb_last: bool,
+                  edited: bool) -> tuple[int, bool] | None:
+    """Where the object of the clause's verb starts, and whether a making verb governs it.
+
+    None when no verb of ``writing_job`` governs an object: no light, inventing,
+    turning or editing verb (``edited``) before it.
+    """
     words = tuple(c.word for c in clause)
     invented = next((j + len(verb) for j in range(at + 1) for verb in INVENTING
                      if words[j:j + len(verb)] == verb), None)
     into = next((i + 1 for i in range(at + 1, len(clause)) if words[i] in INTO
+                 and (words[i] != "in" or verb_last)  # "in" turns only in German
                  and not TURNING.isdisjoint(words[:i])), None)
+    if into is None and verb_last and not SOURCE_WORDS.isdisjoint(words[:at]):
+        # "Mach aus meinen Stichpunkten *einen* Post": the object follows the article
+        into = next((i for i in range(at, len(clause)) if words[i] in ARTICLES), None)
     if invented is not None or into is not None:
         # "come up with", "make up", "turn … into": their object as a light verb's
-        start = invented if invented is not None else into
-        at = next((i for i in range(start or 0, len(clause)) if is_content(words[i])),
-                  len(clause))
-        if at == len(clause):
-            return None
-    elif not any(c.word in LIGHT_VERBS and c.word not in MAKING_VERBS for c in clause[:at]):
+        begin = invented if invented is not None else into
+        start = next((i for i in range(begin or 0, len(clause)) if is_content(words[i])),
+                     len(clause))
+        return None if start == len(clause) else (start, False)
+    if edited:  # the edited text: "Fix the *typo* in this sentence"
+        return next((i for i in range(at + 1, len(clause)) if is_content(words[i])),
+                    len(clause)), False
+    if not any(c.word in LIGHT_VERBS for c in clause[:at]):
         return None
-    last = None  # the object's last word of substance: the head of its noun phrase
-    for i, c in enumerate(clause[at:]):
+    return at, not any(c.word in LIGHT_VERBS and c.word not in MAKING_VERBS
+                       for c in clause[:at])
+
+
+def _object_head(words: list[_Word]) -> _Word | None:
+    """The last word of substance of the object that opens ``words``: its noun phrase's head."""
+    last = None
+    for i, c in enumerate(words):
         if c.word in _OBJECT_ENDS or c.negated or (i and c.punctuated):
             break
         if last is not None and c.word.endswith("ing") and c.word not in TEXT_GENRES:
             break  # a participle after the head: "a post *announcing* our new office"
+        if last is not None and c.word in COMPARATIVES:
+            break  # what the text is to become: "this paragraph *shorter*"
         if is_content(c.word):
             last = c
-    german_noun = (last is not None and verb_last and not last.sentence_start
-                   and last.raw[:1].isupper() and last.raw[1:].islower())
-    return last.word if last is not None and is_genre(last.word, german_noun) else None
+    return last
+
+
+COMPARATIVES = frozenset("""
+more less shorter longer clearer simpler friendlier politer nicer crisper punchier tighter
+kürzer länger klarer einfacher freundlicher höflicher knapper
+""".split())
+"""What a making verb turns a text into ("Make this email *shorter*", "Mach den Absatz
+*kürzer*"): an edit of the text."""
+
+
+def _comparative(clause: list[_Word], head: _Word) -> bool:
+    """True when a comparative (``COMPARATIVES``) follows ``head`` in ``clause``."""
+    after = [c.word for c in clause if c.position > head.position]
+    return not COMPARATIVES.isdisjoint(after[:3])
+
+
+_OWN_WORDS = frozenset("my our mine meine meinen meiner meinem meines unsere unseren unserer "
+                       "unserem".split())
+
+
+def _of_own(clause: list[_Word], head: _Word) -> bool:
+    """True when a first-person possessive follows ``head`` closely ("a list *of my* contacts")."""
+    after = [c.word for c in clause if c.position > head.position][:4]
+    return not _OWN_WORDS.isdisjoint(after) and bool(after) and after[0] in {
+        "of", "von", "aller", "all", "with", "mit", "aus"}
+
+
+def _document(word: str, compound: bool) -> bool:
+    """True when ``word`` is one of ``DOCUMENT_GENRES`` (a German compound by its head)."""
+    return word in DOCUMENT_GENRES or (compound and any(word.endswith(head)
+                                                        for head in DOCUMENT_GENRES
+                                                        if len(head) >= GENRE_HEAD))
 
 
 def is_genre(word: str, compound: bool = False) -> bool:
@@ -544,12 +696,17 @@ def tokens(task: str) -> list[Token]:
     objects: set[int] = set()  # indices in clause of a content word right after a light verb
     parts: set[int] = set()    # German: indices in clause of the last content word before a comma
     fresh = opened = light = topic = False  # opened: the clause's first word is a content word
+    source = was_source = False  # in the material a light verb makes something out of
+    sourced: set[int] = set()    # indices in clause of the content words of that material
     for w in _scan(task):
         word = w.word
         content = is_content(word) and word not in CLAUSE_WORDS
         if w.clause_start:
-            found.extend(_heads(clause, opened, verb_last, objects, parts))
+            found.extend(_heads(clause, opened, verb_last, objects, parts,
+                                main=not any(t.head for t in found), sourced=sourced))
             clause, objects, parts, fresh, light, topic = [], set(), set(), True, False, False
+            source = was_source = False
+            sourced = set()
         elif w.punctuated:
             topic = False  # a topic ends with its clause or at a comma
             if lang == "de" and clause:
@@ -559,16 +716,25 @@ def tokens(task: str) -> list[Token]:
         if content and not w.negated:
             if light:
                 objects.add(len(clause))
+            if source:
+                sourced.add(len(clause))
             noun = not w.sentence_start and w.raw[:1].isupper() and w.raw[1:].islower()
             clause.append(Token(word, w.position, False, noun, topic))
-        light = word in LIGHT_VERBS or (light and not content)
+        # "Mach *aus* meinen Stichpunkten einen Post": what a light verb makes something
+        # out of is its material; the object is what follows the next article
+        source = (light and word in SOURCE_WORDS) or (source and word not in ARTICLES)
+        light = not source and (word in LIGHT_VERBS or (light and not content)
+                                or (word in ARTICLES and was_source))
+        was_source = source
         topic = topic or word in TOPIC_WORDS
-    found.extend(_heads(clause, opened, verb_last, objects, parts))
+    found.extend(_heads(clause, opened, verb_last, objects, parts,
+                        main=not any(t.head for t in found), sourced=sourced))
     return found
 
 
 def _heads(clause: list[Token], opened_by_content: bool, verb_last: bool,
-           objects: set[int], parts: set[int]) -> list[Token]:
+           objects: set[int], parts: set[int], main: bool = False,
+           sourced: frozenset[int] | set[int] = frozenset()) -> list[Token]:
     """Mark the head words of one clause (see the module docstring).
 
     ``opened_by_content``: the clause's first word is a content word, its
@@ -578,7 +744,10 @@ def _heads(clause: list[Token], opened_by_content: bool, verb_last: bool,
     ``parts``: in German, indices of the last content word before a comma,
     which ends a clause of its own there ("… über Ideen *plaudern*, hast du
     Lust?"); one not written as a noun is a verb as well. A verb ends the
-    topic before it: it is the request, not what it is about.
+    topic before it: it is the request, not what it is about. ``main``: this is the
+    request's first clause with a content word; its head words are ``Token.main``.
+    ``sourced``: indices of the material a light verb makes something out of ("aus
+    meinen *Stichpunkten*"), which are no head words.
     """
     heads = {0}
     verbs = {i for i in (*parts, len(clause) - 1) if verb_last and clause and not clause[i].noun}
@@ -590,8 +759,9 @@ def _heads(clause: list[Token], opened_by_content: bool, verb_last: bool,
         while i + 1 < len(clause) and clause[i + 1].position == clause[i].position + 1:
             i += 1
             heads.add(i)
-    return [replace(t, head=i in heads, topic=t.topic and i not in verbs)
-            for i, t in enumerate(clause)]
+    heads -= set(sourced)
+    return [replace(t, head=i in heads, topic=t.topic and i not in verbs,
+                    main=main and i in heads) for i, t in enumerate(clause)]
 
 
 SKIPPABLE = frozenset("""

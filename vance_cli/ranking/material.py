@@ -59,6 +59,14 @@ _INLINE = re.compile(r"`([^`\n]+)`")
 _PARAGRAPH = re.compile(r"\n[ \t]*\n(?=\s*\S)")
 _POINTS = Lazy(r"\b(?:this|these|following|below|beneath|here|dies\w*|folgende\w*|unten|"
                r"hier)\b", re.IGNORECASE)
+TEXT_NOUNS = ("text", "paragraph", "paragraphs", "sentence", "sentences", "passage", "email",
+              "e-mail", "mail", "message", "letter", "note", "tweet", "post",
+              "absatz", "satz", "sätze", "nachricht", "brief")
+"""Names of a short text: a request that points at one and goes on after a colon on the same
+line ("Fix the typo in *this sentence*: …") gives the text right there."""
+
+_POINTED = Lazy(r"^[^\n:]*\b(?:this|these|the following|that|dies\w*|folgende\w*)\s+(?:\w+\s+)?"
+                r"(?:" + "|".join(TEXT_NOUNS) + r")\b[^\n:]*:(?=[ \t]+\S)", re.IGNORECASE)
 _CODE_LINE = Lazy(
     # a keyword that opens a statement (lower case, as code writes it), then a bracket, a
     # semicolon, = or $ on the line
@@ -94,6 +102,12 @@ def request(task: str) -> str:
     if any(quote in text for quote in _QUOTE_OPENERS):
         text = _QUOTED.re.sub(lambda m: _blank(m.group()) if len(_WORD.findall(m.group())) >=
                               MATERIAL_WORDS else m.group(), text)
+    if ":" in text:
+        pointed = _POINTED.re.search(text)
+        if pointed is not None:  # "Make this paragraph shorter: The committee met …"
+            end = text.find("\n", pointed.end())
+            end = len(text) if end < 0 else end
+            text = text[:pointed.end()] + _blank(text[pointed.end():end]) + text[end:]
     for block in _BLOCK.finditer(text):
         line = text[text.rfind("\n", 0, block.start()) + 1:block.start()]
         if len(_WORD.findall(line)) >= BLOCK_WORDS:

@@ -86,7 +86,7 @@ from functools import lru_cache
 
 from vance_cli.base.patterns import Lazy
 from vance_cli.base.records import frozen
-from vance_cli.ranking.lexicon import WRITING_VERBS, is_content
+from vance_cli.ranking.lexicon import WRITING_VERBS, is_content, language
 from vance_cli.ranking.material import pasted_code, request
 
 GIVEN_NUMBERS = 2
@@ -100,6 +100,12 @@ vue svelte sql pl pm lua dart ex exs clj hs ml erl fs ipynb
 """.split())
 """File extensions of source code (not of documents or data: a ``.pdf`` is material to
 read, a ``.json`` may hold strings to translate)."""
+
+BUILD_FILES = frozenset("""
+makefile dockerfile jenkinsfile gemfile rakefile vagrantfile procfile cmakelists.txt
+package.json pyproject.toml cargo.toml go.mod pom.xml build.gradle tsconfig.json
+""".split())
+"""Files of a program's build by their names alone ("Fix our *Makefile*"): code."""
 
 PROGRAMMING_LANGUAGES = (
     "python", "java", "javascript", "typescript", "rust", "golang", "kotlin", "swift", "c",
@@ -123,7 +129,7 @@ Rust") it is code."""
 
 FRAMEWORKS = ("react", "vue", "angular", "svelte", "django", "flask", "fastapi", "rails",
               "spring", "laravel", "express", "node", "next.js", "nuxt", "flutter", "swiftui",
-              "android", "ios", "unity", "wordpress")
+              "android", "ios", "unity", "wordpress", "web", "mobile")
 """Frameworks and platforms that programs are built on: as the programming languages, before a
 program's part ("this *Django project*", "our *React app*")."""
 
@@ -232,7 +238,9 @@ _PATH_PART = Lazy(r"[\w.{}-]{2,}")
 _QUOTE_CHARS = "\"'`\u201c\u201d\u201e\u2018\u2019\u00ab\u00bb"
 _END = Lazy(r"[.,;:!?]+$")
 _EXPLAIN_ASKS = frozenset({"how", "what", "wie", "was"})
-_INTO_LANGUAGE = Lazy(r"\b(?:into|to|in|nach|ins)\s+(?:" + "|".join((*PROGRAMMING_LANGUAGES,
+_INTO_LANGUAGE = Lazy(r"\b(?:into|to|in|nach|ins)\s+(?:(?:modern|idiomatic|current|newer|"
+                      r"plain|pure|modernes?|aktuelles?)\s+)?(?:"
+                      + "|".join((*PROGRAMMING_LANGUAGES,
                                                                       GO_LANGUAGE))
                       + r")(?![\w+#])", re.IGNORECASE)
 _LANGUAGES = r"(?:" + "|".join((*PROGRAMMING_LANGUAGES, GO_LANGUAGE, "shell", "sql", "powershell",
@@ -305,6 +313,39 @@ _DEADLINE = Lazy(r"\b(?:by|until|till|before|bis)\s+(?:tonight|today|tomorrow|he
 _ASKED = Lazy(r"\b(?:tell me|let me know|sag mir|sagt mir)\s+(?:wh\w+|how|if|was|wo|wer|wann|"
               r"wie|ob)\b", re.IGNORECASE)
 
+_GREETING = Lazy(
+    r"^\s*(?:hi|hello|hey|hiya|howdy|greetings|yo|hallo|moin|servus|huhu|"
+    r"good\s+(?:morning|afternoon|evening|day)|guten\s+(?:morgen|tag|abend))"
+    r"(?:\s+(?:there|all|everyone|everybody|folks|team|guys|friend|vance|zusammen|ihr|du|"
+    r"leute))?(?:\s*[!,.:;)(\-\u2013\u2014]+[\s!,.:;)(\-\u2013\u2014]*|\s+(?=(?:please|pls|"
+    r"can|could|would|will|i|we|bitte|kannst|könntest|würdest|ich|wir)\b))"
+    r"(?:(?:how\s+are\s+you(?:\s+doing)?|how['\u2019]?s\s+it\s+going|what['\u2019]?s\s+up|"
+    r"wie\s+geht['\u2019]?s|wie\s+geht\s+es\s+(?:dir|euch|ihnen))\W*)?", re.IGNORECASE)
+_THANKS = Lazy(
+    r"(?:(?<=[.!?,;:])|^|\s)\s*(?:thanks|thank\s+you|thx|ty|cheers|danke|vielen\s+dank|merci)"
+    r"(?:\s+(?:a\s+lot|so\s+much|very\s+much|in\s+advance|schön|sehr|im\s+voraus))?"
+    r"[\s.!:)(]*$", re.IGNORECASE, needs=("than", "thx", "ty", "cheers", "dank", "merci"))
+_CAUSE = Lazy(
+    r"\b(?:what(?:['\u2019]s|\s+is)\s+(?:going\s+on|wrong|behind\s+(?:it|this|that))"
+    r"|what\s+(?:happened|went\s+wrong|caused\s+(?:it|this|that)|explains\s+(?:it|this|that))"
+    r"|was\s+ist\s+(?:da\s+|denn\s+)?(?:los|passiert)|woran\s+liegt\s+(?:das|es))\b",
+    re.IGNORECASE, needs=("what", "was ", "woran"))
+
+_SAYS = Lazy(r"^\W*(?:what\s+(?:does|do|did)\b[^?.!]*\b(?:say|says|mean|means)\b"
+             r"|was\s+(?:sagt|bedeutet|heißt)\b)", re.IGNORECASE)
+"""A question what a text says or means ("What does this clause say, in short?"): its
+numbers are the text's, not data to compute with."""
+
+_VERSION = Lazy(r"(?<![\w-])(" + "|".join((*PROGRAMMING_LANGUAGES, "node", "php", "java"))
+                + r")[\s-]?(\d+(?:\.\d+)*)(?![\w.])", re.IGNORECASE,
+                needs=("python", "java", "node", "php", "ruby", "perl", "swift", "kotlin", "scala",
+                       "rust", "go", "c", "dart", "lua", "julia", "elixir", "typescript"))
+_REMEDY = Lazy(r"\bhow\s+(?:do|can|should|could)\s+(?:i|we)\s+(?:fix|solve|resolve|get\s+rid\s+of|"
+               r"make\s+it\s+(?:go\s+away|stop|work)|stop|avoid|prevent|get\s+past)\b"
+               r"|\bwie\s+(?:bekomme|kriege|werde)\s+ich\b.*\b(?:weg|los)\b", re.IGNORECASE,
+               needs=("how", "wie"))
+"""A how-question after a remedy ("how do I make it go away?"): it asks for a fix."""
+
 READINGS_KEPT = 16
 """Readings kept in memory: the ranking and the offline selector read the same task
 one after the other; a task read is at most ``lexicon.ANALYSED_CHARS`` long."""
@@ -344,6 +385,7 @@ def read(task: str) -> Reading:
     text = request(task)
     if text != task:
         notes.append("quoted or pasted material left out")
+    text = _courtesy(text, notes)
     if pasted_code(task):
         extra.append("code")
         text, explained = _explain_first(text)
@@ -357,7 +399,9 @@ def read(task: str) -> Reading:
         text, selves = _SELF.re.subn(lambda m: " " * len(m.group()), text)
     if selves:
         notes.append("who is asking left out")
-    for rewrite, note in ((_measures, "measures as numbers"), (_other_code, "a code of no program"),
+    for rewrite, note in ((_measures, "measures as numbers"),
+                          (_versions, "a language with its version as 'code', two as 'port'"),
+                          (_other_code, "a code of no program"),
                           (_code, "code as 'code'"),
                           (_port, "translating into a programming language as 'port'"),
                           (_in_language, "a given text in another language as 'into'"),
@@ -383,6 +427,28 @@ def read(task: str) -> Reading:
         notes.append("a list of roles adds " + ("'perspectives', 'roles'" if opinion
                                                  else "'perspectives'"))
     return Reading(text, tuple(extra), tuple(notes))
+
+
+def _courtesy(text: str, notes: list[str]) -> str:
+    """Leave out a greeting before the request and thanks after it; read a cause question.
+
+    "Hi there! Could you …", "Good morning :) please …", "… Thanks!" frame the
+    request; "what's going on", "was ist los" … ask why (``_CAUSE``). What was
+    read is added to ``notes``.
+    """
+    greeted = _GREETING.re.match(text)
+    if greeted is not None and greeted.end() and greeted.end() < len(text.rstrip()):
+        text = " " * greeted.end() + text[greeted.end():]
+        notes.append("the greeting left out")
+    if _THANKS.may_match(text):
+        thanked = _THANKS.re.search(text)
+        if thanked is not None and thanked.start() > 0:
+            text = text[:thanked.start()] + " " * (len(text) - thanked.start())
+    if _CAUSE.may_match(text):
+        text, causes = _CAUSE.re.subn("why", text)
+        if causes:
+            notes.append("a question after causes as 'why'")
+    return text
 
 
 def _swaps(word: str) -> Iterator[str]:
@@ -421,6 +487,24 @@ def _other_code(sentence: str) -> tuple[str, int]:
     return _OTHER_CODE.re.subn(lambda m: m.group()[:m.start(1) - m.start()], sentence)
 
 
+def _versions(sentence: str) -> tuple[str, int]:
+    """Read a programming language with a version as ``code``; two versions of one as a port.
+
+    "Move my Python 2.7 scraper to Python 3.12": the numbers name versions, not data to
+    compute with, and going from one to the other is a port.
+    """
+    if not any(c.isdigit() for c in sentence) or not _VERSION.may_match(sentence):
+        return sentence, 0
+    found = _VERSION.re.findall(sentence)
+    if not found:
+        return sentence, 0
+    done = _VERSION.re.sub("code", sentence)
+    languages = [language.casefold() for language, _number in found]
+    if len(found) >= 2 and len(set(languages)) < len(languages) and len(set(found)) > 1:
+        done = _opened(done, "port")
+    return done, len(found)
+
+
 def _measures(sentence: str) -> tuple[str, int]:
     if "-" not in sentence:
         return sentence, 0
@@ -442,6 +526,8 @@ def is_code(token: str) -> bool:
     """
     bare = token.strip(_QUOTE_CHARS + ",;:!?")
     word = bare.strip("()[]{}<>.")
+    if word.casefold() in BUILD_FILES:
+        return True
     if ("_" in word or not word.islower()) and _IDENTIFIER.re.fullmatch(word):
         return True  # (an identifier has an underscore or a capital: most words compile nothing)
     if not ("/" in word or "(" in bare or "." in word) or "://" in word or word.startswith("www."):
@@ -474,6 +560,8 @@ def _code(sentence: str) -> tuple[str, int]:
         sentence, programs = _ARTEFACT.re.subn("code", sentence)
     sentence = _TOKEN.sub(name, sentence)
     count += programs
+    if count and _REMEDY.may_match(sentence) and _REMEDY.re.search(sentence):
+        return _opened(sentence, "fix"), count  # "how do I make it go away?" asks for a fix
     if (count and not _EXPLAIN_ASKS.isdisjoint(w.casefold() for w in _WORD.findall(sentence))
             and not sentence.lstrip().startswith("explain ")):
         sentence = _opened(sentence, "explain")
@@ -535,8 +623,8 @@ def _calculate(sentence: str) -> tuple[str, int]:
     A *how much*/*how many* question anywhere; a *what*/*which*/*how* question
     that ends with ``?`` or opens its sentence ("whats the end value if …").
     """
-    if sentence.lstrip().startswith("weigh "):
-        return sentence, 0  # a decision question: weighed, not computed
+    if sentence.lstrip().startswith("weigh ") or _SAYS.re.match(sentence):
+        return sentence, 0  # a decision question, weighed; what a text says, read
     sentence, count = _QUANTITY.re.subn("; calculate", sentence)
     if count or not (sentence.rstrip().endswith("?") or _ASKS.re.match(sentence)):
         return sentence, count
@@ -621,6 +709,58 @@ def action_request(text: str) -> str | None:
     return words[-1] if words[-1] in GERMAN_ACTION_INFINITIVES else None
 
 
+INTERROGATIVE_VERBS = frozenset("""
+is are was were does did has can could will would isn aren wasn doesn didn hasn
+ist sind war waren hat haben hatte gibt gab kann können wird werden kommt kommen
+""".split())
+"""Verbs that open a question when they open the sentence (the verb before the subject:
+"*Is* Pluto a planet", "*Hat* mein Vermieter …", "*Gibt* es …"). Not *do* or *have*, which
+open requests too ("*Do* a code review", "*Have* a look at this")."""
+
+
+def asks(sentence: str) -> bool:
+    """True when ``sentence`` is put as a question: by its ``?`` or by its word order.
+
+    Its first word is a question word (*who*, *what*, *wann* …, ``_WH_WORDS``)
+    or a verb before its subject (``INTERROGATIVE_VERBS``): "how many vacation
+    days do I have left", "wie hoch ist die Zugspitze", "did my parcel arrive".
+    *Can*/*could*/*would*/*kannst* … with *you*/*du* ask for something to be
+    done ("Can you translate this") and are no question about the world.
+
+    Args:
+        sentence: one sentence of a task.
+    """
+    if sentence.rstrip().endswith("?"):
+        return True
+    words = [w.casefold() for w in _WORD.findall(sentence)][:2]
+    if not words:
+        return False
+    if _wh(words[0], sentence):
+        return True
+    return (words[0] in INTERROGATIVE_VERBS and not (len(words) > 1 and words[1] in _YOU))
+
+
+def _wh(word: str, sentence: str) -> bool:
+    """True when ``word`` (case-folded) is a question word; *was* only in German."""
+    return word in _WH_WORDS and not (word == "was" and language(sentence) == "en")
+
+
+def _named_subject(sentence: str) -> bool:
+    """True when the word after the sentence's first is written as a name ("Is *Pluto* …")."""
+    found = _WORD.findall(sentence)
+    return len(found) > 1 and found[1][:1].isupper()
+
+
+_YOU = frozenset({"you", "u", "ya", "du", "ihr", "sie"})
+_WHEN = Lazy(r"^\W*(?:when|what\s+time|how\s+long\s+(?:until|till|before)|wann|"
+             r"um\s+wie\s+viel\s+uhr|wie\s+lange\s+(?:noch|bis))\b", re.IGNORECASE)
+
+
+def sentences(text: str) -> list[str]:
+    """Return the sentences of ``text`` (the split every rule here uses), in order."""
+    return _SENTENCE.findall(text)
+
+
 def fact_question(text: str) -> bool:
     """True when the task is one short direct question about the world: it asks for one fact.
 
@@ -639,8 +779,13 @@ def fact_question(text: str) -> bool:
     words = [w.casefold() for w in _WORD.findall(text)]
     if len(sentences) != 1 or not words or len(words) > FACT_WORDS:
         return False
-    asked = sentences[0].rstrip().endswith("?") or words[0] in _WH_WORDS
-    return (asked and words[0] in QUESTION_OPENERS and _POSSESSIVE.re.search(text) is None
+    # without "?", a question opened by a verb asks a fact only about something named
+    # ("Is Pluto a planet"): "did the package arrive" asks about the person's own things
+    asked = sentences[0].rstrip().endswith("?") or _wh(words[0], text) or (
+        asks(sentences[0]) and _named_subject(sentences[0]))
+    opened = words[0] in QUESTION_OPENERS or (words[0] in INTERROGATIVE_VERBS
+                                              and (len(words) < 2 or words[1] not in _YOU))
+    return (asked and opened and _POSSESSIVE.re.search(text) is None
             and FUTURE_WORDS.isdisjoint(words) and len(_DIGITS.findall(text)) < GIVEN_NUMBERS)
 
 
@@ -684,7 +829,7 @@ def live_question(text: str) -> str | None:
     if _DEADLINE.may_match(text):
         text = _DEADLINE.re.sub(" ", text)
     words = [w.casefold() for w in _WORD.findall(text)]
-    question = sentences[0].rstrip().endswith("?")
+    question = asks(sentences[0])
     # each test only when the answer still depends on it: most tasks ask no question, and
     # the phrase patterns are compiled on first use
     own = _POSSESSIVE.re.search(text) is not None
@@ -692,6 +837,9 @@ def live_question(text: str) -> str | None:
             and (not LIVE_WORDS.isdisjoint(words) or _LIVE_PHRASE.re.search(text) is not None
                  or _RECENT_PHRASE.re.search(text) is not None)):
         return "own"
+    if (question and own and len(words) <= FACT_WORDS and _GENERAL.isdisjoint(words)
+            and _WHEN.re.match(text) is not None):
+        return "own"  # one's own events to come: "When is my next dentist appointment?"
     if (question and (own or _I_HAVE.re.search(text) is not None) and len(words) <= FACT_WORDS
             and FUTURE_WORDS.isdisjoint(words)
             and _GENERAL.isdisjoint(words) and _OWN_STATE.re.match(text.strip()) is not None):

@@ -39,7 +39,7 @@ from vance_cli.ranking import lexicon
 if TYPE_CHECKING:
     from vance_cli.recipes.loader import Recipe
 
-VERSION = 1
+VERSION = 2
 """Version of the rules that turn a recipe's text into index terms (``vance_cli.ranking.lexicon``
 and ``_analyse`` here). Bump it whenever they change what terms a text yields: stored
 analyses of another version are ignored. ``tests/unit/test_recipe_terms.py`` pins the

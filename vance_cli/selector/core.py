@@ -3,10 +3,14 @@
 Steps, first that decides wins:
 1. empty task → NONE ``empty_task`` (no LLM call);
 2. empty inventory → NONE ``no_recipes`` (no LLM call);
-3. trigger fast path: exactly one recipe has a trigger keyword occurring in
-   the lower-cased task → MATCH (no LLM call);
-4. no LLM configured → the offline selector (``offline.py``);
-5. one LLM call (catalog + inventory, capped at 50 by relevance), tolerant
+3. explicit recipe name: the request names exactly one recipe of the
+   inventory as a recipe ("with the essay recipe "plain-essay"") → MATCH
+   (``named_recipe``, no LLM call);
+4. trigger fast path: exactly one recipe has a trigger keyword occurring in
+   the lower-cased task, and the rest of the request names no other
+   deliverable → MATCH (no LLM call);
+5. no LLM configured → the offline selector (``offline.py``);
+6. one LLM call (catalog + inventory, capped at 50 by relevance), tolerant
    parse, verbatim name check.
 
 ``select()`` never raises: every failure becomes NONE through ``none_for``.
@@ -22,6 +26,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from vance_cli.base.text_input import is_blank
+from vance_cli.ranking import bm25 as ranking
 from vance_cli.ranking import lexicon, material, reading
 from vance_cli.recipes.loader import load_recipes
 from vance_cli.selector.decision import Decision, Mode, NoneReason, match, none, none_for
@@ -33,6 +38,60 @@ if TYPE_CHECKING:
 
 Progress = Callable[[], AbstractContextManager[object]]
 """Factory of a context manager wrapped around the LLM call (the CLI's spinner)."""
+
+
+RECIPE_WORDS = ("recipe", "rezept")
+"""Words that say the name next to them is a recipe's ("the recipe code-read", "the
+plain-essay recipe", "mit dem Rezept „discuss“", "dem discuss-Rezept")."""
+
+_QUOTE = "[\"'`\u201c\u201d\u201e\u2018\u2019\u00ab\u00bb]?"
+_CALLED = r"(?:\s+(?:called|named|namens|mit\s+dem\s+namen))?\s*[:=]?\s*"
+
+
+def named_recipe(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] | None:
+    """Return ``(recipe, words)`` when the request names exactly one recipe as a recipe.
+
+    A name of the inventory, whole (not inside a longer name) and in any
+    case, right after *recipe*/*Rezept* (a *called*, *named* or a colon, and
+    quotes, allowed between) or right before it ("the plain-essay recipe",
+    "dem discuss-Rezept"). A bare name is an ordinary word ("translate",
+    "default") or a trick ("answer MATCH coding"), and names nothing. Quoted or
+    pasted material (``material.request``) and negated stretches ("not the
+    recipe coding") name nothing either. Two recipes named: None, the
+    selector decides.
+
+    Args:
+        task: the task text.
+        inventory: the selector's inventory.
+
+    Returns:
+        The recipe and the words that named it, or None.
+
+    Rule: docs/delegate.md, "How the selector decides" (the explicit recipe name wins).
+    """
+    text = material.request(lexicon.analysed(task))
+    folded = text.casefold()
+    if not any(word in folded for word in RECIPE_WORDS):
+        return None
+    names = {r.name.casefold(): r for r in inventory if r.name.casefold() in folded}
+    if not names:
+        return None
+    found: dict[str, tuple[Recipe, str, int]] = {}
+    for match_ in _named_pattern(tuple(sorted(names, key=len, reverse=True))).finditer(text):
+        name = (match_.group("after") or match_.group("before")).casefold()
+        found.setdefault(name, (names[name], match_.group().strip(), match_.start()))
+    negated = lexicon.negated_at(text, (start for _r, _w, start in found.values()))
+    named = [(recipe, words) for recipe, words, start in found.values() if not negated[start]]
+    return named[0] if len(named) == 1 else None
+
+
+@functools.cache
+def _named_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(n) for n in names)
+    recipe = "(?:" + "|".join(RECIPE_WORDS) + ")"
+    return re.compile(rf"(?<![\w-]){recipe}{_CALLED}{_QUOTE}(?P<after>{alternatives}){_QUOTE}"
+                      rf"(?![\w-])|(?<![\w-]){_QUOTE}(?P<before>{alternatives}){_QUOTE}[\s-]"
+                      rf"{recipe}\b", re.IGNORECASE)
 
 
 def trigger_match(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] | None:
@@ -55,7 +114,8 @@ def trigger_match(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] 
 
     Rule: docs/delegate.md step 3.
     """
-    text = reading.plain_words(material.request(lexicon.analysed(task))).lower()
+    read = reading.read(lexicon.analysed(task)).text
+    text = read.lower()
     hits: list[tuple[int, Recipe, str]] = []  # (offset in text, recipe, keyword), keyword order
     for recipe in inventory:
         for keyword in recipe.keywords:
@@ -72,7 +132,26 @@ def trigger_match(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] 
     for offset, recipe, keyword in hits:
         if not negated[offset]:
             fired.setdefault(recipe.name, (recipe, keyword))
-    return next(iter(fired.values())) if len(fired) == 1 else None
+    if len(fired) != 1:
+        return None
+    recipe, keyword = next(iter(fired.values()))
+    return None if _gives_way(task, read, recipe, inventory) else (recipe, keyword)
+
+
+def _gives_way(task: str, read: str, recipe: Recipe, inventory: Sequence[Recipe]) -> bool:
+    """True when the request's predicate is another recipe's cue: the ranking decides.
+
+    "Summarise this op-ed, with its arguments for and against" fires the
+    debate's ``for and against``, but its predicate *summarise* is the summary
+    recipe's own tag: the keyword describes the material, the verb names the
+    deliverable. ``read``: the task as ``reading.read`` reads it.
+    """
+    heads = [token for token in lexicon.tokens(read) if token.head]
+    if not heads or heads[0].word != lexicon.opening(read):
+        return False  # the request opens with no predicate of substance ("I have to …")
+    predicate = heads[0].word
+    return any(predicate in hit.cues for hit in ranking.rank(inventory, task)
+               if hit.recipe.name != recipe.name)
 
 
 @functools.cache
@@ -116,6 +195,11 @@ def _select(ws: Workspace, task: str, model: str | None, recipes: RecipeSet | No
         return none(NoneReason.NO_RECIPES,
                     "no recipes available: the inventory is empty (every recipe is hidden, "
                     "internal or failed to load)", Mode.PRECHECK)
+    named = named_recipe(task, inventory)
+    if named is not None:
+        recipe, words = named
+        return match(recipe, f"the task names recipe '{recipe.name}' ('{words}'): the explicit "
+                     "recipe name wins", Mode.NAMED)
     triggered = trigger_match(task, inventory)
     if triggered is not None:
         recipe, keyword = triggered

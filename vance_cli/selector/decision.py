@@ -108,6 +108,8 @@ class Mode(StrEnum):
 
     PRECHECK = "precheck"
     """Decided before any ranking or LLM call (empty task, empty inventory)."""
+    NAMED = "named"
+    """The task names exactly one recipe of the inventory as a recipe ("with the recipe 'x'")."""
     TRIGGER = "trigger"
     """Exactly one recipe's trigger keyword occurs in the task."""
     LLM = "llm"

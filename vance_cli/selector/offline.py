@@ -118,6 +118,18 @@ def evidence(hit: ranking.Hit) -> str | None:
     return None
 
 
+def decoration(hit: ranking.Hit, opening: str | None) -> bool:
+    """True when ``hit`` rests on a phrase away from the request's head words.
+
+    No cue, no tagged head word, fewer than ``MIN_WORDS`` words besides and no
+    phrase that opens the request (``opening``, its first word: "*Go through*
+    the files" is the predicate): "*each time*", "*step by step*", "*for and
+    against*" say how often, how or what about, not what is asked for.
+    """
+    return (bool(hit.phrases) and not hit.cues and hit.named == 0 and hit.words < MIN_WORDS
+            and all(phrase.split()[0] != opening for phrase in hit.phrases))
+
+
 def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
     """Pick the best recipe with enough evidence, the general worker for one writing job, or NONE.
 
@@ -147,12 +159,19 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
                     "acts in the world", Mode.OFFLINE)
     limit = threshold(len(inventory))
     how = f"; read: {', '.join(read.notes)}" if read.notes else ""
-    chosen = next(((hit, why) for hit in hits if hit.score >= limit
-                   for why in [evidence(hit)] if why is not None), None)
+    eligible = [(hit, why) for hit in hits if hit.score >= limit
+                for why in [evidence(hit)] if why is not None]
+    chosen = eligible[0] if eligible else None
+    if chosen is not None and decoration(chosen[0], lexicon.opening(read.text)):
+        # the deliverable over decoration: a recipe whose cue is the request's predicate or
+        # its object beats one whose only evidence is a phrase of manner, frequency or topic
+        chosen = next((pair for pair in eligible if pair[0].main),
+                      next((pair for pair in eligible if pair[0].cues), chosen))
     verb = lexicon.writing_job(read.text)
     general = next((r for r in inventory if GENERAL_TAG in map(str.casefold, r.tags)), None)
     if verb is not None and general is not None and (chosen is None
-                                                     or not intent(chosen[0], verb)):
+                                                     or not _names_job(chosen[0], verb, read.text,
+                                                                       inventory)):
         beside = (f"best '{chosen[0].recipe.name}' matched only {_words(chosen[0].terms)}"
                   if chosen else "no recipe has enough evidence")
         return match(general, f"{OFFLINE}: '{general.name}' is the general worker: the task "
@@ -178,6 +197,20 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
         detail = (f"one word is not enough (best '{best.recipe.name}' matched only "
                   f"{_words(best.terms)}: no second word, phrase or cue)")
     return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: {detail}{how}", Mode.OFFLINE)
+
+
+def _names_job(hit: ranking.Hit, verb: str, text: str, inventory: Sequence[Recipe]) -> bool:
+    """True when ``hit`` names the writing job's deliverable in the sentence that asks for it.
+
+    The sentences after the one with the writing verb are its material ("Write my standup
+    note. Yesterday: fixed the login bug."): their words do not outvote the verb.
+    """
+    sentences = [s for s in reading.sentences(text) if s.strip()]
+    if len(sentences) < 2 or not intent(hit, verb):
+        return intent(hit, verb)
+    asked = next((s for s in sentences if lexicon.writing_job(s) == verb), sentences[0])
+    return any(intent(other, verb) for other in ranking.rank(inventory, asked)
+               if other.recipe.name == hit.recipe.name)
 
 
 def intent(hit: ranking.Hit, verb: str = "") -> bool:
