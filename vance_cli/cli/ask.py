@@ -247,8 +247,10 @@ class TerminalAsker:
         self._say(self.texts["edit_title"].format(action=action), "bold")
         from prompt_toolkit.key_binding import merge_key_bindings
 
+        from vance_cli.cli.word_wrap import WordWrap  # heavy: prompt_toolkit
+
         session: PromptSession[str] = PromptSession(
-            multiline=False, input=self.input, output=self.output,
+            multiline=False, input=self.input, output=self.output, input_processors=[WordWrap()],
             key_bindings=merge_key_bindings([_cancel_bindings(), newline_bindings()]),
             prompt_continuation=lambda width, _n, _w: " " * width,
             bottom_toolbar=self.texts["toolbar"].format(
