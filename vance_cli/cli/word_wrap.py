@@ -9,6 +9,7 @@ A word wider than the window still breaks at the edge. Rule: docs/wizards.md
 
 from __future__ import annotations
 
+from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout.processors import Processor, Transformation, TransformationInput
 from prompt_toolkit.layout.utils import explode_text_fragments
 from prompt_toolkit.utils import get_cwidth
@@ -54,7 +55,7 @@ class WordWrap(Processor):
         pads = padding(text, transformation_input.width)
         if not pads:
             return Transformation(transformation_input.fragments)
-        out = []
+        out: StyleAndTextTuples = []
         starts = dict(pads)
         for index, fragment in enumerate(fragments):
             if index in starts:
