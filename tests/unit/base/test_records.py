@@ -221,3 +221,22 @@ def test_what_frozen_does_not_make_is_refused() -> None:
     with pytest.raises(TypeError, match="defines its own"):
         frozen(type("OwnInit", (), {"__annotations__": {"a": "int"},
                                     "__init__": lambda self, a: None}))
+
+
+def test_init_is_compiled_at_its_first_use_and_then_stays() -> None:
+    @frozen
+    class Late:
+        a: int
+        b: str = "x"
+
+    assert not inspect.isfunction(Late.__dict__["__init__"])  # not compiled yet
+    assert list(inspect.signature(Late).parameters) == ["a", "b"]
+    compiled = Late.__dict__["__init__"]
+    assert inspect.isfunction(compiled) and compiled.__qualname__.endswith("Late.__init__")
+    assert Late(1) == Late(1, "x") and Late.__dict__["__init__"] is compiled
+
+    @frozen
+    class Made:
+        a: int
+
+    assert Made(3).a == 3  # made before anything inspected it
