@@ -40,6 +40,15 @@ def _spawn(args: list[str], env: Mapping[str, str], tmp_path: Path) -> pexpect.s
 
 
 def _answer_gremium(child: pexpect.spawn, edit: bool = True, check: str = "") -> None:
+    _answer_gremium_form(child, check)
+    child.expect("Esc Enter")  # the final, editable buffer: the shell's keys
+    if edit:
+        child.send(Key.END_OF_BUFFER + Key.ESC_ENTER + "Answer in two short paragraphs.")
+    child.send(Key.ENTER)
+
+
+def _answer_gremium_form(child: pexpect.spawn, check: str) -> None:
+    """Answer gremium's three steps and its check question (``y``: expect the suggestion)."""
     child.expect("The council — step 1 of 3")
     child.expect("Council name")
     child.send("product-board" + Key.ENTER)
@@ -70,10 +79,6 @@ def _answer_gremium(child: pexpect.spawn, edit: bool = True, check: str = "") ->
     child.send(check + Key.ENTER)
     if check == "y":
         child.expect("members: Give Grace a persona of her own.")
-    child.expect("Esc Enter")  # the final, editable buffer: the shell's keys
-    if edit:
-        child.send(Key.END_OF_BUFFER + Key.ESC_ENTER + "Answer in two short paragraphs.")
-    child.send(Key.ENTER)
 
 
 def _vance(*args: str, stdin: str | None = None) -> CliResult:
@@ -228,6 +233,29 @@ def test_the_check_step_before_send_prints_the_llm_suggestions(
     assert out.read_text().startswith(
         'Create a reusable recipe for an advisory council named "product-board"')
     (request,) = llm_server.requests
+    assert "- Ada: A pragmatic engineer" in request.json["messages"][-1]["content"]
+
+
+def test_the_shell_s_wizard_offers_the_check_before_send_too(
+        tmp_path: Path, llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply(json.dumps({"suggestions": [
+        {"field": "members", "suggestion": "Give Grace a persona of her own."},
+        {"field": "budget", "suggestion": "Name a budget."}]}))  # no such field: dropped
+    env = {**llm_server.env(), "EDITOR": str(_editor(tmp_path))}
+    child = _spawn(["shell"], env, tmp_path)
+    child.expect("vance>")
+    child.send("/wizard gremium" + Key.ENTER)
+    _answer_gremium_form(child, check="y")
+    child.expect("Save the answers to a file")
+    child.send("n" + Key.ENTER)
+    child.expect('Create a reusable recipe for an advisory council named "product-board"')
+    child.send(Key.CTRL_C)  # drop the prefilled prompt: nothing is sent
+    child.expect("vance>")
+    child.send("/quit" + Key.ENTER)
+    status, log = finish(child)
+    assert status == 0 and "Traceback" not in log, log
+    assert "Name a budget" not in log
+    (request,) = llm_server.requests  # the check, and nothing sent to the selector
     assert "- Ada: A pragmatic engineer" in request.json["messages"][-1]["content"]
 
 
