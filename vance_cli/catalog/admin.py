@@ -361,7 +361,8 @@ def find_orphans(ws: Workspace, catalog: Catalog) -> tuple[OrphanedRecipe, ...]:
     for layer in recipe_layers(ws):
         for name, path in layer.iter_documents(Kind.RECIPES):
             try:
-                recipe = load_recipe_file(DocumentRef(name, layer.layer, path))
+                recipe = load_recipe_file(DocumentRef(name, layer.layer, path),
+                                          rules=ws.engines)
             except DocumentError:
                 continue
             if recipe.engine not in catalog.engines:

@@ -41,7 +41,6 @@ from vance_cli.base import replies
 from vance_cli.base.errors import BudgetExceeded, DocumentError, VanceError
 from vance_cli.documents.cascade import Kind, load_yaml
 from vance_cli.engines import chat, children
-from vance_cli.engines.registry import Engine
 from vance_cli.processes.runtime import Message, Turn, TurnOutcome
 from vance_cli.recipes import params as engine_params
 
@@ -287,7 +286,7 @@ def new_state(turn: Turn) -> dict[str, Any]:
         DocumentError: the plan cannot be loaded (see ``load_plan``).
     """
     try:
-        params = engine_params.parse("vogon", turn.process.params)
+        params = engine_params.parse(engine_params.VogonParams, turn.process.params)
     except ValueError as exc:
         raise DocumentError(f"recipe '{turn.process.recipe}': {exc}") from None
     assert isinstance(params, engine_params.VogonParams)
@@ -354,6 +353,3 @@ def run_turn(turn: Turn) -> TurnOutcome:
     return TurnOutcome(settle="DONE", reply=reply,
                        outcome={"strategy": state["plan"].get("strategy"), "phases": summary})
 
-
-ENGINE = Engine(name="vogon", run_turn=run_turn)
-"""vogon as the runtime sees it."""

@@ -32,7 +32,6 @@ from vance_cli.base.wording import shorten
 from vance_cli.delegate.flow import delegate
 from vance_cli.delegate.request import DelegateRequest
 from vance_cli.engines import chat
-from vance_cli.engines.registry import Engine
 from vance_cli.engines.slartibartfast.fallback import Fallback
 from vance_cli.processes.runtime import Settle, Turn, TurnOutcome, start
 from vance_cli.recipes.loader import load_recipes
@@ -183,6 +182,3 @@ def run_turn(turn: Turn) -> TurnOutcome:
     return TurnOutcome(settle=settle, reply=reply, notes=notes, model=answer.model,
                        tokens_in=answer.prompt_tokens, tokens_out=answer.completion_tokens)
 
-
-ENGINE = Engine(name="arthur", run_turn=run_turn, wakes_on_events=True)
-"""arthur as the runtime sees it: a child's result starts its next turn."""

@@ -42,7 +42,6 @@ from vance_cli.delegate.batch_input import Item
 from vance_cli.delegate.flow import delegate
 from vance_cli.delegate.request import DelegateRequest
 from vance_cli.engines import chat, children
-from vance_cli.engines.registry import Engine
 from vance_cli.processes.lifecycle import close_process
 from vance_cli.processes.model import CloseReason, Process
 from vance_cli.processes.runtime import Turn, TurnOutcome
@@ -80,7 +79,7 @@ PLAN_SCHEMA: Mapping[str, Any] = {
 
 def _params(turn: Turn) -> engine_params.MarvinParams:
     try:
-        params = engine_params.parse(MARVIN, turn.process.params)
+        params = engine_params.parse(engine_params.MarvinParams, turn.process.params)
     except ValueError as exc:
         raise DocumentError(f"recipe '{turn.process.recipe}': {exc}") from None
     assert isinstance(params, engine_params.MarvinParams)
@@ -375,6 +374,3 @@ def run_turn(turn: Turn) -> TurnOutcome:
                                 "succeeded": len(done), "failed": failed,
                                 "tree": runner.tree})
 
-
-ENGINE = Engine(name=MARVIN, run_turn=run_turn)
-"""marvin as the runtime sees it."""
