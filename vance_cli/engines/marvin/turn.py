@@ -43,7 +43,7 @@ from vance_cli.delegate.flow import delegate
 from vance_cli.delegate.request import DelegateRequest
 from vance_cli.engines import chat, children
 from vance_cli.processes.lifecycle import close_process
-from vance_cli.processes.model import CloseReason, Process
+from vance_cli.processes.model import CloseReason, Process, TurnEnd
 from vance_cli.processes.runtime import Turn, TurnOutcome
 from vance_cli.recipes import params as engine_params
 from vance_cli.recipes.loader import find_recipe, load_recipes
@@ -368,7 +368,7 @@ def run_turn(turn: Turn) -> TurnOutcome:
     turn.sink.status("aggregate")
     answer = turn.complete(messages, purpose="aggregate", stream=True, temperature=0.3)
     failed = [n["id"] for n in leaves if n["status"] != "done"]
-    return TurnOutcome(settle="DONE", reply=answer.text, model=answer.model,
+    return TurnOutcome(settle=TurnEnd.DONE, reply=answer.text, model=answer.model,
                        tokens_in=answer.prompt_tokens, tokens_out=answer.completion_tokens,
                        outcome={"engine": MARVIN, "nodeCount": len(leaves),
                                 "succeeded": len(done), "failed": failed,

@@ -30,7 +30,7 @@ from vance_cli.base import replies
 from vance_cli.base.errors import CannotRun, DocumentError, VanceError
 from vance_cli.delegate.request import slugify
 from vance_cli.engines import chat, children
-from vance_cli.processes.model import Process
+from vance_cli.processes.model import Process, TurnEnd
 from vance_cli.processes.runtime import Turn, TurnOutcome
 from vance_cli.recipes import params as engine_params
 
@@ -261,7 +261,7 @@ def run_turn(turn: Turn) -> TurnOutcome:
     answer = turn.complete(messages, purpose="synthesis", stream=True, temperature=0.3)
     state = _state(params, seats, rounds, agreed, why)
     turn.save_state(state)
-    return TurnOutcome(settle="DONE", reply=answer.text, outcome=state, model=answer.model,
+    return TurnOutcome(settle=TurnEnd.DONE, reply=answer.text, outcome=state, model=answer.model,
                        tokens_in=answer.prompt_tokens, tokens_out=answer.completion_tokens)
 
 
