@@ -98,7 +98,7 @@ HEAVY_LIBRARIES = frozenset({"jinja2", "prompt_toolkit", "questionary", "rich", 
                              "uvicorn"})
 """Third-party modules that may be imported inside a function (each costs a CLI start-up)."""
 
-OFF_PATH_STDLIB = frozenset({"secrets", "tempfile", "glob", "logging"})
+OFF_PATH_STDLIB = frozenset({"secrets", "tempfile", "glob", "logging", "importlib"})
 """Standard-library modules that ``vance --help`` and an offline ``vance delegate --dry-run``
 never need, imported where they are used (docs/decisions/0012-startup-path.md)."""
 

@@ -14,7 +14,7 @@ from helpers import REPO, run_cli
 from vance_cli.base.config import KEYS
 from vance_cli.catalog.model import bundled_catalog as load_bundled_catalog
 from vance_cli.cli.shell.commands import COMMANDS as SLASH_COMMANDS
-from vance_cli.engines.registry import ENGINE_MODULES, EngineRegistry
+from vance_cli.engines.registry import BUNDLED, EngineRegistry
 
 DOCS = REPO / "docs"
 
@@ -58,7 +58,7 @@ def test_the_bundled_catalog_claims_only_the_tools_an_engine_registers(engine: s
 
 def test_every_catalog_engine_has_code_and_ford_says_it_has_no_tools() -> None:
     catalog = load_bundled_catalog()
-    assert sorted(catalog.names) == sorted(ENGINE_MODULES)
+    assert sorted(catalog.names) == sorted(BUNDLED)
     ford = EngineRegistry().get("ford")
     assert ford is not None and ford.tools == ()
     assert "no tools" in catalog.engines["ford"].purpose

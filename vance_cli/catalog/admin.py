@@ -153,23 +153,27 @@ class CatalogStatus:
         configured_file: ``catalog.file`` / ``VANCE_ENGINE_CATALOG``, absolute, or None.
         reload_pending: True when the configured file differs from the active
             catalog (another file, or changed content), None when it cannot be read.
+        without_code: catalog engines with no descriptor here (neither bundled
+            nor an installed plugin): their processes cannot run.
     """
 
     active: ActiveCatalog
     configured_file: str | None
     reload_pending: bool | None
+    without_code: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """Return the catalog's keys plus ``record``, ``configuredFile``, ``reloadPending``.
 
-        Also ``warning`` (why the bundled fallback is in use, else null).
-        The catalog's keys are ``source``, ``activatedAt``, ``sha256`` and ``engines``.
+        Also ``warning`` (why the bundled fallback is in use, else null) and
+        ``withoutCode`` (engine names). The catalog's keys are ``source``,
+        ``activatedAt``, ``sha256`` and ``engines``.
         """
         return {
             **self.active.catalog.to_json(),
             "record": str(self.active.record) if self.active.record else None,
             "configuredFile": self.configured_file, "reloadPending": self.reload_pending,
-            "warning": self.active.warning,
+            "warning": self.active.warning, "withoutCode": list(self.without_code),
         }
 
 
@@ -314,20 +318,22 @@ def catalog_status(ws: Workspace) -> CatalogStatus:
 
     Returns:
         A CatalogStatus; ``reload_pending`` compares the configured file with
-        the active catalog by path and content hash.
+        the active catalog by path and content hash; ``without_code`` asks
+        ``ws.engines`` (bundled engines and plugins) for each catalog engine.
     """
     active = load_active(ws.settings.paths)
+    without_code = tuple(ws.engines.without_code(active.catalog.names))
     configured = ws.settings.catalog_file
     if not configured:
-        return CatalogStatus(active, None, None)
+        return CatalogStatus(active, None, None, without_code)
     path = Path(configured).expanduser().absolute()
     try:
         text = read_catalog_text(path)
     except CatalogError:
-        return CatalogStatus(active, str(path), None)
+        return CatalogStatus(active, str(path), None, without_code)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     same = active.catalog.source == str(path) and active.catalog.sha256 == digest
-    return CatalogStatus(active, str(path), not same)
+    return CatalogStatus(active, str(path), not same, without_code)
 
 
 def recipe_layers(ws: Workspace) -> list[DirectoryLayer]:
@@ -361,7 +367,8 @@ def find_orphans(ws: Workspace, catalog: Catalog) -> tuple[OrphanedRecipe, ...]:
     for layer in recipe_layers(ws):
         for name, path in layer.iter_documents(Kind.RECIPES):
             try:
-                recipe = load_recipe_file(DocumentRef(name, layer.layer, path))
+                recipe = load_recipe_file(DocumentRef(name, layer.layer, path),
+                                          rules=ws.engines)
             except DocumentError:
                 continue
             if recipe.engine not in catalog.engines:

@@ -47,9 +47,6 @@ if TYPE_CHECKING:
 NAME_ATTEMPTS = 3
 """Fresh name suffixes tried when a child's name is taken."""
 
-ORCHESTRATORS = frozenset({"vogon", "zaphod", "marvin"})
-"""Engines whose turns run child processes."""
-
 MAX_NESTING = 2
 """Orchestrators that may stand above an orchestrator child (marvin → zaphod → heads)."""
 
@@ -156,7 +153,8 @@ def check_nesting(turn: Turn, recipe: str) -> None:
         UnknownRecipe: no such recipe. CannotRun: the child must not run.
     """
     found = find_recipe(turn.ws, recipe)
-    if found.engine not in ORCHESTRATORS:
+    engines = turn.ws.engines
+    if not engines.orchestrates(found.engine):
         return
     chain = [turn.process]
     while chain[-1].parent_process_id and len(chain) < MAX_ANCESTRY:
@@ -165,7 +163,7 @@ def check_nesting(turn: Turn, recipe: str) -> None:
         raise CannotRun(f"recipe '{found.name}' would run inside itself (process"
                         f" {turn.process.id} runs under it): an orchestrator never runs its own"
                         " recipe again", process=turn.process.id)
-    above = sum(p.engine in ORCHESTRATORS for p in chain)
+    above = sum(engines.orchestrates(p.engine) for p in chain)
     if above >= MAX_NESTING:
         raise CannotRun(f"recipe '{found.name}' ({found.engine}) would nest orchestrators"
                         f" {above + 1} deep; at most {MAX_NESTING} may stand above one",

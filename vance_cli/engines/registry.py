@@ -1,103 +1,130 @@
-"""The engine registry: which module defines each engine, and each engine's hooks.
+"""The engine registry: the engine of each name, bundled or a plugin, loaded on first use.
 
-An engine module defines one ``ENGINE`` value (``Engine``): its name and the
-functions the generic process machinery calls for its processes — today the
-close hook, which ends state an engine keeps outside the database (the
-Slartibartfast run's ``audit.json``). The hooks are plain functions,
-type-checked like any other call.
+An engine is a module with one ``ENGINE`` (``processes.engine.Engine``). The
+bundled engines are the packages ``vance_cli.engines.<name>`` of
+``BUNDLED``; any other name is looked up in the ``vance.engines``
+entry-point group of the installed distributions, as llm and datasette
+find their plugins (docs/engines.md "Writing an engine"). A bundled name
+wins over a plugin of the same name.
 
-``ENGINE_MODULES`` is the table of engines, as ``cli.app.COMMANDS`` is the
-table of commands: an engine's module is imported the first time a process
-of that engine needs it, so a command that runs no engine loads none
-(docs/decisions/0003-imports.md). The registry is reached as
-``Workspace.engines``; the process layer below never imports an engine.
+Lookups are lazy: a name is resolved (its module imported, entry points
+read) the first time it is asked for, and a descriptor module is light
+(``processes.engine``), so listing recipes loads no turn code. The
+registry is reached as ``Workspace.engines``; the layers below ask it by
+name and never import an engine.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vance_cli.base import logs
-from vance_cli.base.records import frozen
+from vance_cli.processes.engine import Engine, PlanView
 
 if TYPE_CHECKING:
+    from importlib import metadata
+
     from vance_cli.processes.model import Process
-    from vance_cli.processes.runtime import Turn, TurnOutcome, TurnSink
+    from vance_cli.recipes.params import Common
     from vance_cli.workspace import Workspace
 
-CloseHook = Callable[["Workspace", "Process"], None]
-"""Called as ``hook(ws, process)`` after a process of the engine was closed."""
+BUNDLED = ("arthur", "ford", "marvin", "slartibartfast", "vogon", "zaphod")
+"""The engines shipped with vance, each the package ``vance_cli.engines.<name>``."""
 
-TurnStep = Callable[["Turn"], "TurnOutcome"]
-"""One turn's work: takes the turn (inputs, history, LLM calls), returns its outcome."""
+ENTRY_POINT_GROUP = "vance.engines"
+"""The entry-point group a plugin engine registers under: ``name = "module"`` or
+``name = "module:ENGINE"``."""
 
-WholeRun = Callable[["Workspace", "Process", "TurnSink", bool], "Process"]
-"""Runs a whole process by itself (``ws, process, sink, adopt``) and returns it closed."""
-
-
-@frozen
-class Engine:
-    """One engine as the process machinery sees it.
-
-    Attributes:
-        name: the engine's name, as in the engine catalog.
-        run_turn: one turn of a process (``processes.runtime`` claims, feeds and
-            settles it).
-        run_process: instead of turns, the engine runs the whole process itself
-            (Slartibartfast, under its own cutoff).
-        on_close: run after a process of this engine was closed (outside the
-            write lock), by whoever closed it; bookkeeping only: the close stands.
-        wakes_on_events: a child's result starts a turn of this engine's process
-            (arthur reports what its children did).
-        tools: the tools a turn can use (``files``, ``shell``, ``web``, ``code``);
-            empty: the engine answers in its reply only. The engine catalog may
-            claim no other (docs/engines.md "ford").
-    """
-
-    name: str
-    run_turn: TurnStep | None = None
-    run_process: WholeRun | None = None
-    on_close: CloseHook | None = None
-    wakes_on_events: bool = False
-    tools: tuple[str, ...] = ()
+EntryPoints = Callable[[], Iterable["metadata.EntryPoint"]]
+"""Returns the ``vance.engines`` entry points (of the installed distributions by default)."""
 
 
-ENGINE_MODULES: Mapping[str, str] = {
-    "arthur": "vance_cli.engines.arthur",
-    "ford": "vance_cli.engines.ford",
-    "marvin": "vance_cli.engines.marvin",
-    "slartibartfast": "vance_cli.engines.slartibartfast.registration",
-    "vogon": "vance_cli.engines.vogon",
-    "zaphod": "vance_cli.engines.zaphod",
-}
-"""Engine name → the module whose ``ENGINE`` defines it. Engines of the catalog that
-have no module here run no code of their own yet."""
+def installed_entry_points() -> list[metadata.EntryPoint]:
+    """Return the ``vance.engines`` entry points of the installed distributions."""
+    from importlib import metadata  # deferred: it reads every distribution; only plugins need it
+
+    return list(metadata.entry_points(group=ENTRY_POINT_GROUP))
 
 
 class EngineRegistry:
-    """The engines of this installation, each loaded on first use."""
+    """The engines of this installation, each loaded on first use.
 
-    def __init__(self, modules: Mapping[str, str] = ENGINE_MODULES) -> None:
-        self._modules = dict(modules)
-        self._loaded: dict[str, Engine] = {}
+    Args:
+        modules: engine name → the module of its ``ENGINE``; defaults to the
+            bundled engines.
+        entry_points: where plugins are found (tests pass their own).
+    """
+
+    def __init__(self, modules: Mapping[str, str] | None = None,
+                 entry_points: EntryPoints = installed_entry_points) -> None:
+        self._modules = dict(modules if modules is not None else
+                             {name: f"vance_cli.engines.{name}" for name in BUNDLED})
+        self._entry_points = entry_points
+        self._plugins: dict[str, metadata.EntryPoint] | None = None
+        self._loaded: dict[str, Engine | None] = {}
+
+    def plugins(self) -> dict[str, metadata.EntryPoint]:
+        """Return the plugin engines by name (read once), bundled names left out."""
+        if self._plugins is None:
+            self._plugins = {ep.name: ep for ep in self._entry_points()
+                             if ep.name not in self._modules}
+        return self._plugins
+
+    def names(self) -> list[str]:
+        """Return the name of every engine with code here, bundled first, then plugins."""
+        return [*self._modules, *sorted(self.plugins())]
 
     def get(self, name: str) -> Engine | None:
         """Return the engine ``name``, or None when vance has no code for it.
 
         Raises:
-            TypeError: the engine's module defines no ``Engine`` called ``ENGINE``.
+            TypeError: its module (or entry point) gives no ``Engine`` of that name.
         """
         if name not in self._loaded:
-            module = self._modules.get(name)
-            if module is None:
-                return None
-            engine = getattr(importlib.import_module(module), "ENGINE", None)
-            if not isinstance(engine, Engine) or engine.name != name:
-                raise TypeError(f"{module} defines no ENGINE named '{name}'")
-            self._loaded[name] = engine
+            self._loaded[name] = self._load(name)
         return self._loaded[name]
+
+    def _load(self, name: str) -> Engine | None:
+        module = self._modules.get(name)
+        if module is not None:
+            where, found = module, getattr(importlib.import_module(module), "ENGINE", None)
+        elif name in self.plugins():
+            entry = self.plugins()[name]
+            where, found = entry.value, entry.load()
+            found = getattr(found, "ENGINE", found)
+        else:
+            return None
+        if not isinstance(found, Engine) or found.name != name:
+            raise TypeError(f"{where} defines no ENGINE named '{name}'")
+        return found
+
+    def params_model(self, name: str) -> type[Common] | None:
+        """Return the params schema of engine ``name``, or None (any params)."""
+        engine = self.get(name)
+        return engine.params() if engine is not None and engine.params is not None else None
+
+    def references(self, name: str, params: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """Return the recipes ``params`` of engine ``name`` name, as ``(where, recipe)``."""
+        engine = self.get(name)
+        if engine is None or engine.references is None:
+            return []
+        return engine.references(params)
+
+    def orchestrates(self, name: str) -> bool:
+        """True when engine ``name``'s turns run child processes."""
+        engine = self.get(name)
+        return engine is not None and engine.orchestrates
+
+    def plan(self, name: str) -> PlanView | None:
+        """Return how ``process show`` draws engine ``name``'s state, or None."""
+        engine = self.get(name)
+        return engine.plan if engine is not None else None
+
+    def without_code(self, names: Iterable[str]) -> list[str]:
+        """Return those of ``names`` (catalog engines) that have no descriptor here."""
+        return [name for name in names if self.get(name) is None]
 
     def run_close_hooks(self, ws: Workspace, processes: Iterable[Process]) -> list[str]:
         """Run the close hook of each closed process's engine, if it has one.

@@ -28,7 +28,7 @@ Rules (docs/processes.md):
 - **Close hooks.** An engine's processes may keep state outside the
   database that must end with them (the Slartibartfast run's ``audit.json``).
   After ``close_process`` or ``reap_stale`` closed a process, the hook its
-  engine registered (``engines.registry.Engine.on_close``, reached through
+  engine registered (``processes.engine.Engine.on_close``, reached through
   ``Workspace.engines``) runs outside the write lock. A hook is
   bookkeeping: the close stands whatever it does; a failing hook is logged
   as a warning, never swallowed.

@@ -56,6 +56,38 @@ class CloseReason(StrEnum):
     """Failed, or its worker died (no heartbeat); the result says why."""
 
 
+class TurnEnd(StrEnum):
+    """How a turn ends (docs/processes.md "Turns")."""
+
+    IDLE = "IDLE"
+    """Answered; the process waits for its next input."""
+    BLOCKED = "BLOCKED"
+    """It asks the person and waits for the answer."""
+    DONE = "DONE"
+    """Finished: the process closes ``DONE``."""
+
+
+class StartHow(StrEnum):
+    """How starting a process's turns went (``processes.runtime.start``)."""
+
+    FOREGROUND = "foreground"
+    """Its turn ran here."""
+    BACKGROUND = "background"
+    """A worker runs it."""
+    WAITING_FOR_LLM = "waiting_for_llm"
+    """No LLM is configured: it waits for one."""
+    NOTHING_TO_DO = "nothing_to_do"
+    """No input is pending."""
+    NO_ENGINE = "no_engine"
+    """Its engine has no code here."""
+    PASSIVE = "passive"
+    """A mailbox: it runs no turns."""
+    RUNNING = "running"
+    """A turn is under way already."""
+    CLOSED = "closed"
+    """It is closed."""
+
+
 FAILED_LABEL = "FAILED"
 """What people read for a ``STALE`` close that a failed turn made (``Process.label``)."""
 
@@ -109,7 +141,7 @@ class Process:
     params: Mapping[str, Any]
     steer_content: str | None
     status: Status
-    close_reason: str | None
+    close_reason: CloseReason | None
     parent_process_id: str | None
     created_at: str
     updated_at: str
@@ -128,7 +160,8 @@ class Process:
             id=row["id"], name=row["name"], session=row["session"], tenant=row["tenant"],
             recipe=row["recipe"], engine=row["engine"], title=row["title"], goal=row["goal"],
             params=json.loads(row["params"] or "{}"), steer_content=row["steer_content"],
-            status=Status(row["status"]), close_reason=row["close_reason"],
+            status=Status(row["status"]),
+            close_reason=CloseReason(row["close_reason"]) if row["close_reason"] else None,
             parent_process_id=row["parent_process_id"], created_at=row["created_at"],
             updated_at=row["updated_at"], heartbeat_at=row["heartbeat_at"],
             worker_pid=row["worker_pid"],

@@ -78,7 +78,7 @@ def create_process(ws: Workspace, spec: ProcessSpec) -> Process:
     if spec.params:
         from vance_cli.recipes import params as engine_params  # heavy: pydantic
 
-        wrong = engine_params.problems(engine.name, params)
+        wrong = engine_params.problems(ws.engines.params_model(engine.name), params)
         if wrong:
             raise InputError(f"recipe '{recipe.name}': {'; '.join(wrong)}", field="params")
     settings, db = ws.settings, ws.db

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vance_cli.base.errors import (
     BudgetExceeded,
@@ -56,7 +56,14 @@ from vance_cli.base.records import frozen
 from vance_cli.base.wording import counted
 from vance_cli.llm import DEFAULT_MAX_TOKENS, Completion, LLMConfig, complete, safe_endpoint
 from vance_cli.processes.launcher import start_worker
-from vance_cli.processes.model import CHILD_SETTLED, CloseReason, Process, Status
+from vance_cli.processes.model import (
+    CHILD_SETTLED,
+    CloseReason,
+    Process,
+    StartHow,
+    Status,
+    TurnEnd,
+)
 from vance_cli.processes.records import (
     apply_transition,
     load_process,
@@ -71,8 +78,8 @@ if TYPE_CHECKING:
     from vance_cli.state.db import Database, Row
     from vance_cli.workspace import Workspace
 
-Settle = Literal["IDLE", "BLOCKED", "DONE"]
-"""How a turn ends: waiting for input, waiting for the person, or finished."""
+Settle = TurnEnd
+"""How a turn ends (the name engines use; ``model.TurnEnd``)."""
 
 MAX_TURNS_IN_A_ROW = 20
 """Turns ``drive`` runs back to back at most (inputs that keep arriving cannot loop it)."""
@@ -308,7 +315,7 @@ class TurnOutcome:
         tokens_out: completion tokens.
     """
 
-    settle: Settle = "IDLE"
+    settle: Settle = TurnEnd.IDLE
     reply: str | None = None
     outcome: Mapping[str, Any] | None = None
     notes: Sequence[tuple[str, str]] = ()
@@ -317,7 +324,7 @@ class TurnOutcome:
     tokens_out: int | None = None
 
     @classmethod
-    def answered(cls, completion: Completion, settle: Settle = "IDLE",
+    def answered(cls, completion: Completion, settle: Settle = TurnEnd.IDLE,
                  reply: str | None = None) -> TurnOutcome:
         """An outcome whose reply is ``completion`` (or ``reply``, e.g. its parsed message)."""
         return cls(settle=settle, reply=completion.text if reply is None else reply,
@@ -856,9 +863,8 @@ def drive(ws: Workspace, process_id: str, *, sink: TurnSink | None = None,
     return report
 
 
-How = Literal["foreground", "background", "waiting_for_llm", "nothing_to_do", "no_engine",
-              "passive", "running", "closed"]
-"""How ``start`` dealt with a process."""
+How = StartHow
+"""How ``start`` dealt with a process (``model.StartHow``)."""
 
 
 @frozen
@@ -909,9 +915,9 @@ def start(ws: Workspace, process_id: str, *, wait: bool = False,
                        worker_pid=process.worker_pid if held == "running" else None)
     if wait:
         report = drive(ws, process.id, sink=sink)
-        return Started(report.process, "foreground", report=report)
+        return Started(report.process, StartHow.FOREGROUND, report=report)
     pid, log = _launch(ws, process.id)
-    return Started(load_process(ws, process.id), "background", worker_pid=pid, log=log)
+    return Started(load_process(ws, process.id), StartHow.BACKGROUND, worker_pid=pid, log=log)
 
 
 BATCH_PARALLEL = 4
@@ -953,7 +959,7 @@ def start_all(ws: Workspace, process_ids: Sequence[str]) -> list[Started]:
                                if why == "running" else None))
         else:
             pid, log = pids[process.id]
-            out.append(Started(load_process(ws, process.id), "background", worker_pid=pid,
+            out.append(Started(load_process(ws, process.id), StartHow.BACKGROUND, worker_pid=pid,
                                log=log))
     return out
 
@@ -969,15 +975,15 @@ def _held(ws: Workspace, process: Process) -> How | None:
     """Say why no turn of the process starts now, or None when one can."""
     engine = ws.engines.get(process.engine)
     if engine is None or (engine.run_turn is None and engine.run_process is None):
-        return "no_engine"
+        return StartHow.NO_ENGINE
     if is_passive(process):
-        return "passive"
+        return StartHow.PASSIVE
     if process.status in (Status.CLOSED, Status.RUNNING):  # RUNNING: its drive loop goes on
-        return "closed" if process.status is Status.CLOSED else "running"
+        return StartHow.CLOSED if process.status is Status.CLOSED else StartHow.RUNNING
     if not has_pending(ws, process.id):
-        return "nothing_to_do"
+        return StartHow.NOTHING_TO_DO
     if not ws.settings.llm_configured:
-        return "waiting_for_llm"
+        return StartHow.WAITING_FOR_LLM
     return None
 
 

@@ -30,6 +30,7 @@ from vance_cli.recipes.references import missing_references
 
 if TYPE_CHECKING:
     from vance_cli.documents.cache import DocumentCache
+    from vance_cli.recipes.references import EngineRules
     from vance_cli.workspace import Workspace
 
 CACHE_KIND = "recipe"
@@ -173,7 +174,7 @@ class RecipeSet:
 
 
 def parse_recipe(data: Any, name: str, layer: Layer = Layer.RESOURCE,
-                 path: Path | None = None) -> Recipe:
+                 path: Path | None = None, *, rules: EngineRules | None = None) -> Recipe:
     """Check raw recipe data against the recipe schema and build a Recipe.
 
     Args:
@@ -181,6 +182,7 @@ def parse_recipe(data: Any, name: str, layer: Layer = Layer.RESOURCE,
         name: its document name.
         layer: origin layer.
         path: its file, for messages.
+        rules: the engines' params schemas (``Workspace.engines``); None: params unchecked.
 
     Returns:
         The Recipe.
@@ -191,17 +193,19 @@ def parse_recipe(data: Any, name: str, layer: Layer = Layer.RESOURCE,
     from vance_cli.recipes import schema  # heavy: pydantic, only when a file is parsed
 
     try:
-        content = schema.validate(data)
+        content = schema.validate(data, rules)
     except ValueError as exc:
         raise DocumentError(str(exc), path=str(path) if path else name) from None
     return Recipe.from_content(content, name, layer, path)
 
 
-def load_recipe_file(ref: DocumentRef, cache: DocumentCache | None = None) -> Recipe:
+def load_recipe_file(ref: DocumentRef, cache: DocumentCache | None = None, *,
+                     rules: EngineRules | None = None) -> Recipe:
     """Read and parse the recipe a cascade lookup found.
 
     Args:
         ref: the document.
+        rules: the engines' params schemas (``Workspace.engines``); None: params unchecked.
         cache: parsed-document cache; a hit skips the YAML parser and the
             ranking's analysis of the text (``recipe_terms``; kept for visible
             recipes), and a broken file's problem is remembered as well.
@@ -223,7 +227,7 @@ def load_recipe_file(ref: DocumentRef, cache: DocumentCache | None = None) -> Re
         return recipe
 
     try:
-        recipe = parse_recipe(load_yaml(ref), ref.name, ref.layer, ref.path)
+        recipe = parse_recipe(load_yaml(ref), ref.name, ref.layer, ref.path, rules=rules)
     except DocumentError as exc:
         if cache:
             cache.put(ref.path, CACHE_KIND, signature, {"problem": {
@@ -260,13 +264,13 @@ def load_recipes(ws: Workspace) -> RecipeSet:
     cache = ws.document_cache
     for ref in ws.cascade(Kind.RECIPES).list():
         try:
-            recipes[ref.name] = load_recipe_file(ref, cache)
+            recipes[ref.name] = load_recipe_file(ref, cache, rules=ws.engines)
         except DocumentError as exc:
             problems.append(DocumentProblem(ref.name, ref.layer, ref.path, exc.message))
     cache.save()
     known = set(recipes)
     for recipe in list(recipes.values()):  # one that names a missing recipe could not run
-        missing = missing_references(recipe.engine, recipe.params, known)
+        missing = missing_references(ws.engines, recipe.engine, recipe.params, known)
         if missing:
             del recipes[recipe.name]
             path = recipe.path if recipe.path is not None else Path(recipe.name)
@@ -288,6 +292,6 @@ def find_recipe(ws: Workspace, name: str) -> Recipe:
         return load_recipes(ws).get(name)  # raises UnknownRecipe with suggestions
     cache = ws.document_cache
     try:
-        return load_recipe_file(ref, cache)
+        return load_recipe_file(ref, cache, rules=ws.engines)
     finally:
         cache.save()

@@ -4,8 +4,9 @@ A recipe's ``params`` are checked against its engine's schema when the
 recipe loads (a recipe whose params break it is left out, with the
 reason), again when a process starts (the recipe's params overlaid by the
 caller's ``--param``), and when Slartibartfast writes a recipe; engines read
-their params through the same schema, with its defaults. Engines without a
-schema here take any params.
+their params through the same schema, with its defaults. Each engine names
+its schema in its descriptor (``Engine.params``); an engine without one
+takes any params.
 
 Every engine knows ``model`` (the model of its calls), ``budget``
 (``llmCalls``, ``tokens``, ``turnSeconds``: docs/processes.md "Budgets") and
@@ -252,19 +253,13 @@ class MarvinParams(Common):
     """Recipes a task may name; empty: any visible recipe but marvin's own engine."""
 
 
-MODELS: Mapping[str, type[Common]] = {
-    "ford": FordParams, "arthur": ArthurParams, "slartibartfast": SlartibartfastParams,
-    "vogon": VogonParams, "zaphod": ZaphodParams, "marvin": MarvinParams,
-}
-"""Engine name → the schema of its params."""
+def problems(model: type[Common] | None, params: Mapping[str, Any]) -> list[str]:
+    """Return every problem of ``params`` for an engine's schema (``params.``-prefixed paths).
 
-
-def problems(engine: str, params: Mapping[str, Any]) -> list[str]:
-    """Return every problem of ``params`` for ``engine`` (``params.``-prefixed key paths).
-
-    An engine without a schema takes any params (no problems).
+    Args:
+        model: the engine's schema (``Engine.params``); None: any params (no problems).
+        params: the params to check.
     """
-    model = MODELS.get(engine)
     if model is None:
         return []
     try:
@@ -275,13 +270,13 @@ def problems(engine: str, params: Mapping[str, Any]) -> list[str]:
     return []
 
 
-def parse(engine: str, params: Mapping[str, Any]) -> Common:
-    """Return ``params`` read through ``engine``'s schema, defaults filled in.
+def parse(model: type[Common] | None, params: Mapping[str, Any]) -> Common:
+    """Return ``params`` read through the schema ``model`` (None: ``Common``), defaults filled in.
 
     Raises:
         ValueError: the params break the schema (every problem, ``; ``-joined).
     """
-    model = MODELS.get(engine, Common)
+    model = model or Common
     try:
         return model.model_validate(dict(params))
     except ValidationError as exc:
@@ -289,33 +284,31 @@ def parse(engine: str, params: Mapping[str, Any]) -> Common:
             from None
 
 
-def describe(engine: str) -> dict[str, Any]:
-    """Return the JSON schema of ``engine``'s params (for people and for Slartibartfast)."""
-    model = MODELS.get(engine, Common)
-    return model.model_json_schema()
+def describe(model: type[Common] | None) -> dict[str, Any]:
+    """Return the JSON schema of an engine's params (for people and for Slartibartfast)."""
+    return (model or Common).model_json_schema()
 
 
-def effective(engine: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """Return ``params`` with the engine's defaults filled in (unset optional keys left out).
+def effective(model: type[Common] | None, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Return ``params`` with the schema's defaults filled in (unset optional keys left out).
 
     Params that break the schema are returned as they are.
     """
     try:
-        parsed = parse(engine, params)
+        parsed = parse(model, params)
     except ValueError:
         return dict(params)
     data: dict[str, Any] = parsed.model_dump(exclude_none=True)
     return data
 
 
-def outline(engine: str) -> str:
-    """Return ``engine``'s params as one compact line, for a model that writes a recipe.
+def outline(model: type[Common] | None) -> str:
+    """Return an engine's params as one compact line, for a model that writes a recipe.
 
     E.g. ``{pattern?: "council" | "debate" = "council", heads?: [{name: string, …}], …}``:
     ``?`` marks an optional key, ``= value`` its default, ``…`` that more keys are allowed.
     """
-    model = MODELS.get(engine, Common)
-    schema_doc = model.model_json_schema()
+    schema_doc = (model or Common).model_json_schema()
     return _outline(schema_doc, schema_doc.get("$defs", {}), skip=set(Common.model_fields))
 
 

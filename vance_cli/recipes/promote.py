@@ -112,7 +112,7 @@ def promote(ws: Workspace, source: str, name: str, *, force: bool = False) -> Pr
     except (OSError, UnicodeDecodeError, files.FileRefused) as exc:
         raise DocumentError(f"cannot read recipe '{source}': {exc}",
                             path=str(original.path)) from None
-    parse_recipe(yamlio.loads(text, source=str(original.path)), new_name)
+    parse_recipe(yamlio.loads(text, source=str(original.path)), new_name, rules=ws.engines)
     if original.engine not in ws.catalog().names:
         raise InputError(f"recipe '{original.name}' runs engine '{original.engine}', which is not"
                          " in the active engine catalog ('vance catalog show'); promoted, the"

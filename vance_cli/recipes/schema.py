@@ -18,13 +18,16 @@ when a file has to be parsed (a warm run reads the cache).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, ValidationError
 
 from vance_cli.base import schema
 from vance_cli.base.yaml_types import as_text
 from vance_cli.recipes import params
+
+if TYPE_CHECKING:
+    from vance_cli.recipes.references import EngineRules
 
 
 def _text(value: Any) -> Any:
@@ -92,8 +95,10 @@ KEYS = tuple(info.alias or name for name, info in RecipeDocument.model_fields.it
 """The top-level keys a recipe may have."""
 
 
-def validate(data: Any) -> dict[str, Any]:
+def validate(data: Any, rules: EngineRules | None = None) -> dict[str, Any]:
     """Check a recipe document and return its normalised content (``to_cache``).
+
+    ``rules`` give the engine's params schema (None: the params are not checked).
 
     Raises:
         ValueError: every problem, one ``path: problem`` each, ``; ``-joined
@@ -106,7 +111,7 @@ def validate(data: Any) -> dict[str, Any]:
         document = RecipeDocument.model_validate(data)
     except ValidationError as exc:
         raise ValueError(schema.reason(exc, RecipeDocument)) from None
-    wrong = params.problems(document.engine.strip(), document.params)
+    wrong = _params_problems(document, rules)
     if wrong:
         more = len(wrong) - schema.MAX_LISTED
         raise ValueError("; ".join(wrong[:schema.MAX_LISTED])
@@ -114,14 +119,20 @@ def validate(data: Any) -> dict[str, Any]:
     return document.to_cache()
 
 
-def problems(data: dict[str, Any]) -> list[str]:
+def problems(data: dict[str, Any], rules: EngineRules | None = None) -> list[str]:
     """Return every problem of a recipe mapping (all of them, for a repair request).
 
-    The params are checked against the engine's schema too (``params``), when
+    The params are checked against the engine's schema too (``rules``), when
     the rest of the recipe is sound.
     """
     try:
         document = RecipeDocument.model_validate(data)
     except ValidationError as exc:
         return [text for _, text in schema.problems(exc, RecipeDocument)]
-    return params.problems(document.engine.strip(), document.params)
+    return _params_problems(document, rules)
+
+
+def _params_problems(document: RecipeDocument, rules: EngineRules | None) -> list[str]:
+    if rules is None:
+        return []
+    return params.problems(rules.params_model(document.engine.strip()), document.params)

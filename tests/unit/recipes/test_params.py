@@ -8,19 +8,25 @@ import pytest
 from helpers import build_file_tree, run_cli
 
 from vance_cli.base.errors import InputError
+from vance_cli.engines.registry import EngineRegistry
 from vance_cli.processes.model import ProcessSpec
 from vance_cli.processes.records import create_process
 from vance_cli.recipes import params
 from vance_cli.recipes.loader import load_recipes
-from vance_cli.recipes.references import recipe_references
 from vance_cli.workspace import Workspace
+
+ENGINES = EngineRegistry()
+
+
+def problems(engine: str, given: dict[str, object]) -> list[str]:
+    return params.problems(ENGINES.params_model(engine), given)
 
 
 def test_every_bundled_recipe_fits_its_engine(ws: Workspace) -> None:
     found = load_recipes(ws)
     assert found.problems == ()
     for recipe in found.recipes.values():
-        assert params.problems(recipe.engine, recipe.params) == [], recipe.name
+        assert problems(recipe.engine, recipe.params) == [], recipe.name
 
 
 @pytest.mark.parametrize(("engine", "given", "problem"), [
@@ -38,15 +44,15 @@ def test_every_bundled_recipe_fits_its_engine(ws: Workspace) -> None:
     ("ford", {"temperature": 3}, "params.temperature"),
 ])
 def test_broken_params_are_named(engine: str, given: dict[str, object], problem: str) -> None:
-    found = params.problems(engine, given)
+    found = problems(engine, given)
     assert found and any(problem in text for text in found), found
 
 
 def test_case_and_extra_keys_follow_the_engine() -> None:
-    assert params.problems("zaphod", {"pattern": "COUNCIL"}) == []
-    assert params.problems("vogon", {"words": 800, "phases": [{"name": "a", "prompt": "p"}]}) == []
-    assert params.problems("ford", {"targetLanguage": "de"}) == []
-    assert params.problems("no-such-engine", {"anything": 1}) == []
+    assert problems("zaphod", {"pattern": "COUNCIL"}) == []
+    assert problems("vogon", {"words": 800, "phases": [{"name": "a", "prompt": "p"}]}) == []
+    assert problems("ford", {"targetLanguage": "de"}) == []
+    assert problems("no-such-engine", {"anything": 1}) == []
 
 
 def test_a_recipe_with_broken_params_is_left_out_with_the_reason(
@@ -75,28 +81,31 @@ def test_caller_params_are_checked_when_a_process_starts(ws: Workspace) -> None:
 
 
 def test_the_outline_names_keys_defaults_and_choices() -> None:
-    text = params.outline("zaphod")
+    text = params.outline(ENGINES.params_model("zaphod"))
     assert 'pattern?: "council" | "debate" = "council"' in text
     assert "heads?: [{name: string, persona?: string" in text
     assert "model" not in text  # the keys every engine knows are not repeated
-    assert params.outline("ford").endswith(", …}")  # more keys allowed
-    assert "maxWorkerSpawns?: integer = 50" in params.outline("vogon")
+    assert params.outline(ENGINES.params_model("ford")).endswith(", …}")  # more keys allowed
+    assert "maxWorkerSpawns?: integer = 50" in params.outline(ENGINES.params_model("vogon"))
 
 
 def test_effective_params_fill_in_the_defaults() -> None:
-    filled = params.effective("marvin", {"maxItems": 5})
+    filled = params.effective(ENGINES.params_model("marvin"), {"maxItems": 5})
     assert filled["maxItems"] == 5 and filled["maxTreeNodes"] == 30
-    assert params.effective("zaphod", {"pattern": "nope"}) == {"pattern": "nope"}
+    zaphod = ENGINES.params_model("zaphod")
+    assert params.effective(zaphod, {"pattern": "nope"}) == {"pattern": "nope"}
 
 
 def test_recipe_references_list_workers_heads_and_available_recipes() -> None:
-    assert recipe_references("vogon", {"phases": [
+    assert ENGINES.references("vogon", {"phases": [
         {"name": "a", "worker": "coding"}, {"name": "b", "prompt": "p"}]}) == [
         ("params.phases[0].worker", "coding")]
-    assert recipe_references("zaphod", {"heads": [{"name": "x"}]}) == [
+    assert ENGINES.references("zaphod", {"heads": [{"name": "x"}]}) == [
         ("params.heads[0].recipe", "default")]
-    assert recipe_references("marvin", {"availableRecipes": ["translate"]}) == [
+    assert ENGINES.references("marvin", {"availableRecipes": ["translate"]}) == [
         ("params.availableRecipes[0]", "translate")]
+    assert ENGINES.references("ford", {"phases": [{"worker": "coding"}]}) == []
+    assert ENGINES.references("no-such-engine", {"heads": [{"recipe": "x"}]}) == []
 
 
 def test_a_recipe_naming_a_missing_recipe_is_left_out(ws: Workspace, project_dir: Path) -> None:

@@ -39,6 +39,9 @@ def show(ctx: typer.Context, as_json: JsonFlag = False) -> None:
                   for e in catalog.engines.values()),
                  caption=f"active catalog: {catalog.source}{since}",
                  text=("purpose", "when to use", "not for"))
+    for name in status.without_code:
+        output.note(f"engine '{name}' has no code here (no bundled engine, no installed plugin):"
+                    " its processes cannot run")
     if status.reload_pending:
         output.info(f"catalog.file {status.configured_file} differs from the active catalog;"
                     " run 'vance catalog reload' to activate it")

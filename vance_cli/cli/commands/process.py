@@ -188,7 +188,8 @@ def show(
     if as_json:
         output.emit_json(show_json(ws, process))
     else:
-        print_process(process, llm_totals(ws, process), input_waiting(ws, [process])[process.id])
+        print_process(process, llm_totals(ws, process), input_waiting(ws, [process])[process.id],
+                      engines=ws.engines)
 
 
 @app.command("stop")

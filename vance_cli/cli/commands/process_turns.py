@@ -74,7 +74,7 @@ def wait(
         documents = [r.to_json() for r in results]
         output.emit_json(documents[0] if len(idents) == 1 else documents)
     for result in results if not as_json else ():
-        print_process(result.process)
+        print_process(result.process, engines=ws.engines)
     for result in results:
         if result.timed_out:
             output.info(f"timed out after {result.waited:.1f} s; process {result.process.id}"
@@ -232,12 +232,13 @@ def show_started(process_id: str, wait: bool, as_json: bool, ws_ctx: typer.Conte
     """
     ws = context.workspace(ws_ctx)
     if wait and not as_json:
-        done = run_here(ws, process_id, process_pairs(reap_and_load(ws, process_id)))
+        done = run_here(ws, process_id, process_pairs(reap_and_load(ws, process_id),
+                                                       engines=ws.engines))
         raise typer.Exit(wait_exit_code(done))
     started = run_started(ws, process_id, wait=wait, as_json=as_json)
     if as_json:
         output.emit_json(started.process.to_json())
     else:
-        print_process(started.process)
+        print_process(started.process, engines=ws.engines)
         output.fields(work_pairs(started))
     raise typer.Exit(wait_exit_code(started) if wait else exit_code(started.report))

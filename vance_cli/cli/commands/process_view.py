@@ -14,6 +14,7 @@ from vance_cli.cli.commands.process_plan import plan_field
 from vance_cli.processes.model import Status
 
 if TYPE_CHECKING:
+    from vance_cli.engines.registry import EngineRegistry
     from vance_cli.processes.events import Event
     from vance_cli.processes.model import Process
 
@@ -53,19 +54,20 @@ def status_label(process: Process, waiting: int) -> str:
 
 
 def print_process(process: Process, totals: dict[str, float] | None = None,
-                  waiting: int = 0) -> None:
+                  waiting: int = 0, *, engines: EngineRegistry) -> None:
     """Print one process for people (used by create, show, wait and stop).
 
     Args:
         process: the process.
+        engines: the engines, whose plan view draws the process's state.
         totals: its LLM usage (``processes.views.llm_totals``), shown when given.
         waiting: how many inputs no turn has taken yet (``processes.views.input_waiting``).
     """
-    output.fields(process_pairs(process, totals, waiting))
+    output.fields(process_pairs(process, totals, waiting, engines=engines))
 
 
 def process_pairs(process: Process, totals: dict[str, float] | None = None,
-                  waiting: int = 0) -> list[tuple[str, object]]:
+                  waiting: int = 0, *, engines: EngineRegistry) -> list[tuple[str, object]]:
     """Return the ``label: value`` lines of one process (see ``print_process``)."""
     data = process.to_json()
     pairs = [("id", data["id"]), ("name", data["name"]), ("recipe", data["recipe"]),
@@ -92,7 +94,7 @@ def process_pairs(process: Process, totals: dict[str, float] | None = None,
         pairs.append(("llm", f"{counted(int(totals['calls']), 'call')},"
                              f" {totals['tokensIn']:g} tokens in,"
                              f" {totals['tokensOut']:g} out, {totals['latencyMs']:g} ms"))
-    drawn = plan_field(process.engine, process.state, process.status.value)
+    drawn = plan_field(engines.plan(process.engine), process.state, process.status.value)
     if drawn:
         pairs.append(drawn)
     outcome = data.get("outcome") or {}

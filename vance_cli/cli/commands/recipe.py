@@ -49,9 +49,11 @@ def show(
     as_json: JsonFlag = False,
 ) -> None:
     """Show one recipe: engine, description, params with defaults, triggers, where it is."""
-    recipe = find_recipe(context.workspace(ctx), name)
+    ws = context.workspace(ctx)
+    recipe = find_recipe(ws, name)
     data = recipe.to_json()
-    data["engineParams"] = engine_params.effective(recipe.engine, recipe.params)
+    data["engineParams"] = engine_params.effective(ws.engines.params_model(recipe.engine),
+                                                   recipe.params)
     if as_json:
         output.emit_json(data)
         return

@@ -38,12 +38,12 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+import vance_cli.engines.slartibartfast.audit as audit_mod
 from vance_cli.base import files, yamlio
 from vance_cli.base.errors import LLMError, LLMNotConfigured, VanceError
 from vance_cli.base.records import frozen
 from vance_cli.base.reply_scan import strip_thinking
 from vance_cli.documents.cascade import Kind
-from vance_cli.engines.slartibartfast import audit as audit_mod
 from vance_cli.engines.slartibartfast.audit import Audit, layer_path, run_folder
 from vance_cli.engines.slartibartfast.extract import extract_recipe
 from vance_cli.engines.slartibartfast.prompt import load_prompt

@@ -149,7 +149,8 @@ def load_prompt(ws: Workspace, task: str, engines: Sequence[Engine],
 
     shown = list(recipes)[:MAX_LISTED]
     context = {
-        "engines": [{**e.to_json(), "params": params.outline(e.name)} for e in engines],
+        "engines": [{**e.to_json(), "params": params.outline(ws.engines.params_model(e.name))}
+                    for e in engines],
         "recipes": [{"name": r.name, "engine": r.engine, "title": r.title} for r in shown],
         "total_recipes": len(recipes),
         "task": prompt_task(task),

@@ -30,7 +30,8 @@ from typing import Any
 
 from vance_cli.base.names import is_valid_name
 from vance_cli.base.records import frozen
-from vance_cli.recipes.references import recipe_references
+from vance_cli.engines.registry import EngineRegistry
+from vance_cli.recipes.references import EngineRules
 
 SLART_ENGINE = "slartibartfast"
 """The engine that designs recipes; generated recipes must name a working engine instead."""
@@ -114,7 +115,7 @@ def _engine_errors(value: Any, engines: Sequence[str]) -> list[str]:
     return []
 
 
-def _shape_errors(data: dict[str, Any]) -> list[str]:
+def _shape_errors(data: dict[str, Any], rules: EngineRules) -> list[str]:
     """Every problem the recipe schema finds, but those of ``engine`` and ``description``.
 
     Those two get messages written for the model that repairs the recipe
@@ -123,26 +124,30 @@ def _shape_errors(data: dict[str, Any]) -> list[str]:
     from vance_cli.recipes import schema as recipe_schema  # heavy: pydantic
 
     own = ("engine:", "description:")
-    return [text for text in recipe_schema.problems(data) if not text.startswith(own)]
+    return [text for text in recipe_schema.problems(data, rules) if not text.startswith(own)]
 
 
-def _reference_errors(data: dict[str, Any], existing: Collection[str]) -> list[str]:
+def _reference_errors(data: dict[str, Any], existing: Collection[str],
+                      rules: EngineRules) -> list[str]:
     """A recipe a phase, head or task list names must exist, so the recipe can run."""
     known = set(existing)
     return [f"{where}: '{name}' is not an existing recipe; name one of the existing recipes"
             " (or, for a phase, leave 'worker' out and give it a 'prompt')"
-            for where, name in recipe_references(str(data["engine"]).strip(),
-                                                 data.get("params") or {})
+            for where, name in rules.references(str(data["engine"]).strip(),
+                                                data.get("params") or {})
             if name not in known]
 
 
-def check_candidate(data: Any, engines: Sequence[str], existing: Collection[str]) -> Checked:
+def check_candidate(data: Any, engines: Sequence[str], existing: Collection[str],
+                    rules: EngineRules | None = None) -> Checked:
     """Check a parsed candidate and return what to store, or every problem.
 
     Args:
         data: the parsed reply (``extract.Extracted.data``).
         engines: engine names of the active catalog.
         existing: recipe names that exist (the new name must differ).
+        rules: the engines' params schemas and references (default: this
+            installation's engines).
 
     Returns:
         A Checked; ``ok`` when it may be stored.
@@ -160,9 +165,10 @@ def check_candidate(data: Any, engines: Sequence[str], existing: Collection[str]
     if not isinstance(description, str) or not description.strip():
         errors.append("'description' is required: two or three sentences on what the recipe "
                       "delivers and when to use it")
-    errors += _shape_errors(body)
+    rules = rules if rules is not None else EngineRegistry()
+    errors += _shape_errors(body, rules)
     if not errors:
-        errors += _reference_errors(body, existing)
+        errors += _reference_errors(body, existing, rules)
     if errors:
         return Checked(name, None, tuple(errors))
     body["engine"] = str(body["engine"]).strip()

@@ -41,7 +41,7 @@ from vance_cli.base import replies
 from vance_cli.base.errors import BudgetExceeded, DocumentError, VanceError
 from vance_cli.documents.cascade import Kind, load_yaml
 from vance_cli.engines import chat, children
-from vance_cli.engines.registry import Engine
+from vance_cli.processes.model import TurnEnd
 from vance_cli.processes.runtime import Message, Turn, TurnOutcome
 from vance_cli.recipes import params as engine_params
 
@@ -287,7 +287,7 @@ def new_state(turn: Turn) -> dict[str, Any]:
         DocumentError: the plan cannot be loaded (see ``load_plan``).
     """
     try:
-        params = engine_params.parse("vogon", turn.process.params)
+        params = engine_params.parse(engine_params.VogonParams, turn.process.params)
     except ValueError as exc:
         raise DocumentError(f"recipe '{turn.process.recipe}': {exc}") from None
     assert isinstance(params, engine_params.VogonParams)
@@ -314,7 +314,7 @@ def run_turn(turn: Turn) -> TurnOutcome:
             reply = (f"'{answer}' does not answer this. " if answer else "") \
                 + _question(phase, turn.process.id)
             turn.sink.text(reply + "\n")
-            return TurnOutcome(settle="BLOCKED", reply=reply)
+            return TurnOutcome(settle=TurnEnd.BLOCKED, reply=reply)
         state["waiting"] = None
         if verdict:
             feedback = verdict
@@ -337,7 +337,7 @@ def run_turn(turn: Turn) -> TurnOutcome:
             turn.save_state(state)
             question = _question(phase, turn.process.id)
             turn.sink.text(f"\n\n{question}\n")
-            return TurnOutcome(settle="BLOCKED", reply=f"{output}\n\n---\n{question}")
+            return TurnOutcome(settle=TurnEnd.BLOCKED, reply=f"{output}\n\n---\n{question}")
         state["next"] = index + 1
         turn.save_state(state)
     result_source = str(state["plan"].get("result") or "")
@@ -351,9 +351,6 @@ def run_turn(turn: Turn) -> TurnOutcome:
                 "rounds": state["done"].get(p["name"], {}).get("rounds", 0),
                 "children": state["done"].get(p["name"], {}).get("children", [])}
                for p in phases]
-    return TurnOutcome(settle="DONE", reply=reply,
+    return TurnOutcome(settle=TurnEnd.DONE, reply=reply,
                        outcome={"strategy": state["plan"].get("strategy"), "phases": summary})
 
-
-ENGINE = Engine(name="vogon", run_turn=run_turn)
-"""vogon as the runtime sees it."""

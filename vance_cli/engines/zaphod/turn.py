@@ -30,8 +30,7 @@ from vance_cli.base import replies
 from vance_cli.base.errors import CannotRun, DocumentError, VanceError
 from vance_cli.delegate.request import slugify
 from vance_cli.engines import chat, children
-from vance_cli.engines.registry import Engine
-from vance_cli.processes.model import Process
+from vance_cli.processes.model import Process, TurnEnd
 from vance_cli.processes.runtime import Turn, TurnOutcome
 from vance_cli.recipes import params as engine_params
 
@@ -221,7 +220,7 @@ def run_turn(turn: Turn) -> TurnOutcome:
         DocumentError: the params break the schema. LLMError, BudgetExceeded: a call failed.
     """
     try:
-        params = engine_params.parse("zaphod", turn.process.params)
+        params = engine_params.parse(engine_params.ZaphodParams, turn.process.params)
     except ValueError as exc:
         raise DocumentError(f"recipe '{turn.process.recipe}': {exc}") from None
     assert isinstance(params, engine_params.ZaphodParams)
@@ -262,7 +261,7 @@ def run_turn(turn: Turn) -> TurnOutcome:
     answer = turn.complete(messages, purpose="synthesis", stream=True, temperature=0.3)
     state = _state(params, seats, rounds, agreed, why)
     turn.save_state(state)
-    return TurnOutcome(settle="DONE", reply=answer.text, outcome=state, model=answer.model,
+    return TurnOutcome(settle=TurnEnd.DONE, reply=answer.text, outcome=state, model=answer.model,
                        tokens_in=answer.prompt_tokens, tokens_out=answer.completion_tokens)
 
 
@@ -273,6 +272,3 @@ def _state(params: engine_params.ZaphodParams, seats: Sequence[Seat], rounds: in
             "heads": [s.to_json() for s in seats],
             "failed": [s.name for s in seats if s.status == "failed"]}
 
-
-ENGINE = Engine(name="zaphod", run_turn=run_turn)
-"""zaphod as the runtime sees it."""

@@ -32,8 +32,8 @@ from vance_cli.base.wording import shorten
 from vance_cli.delegate.flow import delegate
 from vance_cli.delegate.request import DelegateRequest
 from vance_cli.engines import chat
-from vance_cli.engines.registry import Engine
 from vance_cli.engines.slartibartfast.fallback import Fallback
+from vance_cli.processes.model import TurnEnd
 from vance_cli.processes.runtime import Settle, Turn, TurnOutcome, start
 from vance_cli.recipes.loader import load_recipes
 from vance_cli.selector.decision import Mode
@@ -165,13 +165,13 @@ def run_turn(turn: Turn) -> TurnOutcome:
                            purpose="action", schema=ACTION_SCHEMA, temperature=0.3)
     actions, problems = read_actions(answer.text, limit)
     notes += [("action", p) for p in problems]
-    settle: Settle = "IDLE"
+    settle: Settle = TurnEnd.IDLE
     said: list[str] = []
     for action in actions:
         if action.kind == "delegate":
             notes.append(("delegated", _delegate(turn, action)))
         if action.kind == "ask":
-            settle = "BLOCKED"
+            settle = TurnEnd.BLOCKED
         text = action.message
         if action.kind == "ask" and action.options:
             text += "\n" + "\n".join(f"- {option}" for option in action.options)
@@ -183,6 +183,3 @@ def run_turn(turn: Turn) -> TurnOutcome:
     return TurnOutcome(settle=settle, reply=reply, notes=notes, model=answer.model,
                        tokens_in=answer.prompt_tokens, tokens_out=answer.completion_tokens)
 
-
-ENGINE = Engine(name="arthur", run_turn=run_turn, wakes_on_events=True)
-"""arthur as the runtime sees it: a child's result starts its next turn."""

@@ -42,9 +42,8 @@ from vance_cli.delegate.batch_input import Item
 from vance_cli.delegate.flow import delegate
 from vance_cli.delegate.request import DelegateRequest
 from vance_cli.engines import chat, children
-from vance_cli.engines.registry import Engine
 from vance_cli.processes.lifecycle import close_process
-from vance_cli.processes.model import CloseReason, Process
+from vance_cli.processes.model import CloseReason, Process, TurnEnd
 from vance_cli.processes.runtime import Turn, TurnOutcome
 from vance_cli.recipes import params as engine_params
 from vance_cli.recipes.loader import find_recipe, load_recipes
@@ -80,7 +79,7 @@ PLAN_SCHEMA: Mapping[str, Any] = {
 
 def _params(turn: Turn) -> engine_params.MarvinParams:
     try:
-        params = engine_params.parse(MARVIN, turn.process.params)
+        params = engine_params.parse(engine_params.MarvinParams, turn.process.params)
     except ValueError as exc:
         raise DocumentError(f"recipe '{turn.process.recipe}': {exc}") from None
     assert isinstance(params, engine_params.MarvinParams)
@@ -369,12 +368,9 @@ def run_turn(turn: Turn) -> TurnOutcome:
     turn.sink.status("aggregate")
     answer = turn.complete(messages, purpose="aggregate", stream=True, temperature=0.3)
     failed = [n["id"] for n in leaves if n["status"] != "done"]
-    return TurnOutcome(settle="DONE", reply=answer.text, model=answer.model,
+    return TurnOutcome(settle=TurnEnd.DONE, reply=answer.text, model=answer.model,
                        tokens_in=answer.prompt_tokens, tokens_out=answer.completion_tokens,
                        outcome={"engine": MARVIN, "nodeCount": len(leaves),
                                 "succeeded": len(done), "failed": failed,
                                 "tree": runner.tree})
 
-
-ENGINE = Engine(name=MARVIN, run_turn=run_turn)
-"""marvin as the runtime sees it."""

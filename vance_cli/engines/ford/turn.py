@@ -12,7 +12,6 @@ code, and its base prompt says so. Recipe params: ``model``,
 from __future__ import annotations
 
 from vance_cli.engines import chat
-from vance_cli.engines.registry import Engine
 from vance_cli.llm import DEFAULT_MAX_TOKENS
 from vance_cli.processes.runtime import Turn, TurnOutcome
 
@@ -40,6 +39,3 @@ def run_turn(turn: Turn) -> TurnOutcome:
     return TurnOutcome(outcome.settle, outcome.reply, notes=notes, model=outcome.model,
                        tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out)
 
-
-ENGINE = Engine(name="ford", run_turn=run_turn)
-"""ford as the runtime sees it."""
