@@ -38,6 +38,10 @@ before or instead of the ranking:
   person's own data as it is now ("Where's my package right now?") or about
   the world right now ("Who won last night's match?") needs access no
   recipe has: ``NONE``.
+- **One's own data, not given** (``reading.own_source``): a request that works on
+  the person's own mail, messages, calendar, account or device ("Summarise my
+  WhatsApp chats from last week") and gives none of it needs access no recipe
+  has: ``NONE``.
 - **Acts in the world** (``reading.action_request``): a request whose
   predicate is ordering, booking, sending, reminding … is ``NONE`` unless a
   recipe has a cue or a phrase for it; the object's words ("Transfer the
@@ -144,11 +148,15 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
     """
     read = reading.read(lexicon.analysed(task))
     live = reading.live_question(read.text)
-    if live is not None:
-        needs = ("about the person's own data as it is now or was lately, which needs live "
+    store = None if live is not None else reading.own_source(read.text, read.given)
+    if live is not None or store is not None:
+        needs = ("asks about the person's own data as it is now or was lately, which needs live "
                  "access to their accounts or devices" if live == "own" else
-                 "about the world as it is now or was just now, which needs live data")
-        return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: the task asks {needs}: no recipe "
+                 "asks about the world as it is now or was just now, which needs live data"
+                 if live == "world" else
+                 f"works on the person's own data ('{store}'), which it does not give and which "
+                 "needs access to their accounts or devices")
+        return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: the task {needs}: no recipe "
                     "has it", Mode.OFFLINE)
     act = reading.action_request(read.text)
     hits = ranking.rank(inventory, task)
