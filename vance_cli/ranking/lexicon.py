@@ -679,6 +679,16 @@ def prose_words(text: str) -> list[str]:
             if not negated and word not in QUESTION_WORDS]
 
 
+def negated_words(text: str) -> list[str]:
+    """Return the content words of ``text``'s negated stretches (``NEGATIONS``), case-folded.
+
+    What a recipe's description says it is *not* for ("Not for comparing products with
+    sources to cite").
+    """
+    return [word for _raw, word, _sentence, _clause, negated, _punctuated in _walk(text)
+            if negated and is_content(word) and word not in NEGATIONS]
+
+
 def is_content(word: str) -> bool:
     """True for a word that carries meaning: not a stop word, not a number."""
     return word not in STOP_WORDS and not word.isdigit()

@@ -228,7 +228,7 @@ _DIGITS = re.compile(r"\d+(?::\d+)*")
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?]+(?=[^\s.!?]))*(?:[.!?]+|\n|$)")
 _NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
                  "eins|ein|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|elf|zwölf")
-_MEASURE = Lazy(rf"(?<![\w-])(\d+|{_NUMBER_WORDS})(?:-[^\W\d_]\w*)+", re.IGNORECASE)
+_MEASURE = Lazy(rf"(?<![\w-])(\d+|{_NUMBER_WORDS})(?!-liners?\b)(?:-[^\W\d_]\w*)+", re.IGNORECASE)
 _TOKEN = re.compile(r"\S+")
 _IDENTIFIER = Lazy(r"[a-z]{2,}[a-z0-9]*(?:[A-Z][a-z0-9]+)+|_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+_*"
                   r"|__[a-z][a-z0-9_]*__")
@@ -256,6 +256,20 @@ LANGUAGES = ("english", "german", "french", "spanish", "italian", "portuguese", 
              "polish", "russian", "chinese", "japanese", "korean", "arabic", "turkish", "greek",
              "swedish", "danish", "norwegian", "finnish", "czech", "hindi", "ukrainian")
 """Languages people write in: "this press release *in French*" asks for it in that language."""
+
+_CODE_KIND = Lazy(r"(?<![\w-])(?:regex(?:es|ps?)?|regular\s+expressions?|one-liners?|"
+                  r"oneliners?|regul(?:ärer?|äre[nm])\s+ausdr(?:uck|ücke)\w*)(?![\w-])",
+                  re.IGNORECASE, needs=("reg", "liner"))
+"""Kinds of code by their own name, with no language needed: a regular expression, a
+one-liner ("fix this regex", "a bash one-liner")."""
+
+_FASTER = Lazy(r"\b(?:make|mach\w*)\s+(?:it|this|that|them|es|das|ihn|sie|the\s+\w+|den\s+\w+|"
+               r"die\s+\w+)\s+(?:run\s+)?(?:faster|quicker|more\s+efficient|more\s+readable|"
+               r"cleaner|leaner|schneller|effizienter|lesbarer)\b|\bspeed\s+(?:it|this|that|\w+)\s+"
+               r"up\b|\boptimi[sz]e\b|\boptimiere\w*\b|\bbeschleunige\w*\b", re.IGNORECASE,
+               needs=("make", "mach", "speed", "optimi", "beschleunig"))
+"""Making code faster, cleaner or easier to read is changing it ("make it faster, it's
+O(n^2): …"): with code in the task it adds ``change``."""
 
 _RENDER = frozenset({"render", "put", "redo"})
 _IN_LANGUAGE = Lazy(r"\b(?:this|these|that|those)\b.*?\b(in)\s+(?:" + "|".join(LANGUAGES)
@@ -417,6 +431,10 @@ def read(task: str) -> Reading:
         text, count = _each_sentence(text, rewrite)
         if count:
             notes.append(note)
+    if ("code" in extra or any(n.startswith("code as") for n in notes)) and (
+            _FASTER.may_match(text) and _FASTER.re.search(text) is not None):
+        extra.append("change")
+        notes.append("making code faster or cleaner adds 'change'")
     text, decisions = _each_sentence(text, _decision)
     if decisions:
         notes.append("a decision question as 'weigh'")
@@ -566,6 +584,9 @@ def _code(sentence: str) -> tuple[str, int]:
     programs = 0
     if _ARTEFACT.may_match(sentence):
         sentence, programs = _ARTEFACT.re.subn("code", sentence)
+    if _CODE_KIND.may_match(sentence):
+        sentence, kinds = _CODE_KIND.re.subn("code", sentence)
+        programs += kinds
     sentence = _TOKEN.sub(name, sentence)
     count += programs
     if count and _REMEDY.may_match(sentence) and _REMEDY.re.search(sentence):

@@ -66,6 +66,7 @@ words ("don't change anything") that are none either.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -175,6 +176,9 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
         # its object beats one whose only evidence is a phrase of manner, frequency or topic
         chosen = next((pair for pair in eligible if pair[0].main),
                       next((pair for pair in eligible if pair[0].cues), chosen))
+    if chosen is not None:
+        # a recipe that says it is not for what the request also asks does not win it
+        chosen = next((pair for pair in eligible if disowns(chosen[0], pair[0])), chosen)
     verb = lexicon.writing_job(read.text)
     general = next((r for r in inventory if GENERAL_TAG in map(str.casefold, r.tags)), None)
     if verb is not None and general is not None and (chosen is None
@@ -205,6 +209,49 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
         detail = (f"one word is not enough (best '{best.recipe.name}' matched only "
                   f"{_words(best.terms)}: no second word, phrase or cue)")
     return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: {detail}{how}", Mode.OFFLINE)
+
+
+def disowns(hit: ranking.Hit, other: ranking.Hit) -> bool:
+    """True when ``hit``'s recipe says it is not for a word that is ``other``'s evidence.
+
+    The bundled descriptions name what each recipe is *not* for where two overlap
+    (negated stretches: "Not for comparing products or tools with sources to cite or
+    links to check"). When a word of the request is in such a stretch of ``hit``'s
+    description, is no word ``hit`` matched itself and is one of ``other``'s own
+    single-word tags ("compare … and *cite* some reviews"), the request asks for
+    what ``hit`` disowns: ``other`` wins — when ``hit`` rests on one word and no phrase
+    (more evidence than that stands: "requirements, design, code, tests" is the phased
+    recipe's, whatever it says of a small code change).
+
+    Args:
+        hit: the chosen hit.
+        other: another hit with enough evidence.
+    """
+    if (hit.words >= MIN_WORDS or hit.phrases or other.recipe.name == hit.recipe.name
+            or not (other.cues or other.phrases or other.intent)):
+        return False  # more evidence than one word stands
+    refused = _refused(hit.recipe.description)
+    if not refused:
+        return False
+    own = {key for term in hit.terms for word in term.split() for key in lexicon.word_keys(word)}
+    tagged = _tag_keys(tuple(other.recipe.tags))
+    return any(own.isdisjoint(keys) and not refused.isdisjoint(keys) and not tagged.isdisjoint(keys)
+               for term in other.terms if " " not in term
+               for keys in [set(lexicon.word_keys(term))])
+
+
+@functools.lru_cache(maxsize=64)
+def _tag_keys(tags: tuple[str, ...]) -> frozenset[str]:
+    """The stem keys of the single-word tags among ``tags``."""
+    return frozenset(key for tag in tags if " " not in tag.strip()
+                     for key in lexicon.word_keys(tag.strip()))
+
+
+@functools.lru_cache(maxsize=64)
+def _refused(description: str) -> frozenset[str]:
+    """The stem keys of the content words in ``description``'s negated stretches."""
+    return frozenset(key for word in lexicon.negated_words(description)
+                     for key in lexicon.word_keys(word))
 
 
 def _names_job(hit: ranking.Hit, verb: str, text: str, inventory: Sequence[Recipe]) -> bool:

@@ -68,3 +68,38 @@ def test_the_trigger_gives_way_to_ones_own_data() -> None:
 def test_first_person_questions_about_ones_things_are_own_data(text: str,
                                                                 kind: str | None) -> None:
     assert reading.live_question(text) == kind
+
+
+# -- a recipe that says it is not for it does not win it ---------------------------------------
+
+def test_a_comparison_that_asks_for_sources_to_cite_is_research() -> None:
+    assert _decide("compare three note-taking apps for students and cite sources")[0] == (
+        "web-research")
+    assert _decide("compare three note-taking apps for students")[0] == "analyze"
+
+
+def test_negated_words_of_a_description_are_what_it_is_not_for() -> None:
+    assert lexicon.negated_words("Reads code. It does not change the code.") == ["change",
+                                                                                  "code"]
+
+
+# -- code by its kind and inline ---------------------------------------------------------------
+
+@pytest.mark.parametrize(("task", "recipe"), [
+    ("my regex for phone numbers is too greedy, please fix it", "coding"),
+    ("write a powershell one-liner that lists stopped services", "coding"),
+    ("what does this return? SELECT id FROM users WHERE age > 30", "code-read"),
+    ("this pattern misses some dates, fix it: \\d{2}\\.\\d{2}", "coding"),
+])
+def test_code_by_its_kind_or_written_inline_is_code(task: str, recipe: str) -> None:
+    assert _decide(task)[0] == recipe
+
+
+def test_a_measure_is_not_a_one_liner() -> None:
+    assert "one-liner" not in _read("a bash one-liner please").text
+    assert _read("a two-minute toast").text == "a two toast"
+
+
+def test_making_code_faster_adds_change() -> None:
+    assert "change" in _read("make it faster: `for x in xs: total += x;`").extra
+    assert "change" not in _read("make this paragraph shorter").extra
