@@ -103,3 +103,20 @@ def test_a_measure_is_not_a_one_liner() -> None:
 def test_making_code_faster_adds_change() -> None:
     assert "change" in _read("make it faster: `for x in xs: total += x;`").extra
     assert "change" not in _read("make this paragraph shorter").extra
+
+
+# -- single writing jobs by their shape ----------------------------------------------------------
+
+@pytest.mark.parametrize(("task", "verb"), [
+    ("make the last paragraph of my talk sound warmer", "paragraph"),  # a seeming verb
+    ("Formulier den Satz höflicher", "formulier"),               # a German imperative
+    ("create a ten-question quiz on the solar system", "quiz"),  # a quiz is a text, made
+])
+def test_edits_imperatives_and_quizzes_are_one_writing_job(task: str, verb: str) -> None:
+    assert lexicon.writing_job(task) == verb
+
+
+def test_a_dash_between_spaces_ends_a_clause_part_as_a_comma_does() -> None:
+    task = "Ich will mit dir über Gärten plaudern \u2013 ganz locker"
+    heads = [t.word for t in lexicon.tokens(task) if t.head]
+    assert "plaudern" in heads
