@@ -80,7 +80,10 @@ ORDINAL_DIGITS = 2
 a longer one ("… is 1,350. What …", "in 2023. Then …") ends its sentence."""
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-_PIECE = re.compile(r"\w+|[.!?;:]+(?=\s|$)|[\n\r]+|,", re.UNICODE)
+_PIECE = re.compile(r"\w+|[.!?;:]+(?=\s|$)|[\n\r]+|,|(?<=\s)[-\u2013\u2014](?=\s)", re.UNICODE)
+"""Words and the punctuation that ends a sentence or a clause part: a dash between spaces
+sets a part apart as a comma does ("… austauschen, einfach so")."""
+_DASHES = frozenset("-\u2013\u2014")
 _CONTRACTION = re.compile(r"n['\u2019]t\b", re.IGNORECASE)
 _COMPOUND_PARTICIPLE = re.compile(r"(?<=\w\w)-(?:\w+ed)\b")
 """The participle that ends a hyphenated adjective (open-*ended*, well-*defined*,
@@ -145,7 +148,7 @@ stands in its clause ("My professor *wants* an *essay*", "Ich *brauche* einen *A
 
 WRITING_VERBS = frozenset("""
 write writes draft drafts formulate rewrite rephrase reword paraphrase word schreib schreibe
-schreiben verfasse verfassen formuliere formulieren umformulieren
+schreiben verfasse verfassen formulier formuliere formulieren umformulieren
 """.split())
 """Verbs that ask for one piece of writing, whatever its kind ("*Write* a short poem", "*Draft*
 a polite email", "*Verfasse* eine Rede", "*Rewrite* this sentence so it sounds
@@ -171,7 +174,7 @@ tippfehler rechtschreibung grammatik zeichensetzung formulierung satz sätze abs
 (``EDITING_VERBS``) that makes the request one piece of writing."""
 
 DOCUMENT_GENRES = frozenset("""
-list checklist agenda itinerary liste tagesordnung
+list checklist agenda itinerary liste tagesordnung quiz worksheet handout flashcards
 """.split())
 """Kinds of writing that are a text whoever makes them: after a making verb too ("*Make* a
 packing *list*", "*Erstelle* eine Pack*liste*"), where a card or a song could be meant by
@@ -412,7 +415,7 @@ def _walk(text: str, negated: bool = False
         text = _COMPOUND_PARTICIPLE.sub("", text)
     for piece in _PIECE.findall(_CONTRACTION.sub(" not", text)):
         if not piece[0].isalnum() and piece[0] != "_":
-            if piece != "," and not (ordinal and piece == "."):
+            if piece not in _DASHES and piece != "," and not (ordinal and piece == "."):
                 sentence = clause = True
             negated = ordinal = False
             punctuated = True
@@ -619,10 +622,16 @@ kürzer länger klarer einfacher freundlicher höflicher knapper
 *kürzer*"): an edit of the text."""
 
 
+SEEMING_VERBS = frozenset("sound sounds read reads look looks seem seems klingen klingt wirken "
+                          "wirkt".split())
+"""Verbs of how a text comes across: after a made text ("Make this paragraph of my letter
+*sound* more confident") they say what it is to become, as a comparative does."""
+
+
 def _comparative(clause: list[_Word], head: _Word) -> bool:
-    """True when a comparative (``COMPARATIVES``) follows ``head`` in ``clause``."""
+    """True when a comparative (``COMPARATIVES``) or a seeming verb follows ``head``."""
     after = [c.word for c in clause if c.position > head.position]
-    return not COMPARATIVES.isdisjoint(after[:3])
+    return not COMPARATIVES.isdisjoint(after[:3]) or not SEEMING_VERBS.isdisjoint(after[:6])
 
 
 _OWN_WORDS = frozenset("my our mine meine meinen meiner meinem meines unsere unseren unserer "
@@ -677,6 +686,16 @@ def prose_words(text: str) -> list[str]:
     """
     return [word for _raw, word, _sentence, _clause, negated, _punctuated in _walk(text)
             if not negated and word not in QUESTION_WORDS]
+
+
+def negated_words(text: str) -> list[str]:
+    """Return the content words of ``text``'s negated stretches (``NEGATIONS``), case-folded.
+
+    What a recipe's description says it is *not* for ("Not for comparing products with
+    sources to cite").
+    """
+    return [word for _raw, word, _sentence, _clause, negated, _punctuated in _walk(text)
+            if negated and is_content(word) and word not in NEGATIONS]
 
 
 def is_content(word: str) -> bool:

@@ -1,4 +1,4 @@
-"""Material: the pasted or quoted text a request works on, which is not the request.
+r"""Material: the pasted or quoted text a request works on, which is not the request.
 
 "Summarise this article: <an article that talks about percentages>" asks for
 a summary, whatever the article says; "Schreib mir eine Erörterung zum Thema
@@ -21,7 +21,10 @@ for the ranking. Material is:
   (``code_line``), and the lines between two such lines ("What does this
   script do?", then lines such as ``for f in *.csv; do`` and ``done``); and
   code in backticks within a line ("what this line does: `const x =
-  arr.reduce((a, b) => a + b, 0);`"), not a word in backticks (a name).
+  arr.reduce((a, b) => a + b, 0);`"), not a word in backticks (a name); and
+  within a line, an SQL statement written with its keywords in capitals
+  ("what does this query do? SELECT name FROM emp …") or a regular expression
+  (a piece with ``\d``, ``\w`` … or a ``{5}`` count: "fix it: ^\d{5}").
 
 Pasted code is also evidence: ``pasted_code`` says whether the task holds
 any (in the material above too), so the reading can name it ``code``.
@@ -137,10 +140,21 @@ def code_line(line: str) -> bool:
     return _CODE_LINE.re.search(line) is not None
 
 
+_INLINE_CODE = Lazy(
+    # an SQL statement as SQL is written, its keywords in capitals ("SELECT d.name … FROM emp")
+    r"\bSELECT\s[^\n]*?\bFROM\b[^\n]*|\b(?:INSERT\s+INTO|DELETE\s+FROM|CREATE\s+TABLE)\s"
+    r"[^\n]*"
+    # a regular expression: a piece with a class escape (\d, \w, \s …) or a {n} count
+    r"|(?<!\S)\S*(?:\\[dwsbDWSB]|[\]\w)]\{\d+(?:,\d*)?\})\S*", needs=("select", "into", "from",
+                                                                      "table", "\\", "{"))
+
+
 def _code_spans(task: str) -> list[tuple[int, int]]:
     """Return the spans of pasted code (see the module docstring)."""
     inline = ([m.span() for m in _INLINE.finditer(task) if code_line(m.group(1))]
               if "`" in task else [])
+    if _INLINE_CODE.may_match(task):
+        inline += [m.span() for m in _INLINE_CODE.re.finditer(task)]
     return inline + _line_spans(task)
 
 

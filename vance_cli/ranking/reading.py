@@ -86,7 +86,7 @@ from functools import lru_cache
 
 from vance_cli.base.patterns import Lazy
 from vance_cli.base.records import frozen
-from vance_cli.ranking.lexicon import WRITING_VERBS, is_content, language
+from vance_cli.ranking.lexicon import WRITING_VERBS, is_content, language, writing_job
 from vance_cli.ranking.material import pasted_code, request
 
 GIVEN_NUMBERS = 2
@@ -228,7 +228,7 @@ _DIGITS = re.compile(r"\d+(?::\d+)*")
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?]+(?=[^\s.!?]))*(?:[.!?]+|\n|$)")
 _NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
                  "eins|ein|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|elf|zwölf")
-_MEASURE = Lazy(rf"(?<![\w-])(\d+|{_NUMBER_WORDS})(?:-[^\W\d_]\w*)+", re.IGNORECASE)
+_MEASURE = Lazy(rf"(?<![\w-])(\d+|{_NUMBER_WORDS})(?!-liners?\b)(?:-[^\W\d_]\w*)+", re.IGNORECASE)
 _TOKEN = re.compile(r"\S+")
 _IDENTIFIER = Lazy(r"[a-z]{2,}[a-z0-9]*(?:[A-Z][a-z0-9]+)+|_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+_*"
                   r"|__[a-z][a-z0-9_]*__")
@@ -256,6 +256,20 @@ LANGUAGES = ("english", "german", "french", "spanish", "italian", "portuguese", 
              "polish", "russian", "chinese", "japanese", "korean", "arabic", "turkish", "greek",
              "swedish", "danish", "norwegian", "finnish", "czech", "hindi", "ukrainian")
 """Languages people write in: "this press release *in French*" asks for it in that language."""
+
+_CODE_KIND = Lazy(r"(?<![\w-])(?:regex(?:es|ps?)?|regular\s+expressions?|one-liners?|"
+                  r"oneliners?|regul(?:ärer?|äre[nm])\s+ausdr(?:uck|ücke)\w*)(?![\w-])",
+                  re.IGNORECASE, needs=("reg", "liner"))
+"""Kinds of code by their own name, with no language needed: a regular expression, a
+one-liner ("fix this regex", "a bash one-liner")."""
+
+_FASTER = Lazy(r"\b(?:make|mach\w*)\s+(?:it|this|that|them|es|das|ihn|sie|the\s+\w+|den\s+\w+|"
+               r"die\s+\w+)\s+(?:run\s+)?(?:faster|quicker|more\s+efficient|more\s+readable|"
+               r"cleaner|leaner|schneller|effizienter|lesbarer)\b|\bspeed\s+(?:it|this|that|\w+)\s+"
+               r"up\b|\boptimi[sz]e\b|\boptimiere\w*\b|\bbeschleunige\w*\b", re.IGNORECASE,
+               needs=("make", "mach", "speed", "optimi", "beschleunig"))
+"""Making code faster, cleaner or easier to read is changing it ("make it faster, it's
+O(n^2): …"): with code in the task it adds ``change``."""
 
 _RENDER = frozenset({"render", "put", "redo"})
 _IN_LANGUAGE = Lazy(r"\b(?:this|these|that|those)\b.*?\b(in)\s+(?:" + "|".join(LANGUAGES)
@@ -299,14 +313,19 @@ _CONJUNCTIONS = frozenset({"and", "or", "und", "oder"})
 _LIVE_PHRASE = Lazy(r"\b(?:at the moment|so far|this (?:morning|afternoon|evening)|"
                     r"im moment|bis jetzt)\b", re.IGNORECASE)
 _POSSESSIVE = Lazy(r"\b(?:my|our|mine|ours|mein\w*|unser\w*)\b", re.IGNORECASE)
-_RECENT_PHRASE = Lazy(r"\b(?:last (?:night|week|month)|yesterday|gestern|letzte[nr]? "
-                      r"(?:nacht|woche|monat))\b", re.IGNORECASE)
+_RECENT_PHRASE = Lazy(r"\b(?:(?:last|past|this) (?:night|week|month|quarter|year)|yesterday|"
+                      r"gestern|(?:letzte[nrm]?|vorige[nrm]?|diese[nrm]?) (?:nacht|woche|monat|"
+                      r"quartal|jahr))\b", re.IGNORECASE)
 _NOW_PHRASE = Lazy(r"\b(?:right now|last night|at the moment|im moment|heute abend)\b",
                    re.IGNORECASE)
 _OWN_STATE = Lazy(r"(?:how\s+(?:much|many)|wie\s+viele?|where|wo|did|has|have|hat|haben|"
-                  r"what\s+(?:did|has|have))\b", re.IGNORECASE)
-_I_HAVE = Lazy(r"\b(?:do|did)\s+i\s+have\b|\bhave\s+i\b|\b(?:habe|hab|hatte)\s+ich\b",
-               re.IGNORECASE)
+                  r"what\s+(?:did|has|have)|(?:what|which|welche[nrs]?)(?:\s+\w+)?\s+"
+                  r"(?:do|did|have|habe|hatte)\s+(?:i|ich)|wann\s+(?:habe|hatte)\s+ich)\b",
+                  re.IGNORECASE)
+_I_HAVE = Lazy(r"\b(?:do|did)\s+i\s+have\b|\bhave\s+i\b|\bdid\s+i\s+(?!not\b)\w+"
+               r"|\b(?:habe|hab|hatte)\s+ich\b", re.IGNORECASE)
+"""The person as the subject of a question about their own things: *do I have*, *have I*,
+*did I* and a verb ("how much *did I spend*"), *habe ich*."""
 _GENERAL = frozenset("should can could would need must soll sollte sollen kann muss".split())
 _DEADLINE = Lazy(r"\b(?:by|until|till|before|bis)\s+(?:tonight|today|tomorrow|heute(?:\s+abend)?|"
                  r"morgen)\b", re.IGNORECASE, needs=("by", "until", "till", "before", "bis"))
@@ -363,11 +382,13 @@ class Reading:
         extra: words the task shows without a place in it (``perspectives``,
             ``calculate``); content words, never head words.
         notes: what was read, for the rationale ("code as 'code'", …).
+        given: the task holds material (quoted, pasted or after a colon, ``material.request``).
     """
 
     text: str
     extra: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    given: bool = False
 
 
 @lru_cache(maxsize=READINGS_KEPT)
@@ -383,7 +404,8 @@ def read(task: str) -> Reading:
     notes: list[str] = []
     extra: list[str] = []
     text = request(task)
-    if text != task:
+    given = text != task
+    if given:
         notes.append("quoted or pasted material left out")
     text = _courtesy(text, notes)
     if pasted_code(task):
@@ -409,6 +431,10 @@ def read(task: str) -> Reading:
         text, count = _each_sentence(text, rewrite)
         if count:
             notes.append(note)
+    if ("code" in extra or any(n.startswith("code as") for n in notes)) and (
+            _FASTER.may_match(text) and _FASTER.re.search(text) is not None):
+        extra.append("change")
+        notes.append("making code faster or cleaner adds 'change'")
     text, decisions = _each_sentence(text, _decision)
     if decisions:
         notes.append("a decision question as 'weigh'")
@@ -426,7 +452,7 @@ def read(task: str) -> Reading:
         extra += ["perspectives", "roles"] if opinion else ["perspectives"]
         notes.append("a list of roles adds " + ("'perspectives', 'roles'" if opinion
                                                  else "'perspectives'"))
-    return Reading(text, tuple(extra), tuple(notes))
+    return Reading(text, tuple(extra), tuple(notes), given)
 
 
 def _courtesy(text: str, notes: list[str]) -> str:
@@ -558,6 +584,9 @@ def _code(sentence: str) -> tuple[str, int]:
     programs = 0
     if _ARTEFACT.may_match(sentence):
         sentence, programs = _ARTEFACT.re.subn("code", sentence)
+    if _CODE_KIND.may_match(sentence):
+        sentence, kinds = _CODE_KIND.re.subn("code", sentence)
+        programs += kinds
     sentence = _TOKEN.sub(name, sentence)
     count += programs
     if count and _REMEDY.may_match(sentence) and _REMEDY.re.search(sentence):
@@ -823,9 +852,10 @@ def live_question(text: str) -> str | None:
     Returns:
         ``"own"`` or ``"world"`` (the kind above), or None.
     """
-    sentences = [s for s in _SENTENCE.findall(text.strip()) if s.strip()]
+    sentences = _without_follow_up([s for s in _SENTENCE.findall(text.strip()) if s.strip()])
     if len(sentences) != 1 or len(_DIGITS.findall(text)) >= GIVEN_NUMBERS:
         return None
+    text = sentences[0]
     if _DEADLINE.may_match(text):
         text = _DEADLINE.re.sub(" ", text)
     words = [w.casefold() for w in _WORD.findall(text)]
@@ -840,11 +870,82 @@ def live_question(text: str) -> str | None:
     if (question and own and len(words) <= FACT_WORDS and _GENERAL.isdisjoint(words)
             and _WHEN.re.match(text) is not None):
         return "own"  # one's own events to come: "When is my next dentist appointment?"
-    if (question and (own or _I_HAVE.re.search(text) is not None) and len(words) <= FACT_WORDS
-            and FUTURE_WORDS.isdisjoint(words)
+    subject = _I_HAVE.re.search(text) is not None  # "which meetings do I have next week"
+    if (question and (own or subject) and len(words) <= FACT_WORDS
+            and (subject or FUTURE_WORDS.isdisjoint(words))
             and _GENERAL.isdisjoint(words) and _OWN_STATE.re.match(text.strip()) is not None):
         return "own"
     if question and words and words[0] in QUESTION_OPENERS and (
             not NOW_WORDS.isdisjoint(words) or _NOW_PHRASE.re.search(text) is not None):
         return "world"
+    return None
+
+
+FOLLOW_UP_WORDS = 2
+"""Most words of a sentence after a question that only says what to do with its answer
+("… ausgegeben? *Bitte berechnen.*", "… this year? *Please compute.*"): no second request."""
+
+
+def _without_follow_up(sentences: list[str]) -> list[str]:
+    """Return ``sentences`` without the short follow-ups after the first (``FOLLOW_UP_WORDS``)."""
+    while len(sentences) > 1 and len(_WORD.findall(sentences[-1])) <= FOLLOW_UP_WORDS:
+        sentences = sentences[:-1]
+    return sentences
+
+
+OWN_STORES = frozenset("""
+inbox mailbox emails e-mails mails chats whatsapp messages sms voicemail voicemails calendar
+account accounts tracker smartwatch photos gallery contacts bank banking transactions purchases
+posteingang postfach nachrichten sprachnachricht sprachnachrichten kalender termine konto
+girokonto kontoauszug kontoauszüge umsätze fotos kontakte
+""".split())
+"""Where a person's own data lives — mail, messages, calendar, accounts, devices and their
+apps (the kinds of personal information services): "summarise *my chats*", "… *from my
+fitness tracker*", "*laut meinem Konto*". German compounds count by their head
+("Sprach*nachricht*", "Fitness*tracker*")."""
+
+_OWNED = Lazy(r"\b(?:my|our|mein\w*|unser\w*)\b((?:\s+[\w-]+){1,3})", re.IGNORECASE)
+_RECEIVED = Lazy(r"\b(?:sent|forwarded|texted|mailed)\s+(?:to\s+)?(?:me|us)\b|\b(?:mir|uns)\b"
+                 r"[^.!?]{0,40}?\b(?:geschickt|gesendet|geschrieben|weitergeleitet)\b",
+                 re.IGNORECASE, needs=("sent", "forward", "texted", "mailed", "mir", "uns"))
+_STORE_WORD = re.compile(r"[\w-]+")
+_HOW_WHY = Lazy(r"\b(?:how|wie)\b(?!\s+(?:much|many|often|long|viele?|oft|lange)\b)"
+                r"|\b(?:why|warum|wieso)\b", re.IGNORECASE)
+
+
+def _store(word: str) -> bool:
+    """True when ``word`` (case-folded) is one of ``OWN_STORES``, or a compound ending in one."""
+    return word in OWN_STORES or any(word.endswith(store) and len(word) > len(store) + 2
+                                     for store in OWN_STORES if len(store) >= 5)
+
+
+def own_source(text: str, given: bool) -> str | None:
+    """Return the word of the person's own data store the request works on, or None.
+
+    The request names its material as the person's own mail, messages, calendar,
+    account or device (``OWN_STORES`` after *my*/*mein* …, or a store word in a
+    sentence that says it was sent to them: "the voice message Giulia *sent me*",
+    "die Sprachnachricht, die *mir* Giulia geschickt hat") and gives none of it
+    (``given``: the task holds quoted or pasted material). Reaching it needs access
+    to their accounts or devices, which no recipe has. A piece of writing about it
+    ("Draft a reply to the message my boss sent me") is the writer's, not this rule's, and
+    a question how or why ("Explain how my calendar app syncs") asks about no data.
+
+    Args:
+        text: the task as read (its material left out).
+        given: the task gives material (quoted, pasted or after a colon).
+    """
+    if (given or ":" in text or writing_job(text) is not None
+            or _HOW_WHY.re.search(text) is not None):
+        return None  # material given, a piece of writing, or a question how something works
+    for found in _OWNED.re.finditer(text):
+        words: list[str] = _STORE_WORD.findall(found.group(1))
+        store = next((w.casefold() for w in words if _store(w.casefold())), None)
+        if store is not None:
+            return store
+    if _RECEIVED.may_match(text) and _RECEIVED.re.search(text) is not None:
+        for sentence in _SENTENCE.findall(text):
+            if _RECEIVED.re.search(sentence) is not None:
+                return next((w.casefold() for w in _STORE_WORD.findall(sentence)
+                             if _store(w.casefold())), None)
     return None

@@ -114,7 +114,8 @@ def trigger_match(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] 
 
     Rule: docs/delegate.md step 3.
     """
-    read = reading.read(lexicon.analysed(task)).text
+    reading_ = reading.read(lexicon.analysed(task))
+    read = reading_.text
     text = read.lower()
     hits: list[tuple[int, Recipe, str]] = []  # (offset in text, recipe, keyword), keyword order
     for recipe in inventory:
@@ -135,6 +136,8 @@ def trigger_match(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] 
     if len(fired) != 1:
         return None
     recipe, keyword = next(iter(fired.values()))
+    if reading.own_source(read, reading_.given) is not None:
+        return None  # the person's own data, not given: a rule the ranking applies
     return None if _gives_way(task, read, recipe, inventory) else (recipe, keyword)
 
 

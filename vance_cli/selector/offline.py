@@ -38,6 +38,10 @@ before or instead of the ranking:
   person's own data as it is now ("Where's my package right now?") or about
   the world right now ("Who won last night's match?") needs access no
   recipe has: ``NONE``.
+- **One's own data, not given** (``reading.own_source``): a request that works on
+  the person's own mail, messages, calendar, account or device ("Summarise my
+  WhatsApp chats from last week") and gives none of it needs access no recipe
+  has: ``NONE``.
 - **Acts in the world** (``reading.action_request``): a request whose
   predicate is ordering, booking, sending, reminding … is ``NONE`` unless a
   recipe has a cue or a phrase for it; the object's words ("Transfer the
@@ -62,6 +66,7 @@ words ("don't change anything") that are none either.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -144,11 +149,15 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
     """
     read = reading.read(lexicon.analysed(task))
     live = reading.live_question(read.text)
-    if live is not None:
-        needs = ("about the person's own data as it is now or was lately, which needs live "
+    store = None if live is not None else reading.own_source(read.text, read.given)
+    if live is not None or store is not None:
+        needs = ("asks about the person's own data as it is now or was lately, which needs live "
                  "access to their accounts or devices" if live == "own" else
-                 "about the world as it is now or was just now, which needs live data")
-        return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: the task asks {needs}: no recipe "
+                 "asks about the world as it is now or was just now, which needs live data"
+                 if live == "world" else
+                 f"works on the person's own data ('{store}'), which it does not give and which "
+                 "needs access to their accounts or devices")
+        return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: the task {needs}: no recipe "
                     "has it", Mode.OFFLINE)
     act = reading.action_request(read.text)
     hits = ranking.rank(inventory, task)
@@ -167,6 +176,9 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
         # its object beats one whose only evidence is a phrase of manner, frequency or topic
         chosen = next((pair for pair in eligible if pair[0].main),
                       next((pair for pair in eligible if pair[0].cues), chosen))
+    if chosen is not None:
+        # a recipe that says it is not for what the request also asks does not win it
+        chosen = next((pair for pair in eligible if disowns(chosen[0], pair[0])), chosen)
     verb = lexicon.writing_job(read.text)
     general = next((r for r in inventory if GENERAL_TAG in map(str.casefold, r.tags)), None)
     if verb is not None and general is not None and (chosen is None
@@ -197,6 +209,49 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
         detail = (f"one word is not enough (best '{best.recipe.name}' matched only "
                   f"{_words(best.terms)}: no second word, phrase or cue)")
     return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: {detail}{how}", Mode.OFFLINE)
+
+
+def disowns(hit: ranking.Hit, other: ranking.Hit) -> bool:
+    """True when ``hit``'s recipe says it is not for a word that is ``other``'s evidence.
+
+    The bundled descriptions name what each recipe is *not* for where two overlap
+    (negated stretches: "Not for comparing products or tools with sources to cite or
+    links to check"). When a word of the request is in such a stretch of ``hit``'s
+    description, is no word ``hit`` matched itself and is one of ``other``'s own
+    single-word tags ("compare … and *cite* some reviews"), the request asks for
+    what ``hit`` disowns: ``other`` wins — when ``hit`` rests on one word and no phrase
+    (more evidence than that stands: "requirements, design, code, tests" is the phased
+    recipe's, whatever it says of a small code change).
+
+    Args:
+        hit: the chosen hit.
+        other: another hit with enough evidence.
+    """
+    if (hit.words >= MIN_WORDS or hit.phrases or other.recipe.name == hit.recipe.name
+            or not (other.cues or other.phrases or other.intent)):
+        return False  # more evidence than one word stands
+    refused = _refused(hit.recipe.description)
+    if not refused:
+        return False
+    own = {key for term in hit.terms for word in term.split() for key in lexicon.word_keys(word)}
+    tagged = _tag_keys(tuple(other.recipe.tags))
+    return any(own.isdisjoint(keys) and not refused.isdisjoint(keys) and not tagged.isdisjoint(keys)
+               for term in other.terms if " " not in term
+               for keys in [set(lexicon.word_keys(term))])
+
+
+@functools.lru_cache(maxsize=64)
+def _tag_keys(tags: tuple[str, ...]) -> frozenset[str]:
+    """The stem keys of the single-word tags among ``tags``."""
+    return frozenset(key for tag in tags if " " not in tag.strip()
+                     for key in lexicon.word_keys(tag.strip()))
+
+
+@functools.lru_cache(maxsize=64)
+def _refused(description: str) -> frozenset[str]:
+    """The stem keys of the content words in ``description``'s negated stretches."""
+    return frozenset(key for word in lexicon.negated_words(description)
+                     for key in lexicon.word_keys(word))
 
 
 def _names_job(hit: ranking.Hit, verb: str, text: str, inventory: Sequence[Recipe]) -> bool:

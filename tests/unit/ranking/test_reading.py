@@ -70,7 +70,7 @@ def test_a_code_of_no_program_is_left_out(task: str, text: str) -> None:
     ("Port tools/rotate_logs.pl to Python 3.", "Port code to Python 3."),
     ("What does src/auth/middleware.py do?", "explain What does code do?"),
     ("i dont get this regex in validators.js, what is it doing",
-     "explain i dont get this regex in code, what is it doing"),
+     "explain i dont get this code in code, what is it doing"),  # a regex is code
     ("Fix the bug in app/models.py.", "Fix the bug in code."),      # no question: no 'explain'
 ])
 def test_code_reads_as_code_and_a_question_about_it_as_explain(task: str, text: str) -> None:
@@ -241,7 +241,7 @@ def test_a_list_of_roles_adds_perspectives(task: str, extra: tuple[str, ...]) ->
 
 
 @pytest.mark.parametrize(("task", "text"), [
-    ("Translate this regex into plain English: ^a+$", "explain this regex into plain English"),
+    ("Translate this regex into plain English: ^a+$", "explain this code into plain English"),
     ("Übersetze den Bescheid in einfache Sprache", "explain den Bescheid in einfache Sprache"),
     ("Translate this letter into English", "Translate this letter into English"),
 ])
