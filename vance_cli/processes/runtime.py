@@ -55,6 +55,7 @@ from vance_cli.base.errors import (
 from vance_cli.base.records import frozen
 from vance_cli.base.wording import counted
 from vance_cli.llm import DEFAULT_MAX_TOKENS, Completion, LLMConfig, complete, safe_endpoint
+from vance_cli.processes.budget import Budget
 from vance_cli.processes.launcher import start_worker
 from vance_cli.processes.model import CHILD_SETTLED, CloseReason, Process, Status
 from vance_cli.processes.records import (
@@ -258,42 +259,6 @@ def stream_path(ws: Workspace, process_id: str) -> Path:
 
 
 @frozen
-class Budget:
-    """What one turn of a process may spend (docs/processes.md "Budgets").
-
-    Attributes:
-        llm_calls: LLM calls per turn.
-        tokens: LLM tokens (in + out) over all the process's turns.
-        seconds: wall-clock seconds per turn.
-    """
-
-    llm_calls: int
-    tokens: int
-    seconds: float
-
-    @classmethod
-    def of(cls, ws: Workspace, params: Mapping[str, Any]) -> Budget:
-        """Return the budget: the settings, overridden by the process's ``params.budget``.
-
-        ``params.budget`` may set ``llmCalls``, ``tokens`` and ``turnSeconds``;
-        values that are not positive numbers are ignored.
-        """
-        settings = ws.settings
-        given = params.get("budget")
-        given = given if isinstance(given, Mapping) else {}
-
-        def number(key: str, default: float) -> float:
-            value = given.get(key)
-            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-                return float(value)
-            return default
-
-        return cls(llm_calls=int(number("llmCalls", settings.turn_max_llm_calls)),
-                   tokens=int(number("tokens", settings.process_max_tokens)),
-                   seconds=number("turnSeconds", settings.turn_timeout))
-
-
-@frozen
 class TurnOutcome:
     """What an engine's turn produced.
 
@@ -348,6 +313,8 @@ class Turn:
         self.budget = budget
         self.partial = ""
         """Text streamed so far by the call under way (kept when Ctrl-C stops it)."""
+        self.truncated: str | None = None
+        """Which cap cut a reply of this turn (``bytes``, ``tokens``), or None."""
         self._run = run
         self._started = time.monotonic()
         self._calls = 0
@@ -391,6 +358,11 @@ class Turn:
     def seconds_left(self) -> float:
         """Seconds this turn may still run."""
         return self.budget.seconds - (time.monotonic() - self._started)
+
+    @property
+    def deadline(self) -> float:
+        """When the turn must end (``time.monotonic()``): every LLM call ends by then."""
+        return self._started + self.budget.seconds
 
     def check(self) -> None:
         """Raise when the turn must end now: stopped from outside, or out of time.
@@ -451,7 +423,7 @@ class Turn:
 
         try:
             answer = complete(config, messages, schema, max_tokens, temperature=temperature,
-                              on_text=on_text if stream else None)
+                              on_text=on_text if stream else None, deadline=self.deadline)
         except LLMError as exc:
             self._record(purpose, config, None, exc.message)
             if exc.timeout:
@@ -461,6 +433,8 @@ class Turn:
             self._record(purpose, config, None, str(exc))
             raise
         self._record(purpose, config, answer, None)
+        if answer.truncated:
+            self.truncated = answer.truncated
         return answer
 
     def check_call(self) -> None:
@@ -734,7 +708,7 @@ def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink
         db, number = ws.db, started.number
         stream = StreamFile(ws, process.id, sink)
         turn = Turn(ws, started.process, number, started.inputs, stream,
-                    Budget.of(ws, started.process.params), run)
+                    Budget.of(ws.settings, started.process.params), run)
         try:
             try:
                 outcome = step(turn)
