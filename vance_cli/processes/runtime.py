@@ -55,6 +55,7 @@ from vance_cli.base.errors import (
 from vance_cli.base.records import frozen
 from vance_cli.base.wording import counted
 from vance_cli.llm import DEFAULT_MAX_TOKENS, Completion, LLMConfig, complete, safe_endpoint
+from vance_cli.processes import overflow
 from vance_cli.processes.budget import Budget
 from vance_cli.processes.launcher import start_worker
 from vance_cli.processes.model import CHILD_SETTLED, CloseReason, Process, Status
@@ -755,15 +756,19 @@ def _settle(ws: Workspace, run: Run, turn: Turn, outcome: TurnOutcome,
             interrupted: bool = False) -> None:
     """Store the turn's messages and calls, consume its inputs, set the status: one transaction."""
     db, pid = ws.db, turn.process.id
+    stored, meta = (overflow.fit(ws, pid, turn.number, outcome.reply)
+                    if outcome.reply is not None else ("", {}))
+    meta.update({"interrupted": True} if interrupted else {},
+                **({"truncated": turn.truncated} if turn.truncated else {}))
     with turn.storing():
         for kind, text in outcome.notes:
             conversation.add_message(db, pid, "note", kind, text, turn=turn.number)
         if outcome.reply is not None:
             conversation.add_message(
-                db, pid, "assistant", "reply", outcome.reply, turn=turn.number,
+                db, pid, "assistant", "reply", stored, turn=turn.number,
                 model=outcome.model, tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out,
-                meta={"interrupted": True} if interrupted else None)
-            store.set_result(db, pid, outcome.reply)
+                meta=meta or None)
+            store.set_result(db, pid, stored)
         if not (interrupted and outcome.reply is None):  # Ctrl-C before a token: kept
             conversation.consume(db, [m.id for m in turn.inputs], turn.number)
         conversation.end_turn(db, pid, turn.number,
