@@ -9,16 +9,20 @@ Bounds are measured from the moment the hostile request reached the server.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import threading
 import time
 from datetime import datetime
 from typing import Any
 
 import pytest
-from helpers import run_cli
+from helpers import run_cli, wait_until
 from llm_server import ScriptedLLMServer
 
 from vance_cli.base.clock import parse_time
 from vance_cli.base.config import load_settings
+from vance_cli.processes.records import load_process
 from vance_cli.state import conversation
 from vance_cli.workspace import Workspace
 
@@ -105,3 +109,51 @@ def test_keep_alive_lines_end_with_the_turns_budget(llm: ScriptedLLMServer) -> N
     result = run_cli(["delegate", "--task", PERU, "--wait", "--json"])
     assert result.exit_code == 1, result.stderr
     assert time.monotonic() - llm.chat_requests[1].at < TURN_SECONDS + SLACK + LOADED
+
+
+def test_a_stopped_worker_ends_its_turn_stopped_and_records_its_partial_call(
+        llm: ScriptedLLMServer) -> None:
+    """Issue 26 item 5: after 'process stop' (SIGTERM) the turn record stayed RUNNING."""
+    never = threading.Event()
+    llm.reply(match("quick-lookup"))
+    llm.reply("one two three four five six", chunks=6, holds={3: never})
+    result = run_cli(["delegate", "--task", PERU, "--json"])
+    assert result.exit_code == 0, result.stderr
+    pid = result.json()["process"]["id"]
+    assert wait_until(lambda: len(llm.chat_requests) == 2 and llm.chat_requests[1].streamed == 2)
+    stopped = run_cli(["process", "stop", pid, "--json"])
+    assert stopped.exit_code == 0, stopped.stderr
+    assert wait_until(lambda: first_turn(pid)["outcome"] != "RUNNING", timeout=30)
+    turn = first_turn(pid)
+    assert (turn["outcome"], turn["reason"]) == ("STOPPED", "stopped: the worker received"
+                                                            " SIGTERM")
+    ws = Workspace(load_settings())
+    try:
+        calls = ws.db.query("SELECT purpose, tokens_out, error FROM llm_calls WHERE"
+                            " process_id = ?", (pid,))
+    finally:
+        ws.close()
+    assert [(c["purpose"], c["tokens_out"], c["error"]) for c in calls] == [
+        ("reply", 2, "stopped: the worker received SIGTERM")]
+
+
+def test_a_killed_worker_ends_its_turn_stale(llm: ScriptedLLMServer,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VANCE_HEARTBEAT_INTERVAL", "0.1")
+    monkeypatch.setenv("VANCE_STALE_TIMEOUT", "2")
+    llm.reply(match("quick-lookup"))
+    llm.reply("never sent", gate=threading.Event())
+    result = run_cli(["delegate", "--task", PERU, "--json"])
+    pid = result.json()["process"]["id"]
+    assert wait_until(lambda: len(llm.chat_requests) == 2)
+    ws = Workspace(load_settings())
+    try:
+        worker = load_process(ws, pid).worker_pid
+    finally:
+        ws.close()
+    assert worker is not None
+    os.kill(worker, signal.SIGKILL)
+    waited = run_cli(["process", "wait", pid, "--timeout", "30", "--json"])
+    assert waited.exit_code == 1, waited.stdout
+    turn = first_turn(pid)
+    assert turn["outcome"] == "STALE" and "worker process" in turn["reason"]

@@ -53,6 +53,7 @@ from vance_cli.base.errors import (
     VanceError,
 )
 from vance_cli.base.records import frozen
+from vance_cli.base.signals import WorkerTerminated
 from vance_cli.base.wording import counted
 from vance_cli.llm import DEFAULT_MAX_TOKENS, Completion, LLMConfig, complete, safe_endpoint
 from vance_cli.processes import overflow
@@ -416,8 +417,11 @@ class Turn:
         self.check_call()
         config = self._bounded(self.llm_config(model), structured=schema is not None)
         self.partial = ""
+        pieces = 0
 
         def on_text(piece: str) -> None:
+            nonlocal pieces
+            pieces += 1
             self.partial += piece
             self.sink.text(piece)
             self.check()  # a stream that keeps coming must still end with the turn's seconds
@@ -431,7 +435,10 @@ class Turn:
                 self.check()  # cut short by the turn's seconds: say so, not "timed out"
             raise
         except (BudgetExceeded, TurnStopped) as exc:  # from on_text: the stream was cut
-            self._record(purpose, config, None, str(exc))
+            self._record(purpose, config, None, str(exc), pieces)
+            raise
+        except BaseException as exc:  # Ctrl-C, SIGTERM: the call is recorded with what came
+            self._record(purpose, config, None, stop_text(exc), pieces)
             raise
         self._record(purpose, config, answer, None)
         if answer.truncated:
@@ -490,17 +497,27 @@ class Turn:
                        json_mode=config.json_mode if structured else "none")
 
     def _record(self, purpose: str, config: LLMConfig, answer: Completion | None,
-                error: str | None) -> None:
+                error: str | None, partial: int | None = None) -> None:
+        """Record a call; one cut short counts the text chunks it got as its tokens out."""
         self.record_call(purpose, model=answer.model if answer else config.model,
                          endpoint=safe_endpoint(config.base_url),
                          tokens_in=answer.prompt_tokens if answer else None,
-                         tokens_out=answer.completion_tokens if answer else None,
+                         tokens_out=answer.completion_tokens if answer else partial or None,
                          latency_ms=answer.latency_ms if answer else None,
                          finish_reason=answer.finish_reason if answer else None, error=error)
 
 
 class TurnStopped(Exception):
     """The process was stopped or closed by someone else while its turn ran."""
+
+
+def stop_text(exc: BaseException) -> str:
+    """Say how a turn was stopped from outside its code: Ctrl-C, SIGTERM or an exit."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted (Ctrl-C)"
+    if isinstance(exc, WorkerTerminated):
+        return "stopped: the worker received SIGTERM"
+    return f"stopped: {type(exc).__name__}"
 
 
 @frozen
@@ -734,6 +751,10 @@ def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink
                 conversation.end_turn(db, process.id, number, "FAILED", reason)
             run.close(CloseReason.STALE, {"reason": reason, "turn": number}, note=reason)
             report = TurnReport(load_process(ws, process.id), number, "FAILED", reason=reason)
+        except BaseException as exc:  # SIGTERM (process stop), an exit: the turn ends STOPPED
+            with suppress(Exception), turn.storing():  # the worker is leaving: best effort
+                conversation.end_turn(db, process.id, number, "STOPPED", stop_text(exc))
+            raise
         else:
             _settle(ws, run, turn, outcome)
             report = TurnReport(load_process(ws, process.id), number, outcome.settle,
