@@ -281,6 +281,12 @@ KEYS: tuple[KeySpec, ...] = (
             help="LLM calls one turn of a process may make"),
     KeySpec("turn.timeout", _to_seconds(WEEK), ("VANCE_TURN_TIMEOUT",),
             help="seconds one turn of a process may run"),
+    KeySpec("budget.max_llm_calls", _to_count(TURN_CALLS_MAX), ("VANCE_BUDGET_MAX_LLM_CALLS",),
+            help="ceiling of a recipe's params.budget.llmCalls"),
+    KeySpec("budget.max_tokens", _to_count(PROCESS_TOKENS_MAX), ("VANCE_BUDGET_MAX_TOKENS",),
+            help="ceiling of a recipe's params.budget.tokens"),
+    KeySpec("budget.max_turn_seconds", _to_seconds(WEEK), ("VANCE_BUDGET_MAX_TURN_SECONDS",),
+            help="ceiling of a recipe's params.budget.turnSeconds"),
 )
 """Every setting, in display order."""
 
@@ -357,6 +363,9 @@ def _defaults(environ: Mapping[str, str]) -> dict[str, Any]:
         "process.max_tokens": 500_000,
         "turn.max_llm_calls": 20,
         "turn.timeout": 600.0,
+        "budget.max_llm_calls": 200,
+        "budget.max_tokens": 5_000_000,
+        "budget.max_turn_seconds": 3600.0,
     }
 
 
@@ -396,6 +405,9 @@ class Settings:
     process_max_tokens: int
     turn_max_llm_calls: int
     turn_timeout: float
+    budget_max_llm_calls: int
+    budget_max_tokens: int
+    budget_max_turn_seconds: float
     origin: Mapping[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 

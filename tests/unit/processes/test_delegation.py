@@ -59,3 +59,4 @@ def test_children_per_process_and_live_processes_per_session_are_limited(
     with mock.patch.object(delegation, "MAX_LIVE", 4):
         assert "live process limit reached: 4 open in session default (at most 4)" in str(
             delegation.refusal(ws, load_process(ws, lead)))
+
