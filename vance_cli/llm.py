@@ -311,7 +311,7 @@ def _complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
     try:
         import openai
 
-        from vance_cli import llm_guard  # imports openai's HTTP library
+        from vance_cli import llm_guard  # heavy: imports openai and its HTTP library
     except ImportError as exc:  # pragma: no cover - openai is a dependency
         raise LLMError(f"the openai package cannot be imported: {exc}") from None
     secrets = (config.api_key,)
@@ -434,7 +434,7 @@ def _client(base_url: str, api_key: str) -> Any:
     """Return the kept ``openai.OpenAI`` client of an endpoint and key (made on first use)."""
     import openai
 
-    from vance_cli.llm_guard import GuardedHttpClient
+    from vance_cli.llm_guard import GuardedHttpClient  # heavy: openai
 
     return openai.OpenAI(api_key=api_key, base_url=base_url, http_client=GuardedHttpClient())
 
@@ -616,7 +616,7 @@ def _read_stream(stream: Any, model: str, mode: str, started: float,
         LLMError: the stream ended without a finish reason (a server that died
             mid-reply), or brought no choices at all.
     """
-    from vance_cli.llm_guard import ReplyTooLarge
+    from vance_cli.llm_guard import ReplyTooLarge  # heavy: openai
 
     pieces: list[str] = []
     finish: str | None = None

@@ -23,6 +23,8 @@ Rules (docs/configuration.md "Deadlines and caps"):
 from __future__ import annotations
 
 import contextvars
+import importlib
+import importlib.util
 import socket
 import threading
 import time
@@ -31,10 +33,8 @@ from typing import Any
 
 import openai
 
-try:  # the HTTP library that this openai release is built on
-    import httpx2 as httpx  # type: ignore[import-not-found, unused-ignore]
-except ImportError:  # pragma: no cover - older openai releases use httpx
-    import httpx  # type: ignore[import-not-found, no-redef, unused-ignore]
+httpx: Any = importlib.import_module(  # the HTTP library this openai release is built on
+    "httpx2" if importlib.util.find_spec("httpx2") else "httpx")
 
 
 class GuardTripped(openai.OpenAIError):
@@ -163,7 +163,7 @@ def current() -> CallGuard | None:
     return _CURRENT.get()
 
 
-class _CountedBody(httpx.SyncByteStream):
+class _CountedBody(httpx.SyncByteStream):  # type: ignore[misc]
     """A response body that counts its bytes and stops at the cap or a deadline."""
 
     def __init__(self, inner: Any, guard: CallGuard) -> None:
