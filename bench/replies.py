@@ -6,14 +6,26 @@ size, read by the selector's parser (``parse_reply``) and by Slartibartfast's
 extraction (``extract_recipe``). The budget is linear time: at most 50 ms per
 100 kB (docs/decisions/0009-linear-reply-parsing.md). This script only reports.
 
-Usage: python bench/replies.py [--sizes 10000,100000,200000] [--runs 3]
+Then hostile servers against the LLM client (tests/llm_server.py on 127.0.0.1):
+a reply trickled one byte every 2 s, keep-alive lines only, a body that never
+ends (streamed and plain), a 50 MB streamed reply. Each call runs in a child
+process, which reports its wall time and peak RSS (docs/configuration.md
+"Deadlines and caps": the deadline ends the first two at ``--timeout``, the caps
+the others).
+
+Usage: python bench/replies.py [--sizes 10000,100000,200000] [--runs 3] [--timeout 5]
+       [--no-hostile]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from vance_cli.engines.slartibartfast.extract import extract_recipe
 from vance_cli.selector.decision import SelectorFailure
@@ -64,10 +76,56 @@ def _best_ms(func: Callable[[str], object], text: str, runs: int) -> float:
     return best * 1000
 
 
+REPO = Path(__file__).resolve().parents[1]
+
+CHILD = """
+import json, resource, sys, time
+from vance_cli.base.errors import LLMError
+from vance_cli.llm import LLMConfig, complete
+import vance_cli.llm_guard  # openai imported before the clock starts
+url, stream, timeout = sys.argv[1], sys.argv[2] == "stream", float(sys.argv[3])
+config = LLMConfig(base_url=url, api_key=None, model="m", timeout=timeout, max_retries=2,
+                   json_mode="none")
+began = time.monotonic()
+try:
+    answer = complete(config, [{"role": "user", "content": "hi"}], max_tokens=10**9,
+                      on_text=(lambda piece: None) if stream else None)
+    outcome = f"{len(answer.text):,} chars kept, truncated: {answer.truncated}"
+except LLMError as exc:
+    outcome = exc.message.split(" (at ")[0]
+print(json.dumps([time.monotonic() - began,
+                  resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, outcome]))
+"""
+
+def _hostile(timeout: float) -> None:
+    sys.path.insert(0, str(REPO / "tests"))
+    from llm_server import ScriptedLLMServer
+
+    cases = [("trickle, 1 byte / 2 s", "stream", lambda s: s.trickle("Lima.", every=2.0)),
+             ("keep-alive lines only", "stream", lambda s: s.keep_alive(every=0.5)),
+             ("endless body, streamed", "stream", lambda s: s.endless()),
+             ("endless body, plain", "plain", lambda s: s.endless()),
+             ("50 MB reply, streamed", "stream", lambda s: s.huge(50_000_000))]
+    print(f"\n{'hostile server':24} {'seconds':>8} {'peak MB':>8}  outcome")
+    server = ScriptedLLMServer().start()
+    try:
+        for name, mode, script in cases:
+            script(server)
+            done = subprocess.run([sys.executable, "-c", CHILD, server.url, mode, str(timeout)],
+                                  cwd=REPO, capture_output=True, text=True, check=True)
+            seconds, peak, outcome = json.loads(done.stdout)
+            print(f"{name:24} {seconds:>8.2f} {peak:>8.1f}  {outcome}")
+    finally:
+        server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000,200000")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--timeout", type=float, default=5.0,
+                        help="llm.timeout of the hostile cases, seconds")
+    parser.add_argument("--no-hostile", action="store_true", help="skip the hostile servers")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"{'shape':28} {'size':>8} {'selector ms':>12} {'slart ms':>9}")
@@ -81,6 +139,8 @@ def main() -> None:
             print(f"{name:28} {len(text):>8} {sel:>12.1f} {slart:>9.1f}")
     for size, ms in worst.items():
         print(f"worst at {size:,} characters: {ms:.1f} ms")
+    if not args.no_hostile:
+        _hostile(args.timeout)
 
 
 if __name__ == "__main__":

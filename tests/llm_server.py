@@ -18,6 +18,11 @@ gives a started one and stops it after the test)::
     llm_server.fail(500, "overloaded")                   # queue an OpenAI-style error body
     llm_server.fail(401, "bad key", headers={"x-should-retry": "false"})
     llm_server.raw(200, b"not json", content_type="text/plain")  # any status and body
+    llm_server.trickle("hello", every=2.0)               # hostile: the whole body, 1 byte / 2 s
+    llm_server.keep_alive(every=0.5)                     # hostile: SSE keep-alive lines only
+    llm_server.endless()                                 # hostile: a body that never ends
+    llm_server.huge(50_000_000)                          # hostile: a 50 MB reply
+    llm_server.sse([b"data: not json"])                  # hostile: raw SSE lines as given
     llm_server.url                                       # "http://127.0.0.1:PORT/v1"
     llm_server.env(api_key="sk-…", model="m", timeout=2, max_retries=0)
                                                          # VANCE_LLM_* variables, as a dict
@@ -46,6 +51,11 @@ Rules:
   waits for a slow reply; a client that gave up meanwhile is ignored.
 - Headers are recorded as sent: tests use them to check that the API key
   reaches the endpoint and nothing else.
+- Hostile replies (``trickle``, ``keep_alive``, ``endless``, ``huge``, ``sse``)
+  are sent over chunked transfer as they are generated, so a body of any
+  size costs the server no memory; each one, streamed or not as the request
+  asks (``sse`` always as SSE), stops when the client leaves or the server
+  stops: none outlives its test.
 """
 
 from __future__ import annotations
@@ -56,6 +66,7 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -82,6 +93,10 @@ class ScriptedReply:
     chunk_delay: float = 0.0
     cut_after: int | None = None
     holds: dict[int, threading.Event] = field(default_factory=dict)
+    parts: Callable[[bool], Iterator[bytes]] | None = None
+    """A hostile reply: its raw body pieces (given whether the request streams), sent as made."""
+    pace: float = 0.0
+    """Seconds before each piece of ``parts``."""
 
 
 @dataclass
@@ -136,6 +151,18 @@ def sse_events(reply: ScriptedReply, req: RecordedRequest) -> list[str]:
             "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
             "total_tokens": reply.prompt_tokens + reply.completion_tokens}})
     return [json.dumps(e) for e in events] + ["[DONE]"]
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0,
+            "model": "test-model",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+def _plain_events(text: str) -> list[str]:
+    """The ``data:`` payloads of a complete streamed reply holding ``text`` (no usage)."""
+    return [json.dumps(_chunk({"role": "assistant", "content": text})),
+            json.dumps(_chunk({}, "stop")), "[DONE]"]
 
 
 def _has_text(event: str) -> bool:
@@ -242,6 +269,62 @@ class ScriptedLLMServer:
         """Queue any status and body, sent as they are."""
         self._push(ScriptedReply(status, body, content_type, dict(headers or {}), delay))
 
+    def trickle(self, text: str, every: float = 2.0) -> None:
+        """Queue a complete reply holding ``text``, sent one byte every ``every`` seconds."""
+        def parts(streamed: bool) -> Iterator[bytes]:
+            body = (b"".join(f"data: {e}\n\n".encode() for e in _plain_events(text))
+                    if streamed else completion_body(text))
+            for index in range(len(body)):
+                yield body[index:index + 1]
+
+        self._push(ScriptedReply(200, b"", parts=parts, pace=every))
+
+    def keep_alive(self, every: float = 0.5) -> None:
+        """Queue a reply that sends only SSE keep-alive comments, every ``every`` seconds."""
+        def parts(streamed: bool) -> Iterator[bytes]:
+            while True:
+                yield b": keep-alive\n\n" if streamed else b" "
+
+        self._push(ScriptedReply(200, b"", parts=parts, pace=every))
+
+    def endless(self, piece: str = "x" * 1024) -> None:
+        """Queue a reply whose body never ends: text chunks without a finish, or a JSON string."""
+        def parts(streamed: bool) -> Iterator[bytes]:
+            if not streamed:
+                yield b'{"id": "x", "object": "chat.completion", "created": 0, "model": "m",'
+                yield b' "choices": [{"index": 0, "message": {"role": "assistant", "content": "'
+            event = f"data: {json.dumps(_chunk({'content': piece}))}\n\n".encode()
+            while True:
+                yield event if streamed else piece.encode()
+
+        self._push(ScriptedReply(200, b"", parts=parts))
+
+    def huge(self, size: int, piece: str = "y" * 1000) -> None:
+        """Queue a complete reply of ``size`` bytes of text, made as it is sent."""
+        def parts(streamed: bool) -> Iterator[bytes]:
+            count = max(1, size // len(piece))
+            if not streamed:
+                head, tail = completion_body("@").split(b"@")
+                yield head
+                for _ in range(count):
+                    yield piece.encode()
+                yield tail
+                return
+            event = f"data: {json.dumps(_chunk({'content': piece}))}\n\n".encode()
+            for _ in range(count):
+                yield event
+            yield f"data: {json.dumps(_chunk({}, 'stop'))}\n\ndata: [DONE]\n\n".encode()
+
+        self._push(ScriptedReply(200, b"", parts=parts))
+
+    def sse(self, lines: list[bytes]) -> None:
+        """Queue an SSE reply of these raw lines (each followed by a blank line), as they are."""
+        def parts(streamed: bool) -> Iterator[bytes]:
+            for line in lines:
+                yield line + b"\n\n"
+
+        self._push(ScriptedReply(200, b"", content_type="text/event-stream", parts=parts))
+
     def _push(self, reply: ScriptedReply) -> None:
         with self._lock:
             self._queue.append(reply)
@@ -302,6 +385,9 @@ class ScriptedLLMServer:
                 while reply.gate is not None and not reply.gate.wait(0.05):
                     if server._stopping.is_set():
                         return
+                if reply.parts is not None:
+                    _send_hostile(self, server._stopping, reply, req)
+                    return
                 if reply.text is not None and reply.status == 200 and _wants_stream(req):
                     self._stream(reply, req)
                     return
@@ -344,3 +430,28 @@ class ScriptedLLMServer:
             do_GET = do_POST = _serve
 
         return Handler
+
+
+def _send_hostile(handler: BaseHTTPRequestHandler, stopping: threading.Event,
+                  reply: ScriptedReply, req: RecordedRequest) -> None:
+    """Send a hostile reply's pieces over chunked transfer until they end or the client leaves."""
+    assert reply.parts is not None
+    streamed = _wants_stream(req) or reply.content_type == "text/event-stream"
+    handler.protocol_version = "HTTP/1.1"
+    handler.close_connection = True
+    try:
+        handler.send_response(reply.status)
+        handler.send_header("content-type", "text/event-stream" if streamed
+                            else "application/json")
+        handler.send_header("transfer-encoding", "chunked")
+        handler.send_header("connection", "close")
+        handler.end_headers()
+        for data in reply.parts(streamed):
+            if stopping.wait(reply.pace) if reply.pace else stopping.is_set():
+                return
+            handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            handler.wfile.flush()
+        handler.wfile.write(b"0\r\n\r\n")
+        handler.wfile.flush()
+    except (BrokenPipeError, ConnectionResetError, OSError):
+        pass  # the client left: its deadline or its cap

@@ -83,6 +83,14 @@ LOCAL_JSON_MODE = "json_object"
 MAX_ERROR_TEXT = 300
 """Longest server error text kept in a message, in characters."""
 
+DEFAULT_MAX_REPLY_BYTES = 1_000_000
+"""Cap on a reply's text, in UTF-8 bytes (``llm.max_reply_bytes``): past it a streamed reply
+is cut and kept as ``truncated`` (docs/configuration.md "Deadlines and caps")."""
+
+RAW_BODY_FACTOR = 16
+"""A reply's raw body may be this many times ``max_reply_bytes`` (a streamed reply wraps
+each token in ~150 bytes of JSON); past it the read stops, so memory stays bounded."""
+
 
 @frozen
 class LLMConfig:
@@ -95,6 +103,7 @@ class LLMConfig:
         timeout: seconds per attempt.
         max_retries: retries after the first attempt.
         json_mode: ``auto``, ``json_schema``, ``json_object`` or ``none``.
+        max_reply_bytes: cap on a reply's text, UTF-8 bytes.
     """
 
     base_url: str
@@ -103,6 +112,7 @@ class LLMConfig:
     timeout: float = 30.0
     max_retries: int = 2
     json_mode: str = "auto"
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
 
     @classmethod
     def from_settings(cls, settings: Settings, model: str | None = None) -> LLMConfig:
@@ -126,7 +136,8 @@ class LLMConfig:
                        model=model or settings.llm_model or server.alias,
                        timeout=settings.llm_timeout, max_retries=settings.llm_max_retries,
                        json_mode=LOCAL_JSON_MODE if settings.llm_json_mode == "auto"
-                       else settings.llm_json_mode)
+                       else settings.llm_json_mode,
+                       max_reply_bytes=settings.llm_max_reply_bytes)
         return cls(
             base_url=(settings.llm_base_url or OPENAI_BASE_URL).rstrip("/"),
             api_key=settings.llm_api_key or None,
@@ -134,6 +145,7 @@ class LLMConfig:
             timeout=settings.llm_timeout,
             max_retries=settings.llm_max_retries,
             json_mode=settings.llm_json_mode,
+            max_reply_bytes=settings.llm_max_reply_bytes,
         )
 
     @property
@@ -160,6 +172,8 @@ class Completion:
         completion_tokens: output tokens, when reported.
         latency_ms: wall time of the whole call including retries, milliseconds.
         json_mode: the structured-output mode actually sent.
+        truncated: why the client cut the reply (``bytes``, ``tokens``), or None; a cut
+            reply's ``finish_reason`` is ``length``.
     """
 
     text: str
@@ -169,6 +183,7 @@ class Completion:
     completion_tokens: int | None
     latency_ms: float
     json_mode: str
+    truncated: str | None = None
 
 
 @functools.lru_cache(maxsize=32)  # a handful of endpoints; recorded with every LLM call
@@ -257,7 +272,7 @@ TextSink = Callable[[str], None]
 def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
              schema: Mapping[str, Any] | None = None,
              max_tokens: int = DEFAULT_MAX_TOKENS, *, temperature: float | None = 0.0,
-             on_text: TextSink | None = None) -> Completion:
+             on_text: TextSink | None = None, deadline: float | None = None) -> Completion:
     """Send one chat completion request and return the answer.
 
     Args:
@@ -269,6 +284,8 @@ def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
             sends none (the server's default).
         on_text: stream the reply: called with each piece of text as it arrives; what
             it raises ends the call and is raised as it is.
+        deadline: ``time.monotonic()`` by which the whole call must end (a turn's end),
+            or None: each attempt still ends ``config.timeout`` seconds after it was sent.
 
     Returns:
         The Completion (its ``finish_reason`` may be ``length``: the caller decides).
@@ -280,7 +297,7 @@ def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
         KeyboardInterrupt: Ctrl-C while waiting (the stream is closed first).
     """
     try:
-        return _complete(config, messages, schema, max_tokens, temperature, on_text)
+        return _complete(config, messages, schema, max_tokens, temperature, on_text, deadline)
     except LLMError as exc:
         raise LLMError(f"{exc.message} (at {config.host})",
                        **{"timeout": exc.timeout, **exc.details}) from None
@@ -288,41 +305,48 @@ def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
 
 def _complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
               schema: Mapping[str, Any] | None, max_tokens: int, temperature: float | None,
-              on_text: TextSink | None) -> Completion:
+              on_text: TextSink | None, deadline: float | None) -> Completion:
 
     started = time.monotonic()
     try:
         import openai
+
+        from vance_cli import llm_guard  # heavy: imports openai and its HTTP library
     except ImportError as exc:  # pragma: no cover - openai is a dependency
         raise LLMError(f"the openai package cannot be imported: {exc}") from None
     secrets = (config.api_key,)
-    client = _configured(config.base_url, config.api_key or PLACEHOLDER_KEY, config.timeout,
+    timeout = config.timeout if deadline is None else max(
+        0.05, min(config.timeout, deadline - started))
+    client = _configured(config.base_url, config.api_key or PLACEHOLDER_KEY, timeout,
                          config.max_retries)
+    guard = llm_guard.CallGuard(config.timeout, deadline,
+                                RAW_BODY_FACTOR * config.max_reply_bytes)
+    request: dict[str, Any] = {}
     try:
-        model = config.model or _only_model(client, secrets)
-        request = build_request(config, model, messages, schema, max_tokens, temperature)
-        if on_text is not None:
-            request.update(stream=True, stream_options={"include_usage": True})
-        create: Any = client.chat.completions.create  # kwargs are built at run time
-        try:
-            reply = create(**request)
-        except openai.APIStatusError as exc:
-            reduced = reduce_request(request, exc.status_code, _status_text(exc),
-                                     auto=config.json_mode == "auto")
-            if reduced is None:
-                raise
-            request = reduced
-            reply = create(**request)
-        if on_text is not None:
-            return _read_stream(reply, model, _mode_of(request), started, secrets,
-                                _CallerRaised.wrap(on_text))
+        with guard:
+            model = config.model or _only_model(client, secrets)
+            request = build_request(config, model, messages, schema, max_tokens, temperature)
+            if on_text is not None:
+                request.update(stream=True, stream_options={"include_usage": True})
+            reply, request = _create(client, request, config.json_mode == "auto")
+            if on_text is not None:
+                return _read_stream(reply, model, _mode_of(request), started, secrets,
+                                    _CallerRaised.wrap(on_text),
+                                    _Caps(max_tokens, config.max_reply_bytes))
     except LLMError:
         raise
     except _CallerRaised as exc:
         raise exc.error from None
+    except llm_guard.GuardTripped as exc:
+        raise LLMError(_tripped(exc.which, config.timeout, deadline, started, guard.attempts),
+                       timeout=True, reason="deadline") from None
+    except llm_guard.ReplyTooLarge as exc:
+        raise LLMError(f"the reply is larger than {exc.limit} bytes (llm.max_reply_bytes"
+                       f" x {RAW_BODY_FACTOR}); it was not read further",
+                       reason="reply_too_large") from None
     except openai.APITimeoutError:
-        attempts = config.max_retries + 1
-        raise LLMError(f"timed out after {config.timeout:g} s"
+        attempts = max(1, guard.attempts)
+        raise LLMError(f"timed out after {timeout:g} s"
                        + (f" per attempt, {attempts} attempts" if attempts > 1 else ""),
                        timeout=True) from None
     except openai.APIStatusError as exc:
@@ -330,11 +354,53 @@ def _complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
         hint = json_mode_hint(exc.status_code, message, _mode_of(request))
         raise LLMError(message + (f" — {hint}" if hint else ""),
                        status=exc.status_code) from None
-    except openai.OpenAIError as exc:
-        raise LLMError(redact(_one_line(str(exc)) or type(exc).__name__, secrets)) from None
-    except Exception as exc:  # anything else from the client stack: still redacted, no chain
-        raise LLMError(redact(f"{type(exc).__name__}: {_one_line(str(exc))}", secrets)) from None
-    return _completion(reply, model, _mode_of(request), started, secrets)
+    except Exception as exc:  # anything else from the client stack: one line, redacted
+        raise LLMError(redact(malformed_reason(exc), secrets)) from None
+    return _completion(reply, model, _mode_of(request), started, secrets,
+                       config.max_reply_bytes)
+
+
+def _create(client: Any, request: dict[str, Any], auto: bool) -> tuple[Any, dict[str, Any]]:
+    """Send the request; a 400/422 it can be reduced for is sent once more, reduced."""
+    import openai
+
+    create: Any = client.chat.completions.create  # kwargs are built at run time
+    try:
+        return create(**request), request
+    except openai.APIStatusError as exc:
+        reduced = reduce_request(request, exc.status_code, _status_text(exc), auto=auto)
+        if reduced is None:
+            raise
+        return create(**reduced), reduced
+
+
+def _tripped(which: str, timeout: float, deadline: float | None, started: float,
+             attempts: int) -> str:
+    """Say which wall-clock deadline ended a call, and after how many attempts."""
+    if which == "call" and deadline is not None:
+        text = f"no complete reply within the {deadline - started:.3g} s left to the turn"
+    else:
+        text = f"timed out after {timeout:g} s (wall clock: the reply did not finish)"
+    return text + (f", {attempts} attempts" if attempts > 1 else "")
+
+
+def malformed_reason(exc: BaseException) -> str:
+    """Return the one-line reason for a reply the client could not read (no raw traceback text).
+
+    Args:
+        exc: what the client stack raised past its own error types.
+    """
+    import openai
+
+    if isinstance(exc, UnicodeDecodeError):
+        return "the server's reply is not valid UTF-8"
+    if isinstance(exc, ValueError) and type(exc).__name__ == "JSONDecodeError":
+        return "the server's reply is not valid JSON"
+    if isinstance(exc, openai.OpenAIError):
+        return _one_line(str(exc)) or type(exc).__name__
+    if isinstance(exc, TypeError | AttributeError | KeyError | IndexError):
+        return "the server's reply is malformed (not an OpenAI chat completion)"
+    return f"{type(exc).__name__}: {_one_line(str(exc))}"
 
 
 def json_mode_hint(status: int, message: str, sent: str) -> str | None:
@@ -368,7 +434,9 @@ def _client(base_url: str, api_key: str) -> Any:
     """Return the kept ``openai.OpenAI`` client of an endpoint and key (made on first use)."""
     import openai
 
-    return openai.OpenAI(api_key=api_key, base_url=base_url)
+    from vance_cli.llm_guard import GuardedHttpClient  # heavy: openai
+
+    return openai.OpenAI(api_key=api_key, base_url=base_url, http_client=GuardedHttpClient())
 
 
 @functools.lru_cache(maxsize=4 * CLIENTS_KEPT)
@@ -436,25 +504,28 @@ def _status_text(exc: Any) -> str:
 
 
 def _completion(reply: Any, model: str, mode: str, started: float,
-                secrets: Sequence[str | None]) -> Completion:
+                secrets: Sequence[str | None], max_bytes: int = DEFAULT_MAX_REPLY_BYTES
+                ) -> Completion:
     r"""Read the reply; the key is redacted from every text in it.
 
     A server (or a proxy) may echo the request, key included, into the reply
     text or model name: redacting here covers every reader — the selector's
     rationale, Slartibartfast, the decision log's raw reply. A lone surrogate
     (JSON may escape one, ``"\\udcff"``) becomes U+FFFD here, since neither
-    SQLite nor stdout would take it.
+    SQLite nor stdout would take it. A text over ``max_bytes`` is cut there
+    (``truncated`` ``bytes``, finish reason ``length``).
     """
     choices = getattr(reply, "choices", None) or []
-    if not choices:
+    if not isinstance(choices, list) or not choices:
         raise LLMError("the server's reply holds no choices")
     choice = choices[0]
     message = getattr(choice, "message", None)
     usage = getattr(reply, "usage", None)
+    text, cut = cap_text(str(getattr(message, "content", None) or ""), max_bytes)
     return Completion(
-        text=scrub_surrogates(redact(str(getattr(message, "content", None) or ""), secrets,
-                                     REPLY_SECRET_MIN)),
-        finish_reason=getattr(choice, "finish_reason", None),
+        text=scrub_surrogates(redact(text, secrets, REPLY_SECRET_MIN)),
+        finish_reason="length" if cut else getattr(choice, "finish_reason", None),
+        truncated="bytes" if cut else None,
         model=scrub_surrogates(redact(str(getattr(reply, "model", None) or model), secrets,
                                       REPLY_SECRET_MIN)),
         prompt_tokens=getattr(usage, "prompt_tokens", None),
@@ -517,20 +588,44 @@ class _CallerRaised(Exception):
         return sink
 
 
+def cap_text(text: str, max_bytes: int) -> tuple[str, bool]:
+    """Return ``text`` cut to at most ``max_bytes`` UTF-8 bytes, and whether it was cut."""
+    if len(text) * 4 <= max_bytes or len(text.encode("utf-8", "surrogatepass")) <= max_bytes:
+        return text, False
+    return text.encode("utf-8", "surrogatepass")[:max_bytes].decode("utf-8", "ignore"), True
+
+
+@frozen
+class _Caps:
+    """What a streamed reply may hold: ``tokens`` (one per text chunk) and ``bytes`` of text."""
+
+    tokens: int
+    bytes: int
+
+
 def _read_stream(stream: Any, model: str, mode: str, started: float,
-                 secrets: Sequence[str | None], on_text: TextSink) -> Completion:
-    """Read a streamed reply to its end; every piece of text goes through the redactor.
+                 secrets: Sequence[str | None], on_text: TextSink, caps: _Caps) -> Completion:
+    """Read a streamed reply to its end or its cap; every piece goes through the redactor.
+
+    Past ``caps`` (text chunks counted as tokens, as servers send one token a chunk,
+    and UTF-8 bytes of text; a server may ignore ``max_tokens``) or when the raw body
+    outgrows its cap, the stream is closed and the text so far kept: finish reason
+    ``length``, ``truncated`` saying which cap.
 
     Raises:
         LLMError: the stream ended without a finish reason (a server that died
             mid-reply), or brought no choices at all.
     """
+    from vance_cli.llm_guard import ReplyTooLarge  # heavy: openai
+
     pieces: list[str] = []
     finish: str | None = None
     answered_by = model
     usage: Any = None
     redactor = StreamRedactor(secrets, on_text)
     saw_choice = False
+    count = size = 0
+    cut: str | None = None
     try:
         for chunk in stream:
             answered_by = getattr(chunk, "model", None) or answered_by
@@ -539,22 +634,34 @@ def _read_stream(stream: Any, model: str, mode: str, started: float,
                 saw_choice = True
                 piece = getattr(getattr(choice, "delta", None), "content", None)
                 if piece:
+                    count += 1
+                    piece, over = cap_text(piece, caps.bytes - size)
+                    size += len(piece.encode("utf-8", "surrogatepass"))
                     pieces.append(piece)
                     redactor.feed(piece)
+                    cut = "bytes" if over else None
                 finish = getattr(choice, "finish_reason", None) or finish
+            if cut is None and finish is None and count >= caps.tokens:
+                cut = "tokens"
+            if cut:
+                break
+    except ReplyTooLarge:
+        cut = "bytes"
     finally:
         stream.close()
     redactor.flush()
     if not saw_choice:
         raise LLMError("the server's reply holds no choices")
-    if finish is None:
+    if finish is None and cut is None:
         raise LLMError("the reply stream ended before the model finished")
     return Completion(
-        text=redact("".join(pieces), secrets, REPLY_SECRET_MIN), finish_reason=finish,
+        text=scrub_surrogates(redact("".join(pieces), secrets, REPLY_SECRET_MIN)),
+        finish_reason="length" if cut and finish is None else finish,
         model=redact(str(answered_by), secrets, REPLY_SECRET_MIN),
         prompt_tokens=getattr(usage, "prompt_tokens", None),
-        completion_tokens=getattr(usage, "completion_tokens", None),
-        latency_ms=round((time.monotonic() - started) * 1000, 1), json_mode=mode)
+        completion_tokens=getattr(usage, "completion_tokens", None) or (count if cut else None),
+        latency_ms=round((time.monotonic() - started) * 1000, 1), json_mode=mode,
+        truncated=cut)
 
 
 def _only_model(client: Any, secrets: Sequence[str | None]) -> str:

@@ -276,3 +276,15 @@ def test_json_is_one_line_piped_and_indented_on_a_terminal(
     out, _err = terminal(monkeypatch)
     output.emit_json(document)
     assert out.getvalue().startswith('{\n  "decision": "MATCH",\n  "process": {\n')
+
+
+def test_no_emoji_markup_leaks_into_output() -> None:
+    """Issue 26: ``:warning:`` in a reply showed as an emoji in ``process show``."""
+    from vance_cli.cli import output
+
+    output.console.cache_clear()
+    output.err_console.cache_clear()
+    assert not output.console()._emoji and not output.err_console()._emoji
+    with output.console().capture() as captured:
+        output.console().print(":warning: check the :smile: logs")
+    assert captured.get() == ":warning: check the :smile: logs\n"

@@ -565,3 +565,26 @@ def test_a_match_on_slartibartfast_runs_it_and_the_result_names_the_recipe(
     assert recipe.exit_code == 0, recipe.stderr
     assert recipe.json()["engine"] == "ford"
     assert len(llm.chat_requests) == 2  # the selector's, then Slartibartfast's
+
+
+def test_the_arthur_storm_stops_at_the_depth_limit_with_a_note(llm: ScriptedLLMServer) -> None:
+    """Issue 26: an arthur that always delegates, whose selector picks arthur again, nested
+    without end; at the depth limit its delegate starts nothing and says why."""
+    ids: list[str] = []
+    for name in ("lead", "second", "third"):  # three arthurs, each the child of the last
+        made = run_cli(["process", "create", "--recipe", "discuss", "--name", name,
+                        *(["--parent", ids[-1]] if ids else []),
+                        *(["--steer", PERU] if name == "third" else []), "--json"],
+                       env={"VANCE_LLM_BASE_URL": None, "VANCE_LLM_API_KEY": None})
+        assert made.exit_code == 0, made.stderr
+        ids.append(made.json()["id"])
+    llm.reply(arthur_action("delegate", "Another lead will take this on.", PERU))
+    ran = run_cli(["process", "run", ids[-1], "--json"])
+    assert ran.exit_code == 0, ran.stderr
+    assert len(llm.chat_requests) == 1  # no selector call: nothing was started
+    assert len(run_cli(["process", "list", "--json"]).json()) == 3
+    result = show(ids[-1])["result"]
+    assert "Another lead will take this on." in result
+    assert "[vance: the task 'What is the capital of Peru?' was not delegated: delegation" \
+           " depth limit reached: 3 delegating processes in the chain (at most 3)]" in result
+    assert ("note", "refused") in [(m["role"], m["kind"]) for m in messages(ids[-1])]

@@ -98,6 +98,9 @@ TURN_CALLS_MAX = 1000
 PROCESS_TOKENS_MAX = 100_000_000
 """Most ``process.max_tokens``."""
 
+REPLY_BYTES_MAX = 100_000_000
+"""Most ``llm.max_reply_bytes``: the raw body may be 16 times it, in memory at once."""
+
 LOCAL_CONTEXT_MAX = 1_048_576
 """Largest ``llm.local_context``, in tokens."""
 
@@ -244,6 +247,8 @@ KEYS: tuple[KeySpec, ...] = (
             help="seconds one LLM request may take"),
     KeySpec("llm.max_retries", _to_count(MAX_RETRIES_MAX), ("VANCE_LLM_MAX_RETRIES",),
             help="retries of a failed LLM request (connection errors, 429, 5xx)"),
+    KeySpec("llm.max_reply_bytes", _to_count(REPLY_BYTES_MAX), ("VANCE_LLM_MAX_REPLY_BYTES",),
+            help="UTF-8 bytes of one LLM reply's text kept at most (more is cut: truncated)"),
     KeySpec("llm.json_mode", _to_json_mode, ("VANCE_LLM_JSON_MODE",),
             help="structured output: auto | json_schema | json_object | none"),
     KeySpec("llm.local_model", _to_str, ("VANCE_LLM_LOCAL_MODEL",), path=True,
@@ -276,6 +281,12 @@ KEYS: tuple[KeySpec, ...] = (
             help="LLM calls one turn of a process may make"),
     KeySpec("turn.timeout", _to_seconds(WEEK), ("VANCE_TURN_TIMEOUT",),
             help="seconds one turn of a process may run"),
+    KeySpec("budget.max_llm_calls", _to_count(TURN_CALLS_MAX), ("VANCE_BUDGET_MAX_LLM_CALLS",),
+            help="ceiling of a recipe's params.budget.llmCalls"),
+    KeySpec("budget.max_tokens", _to_count(PROCESS_TOKENS_MAX), ("VANCE_BUDGET_MAX_TOKENS",),
+            help="ceiling of a recipe's params.budget.tokens"),
+    KeySpec("budget.max_turn_seconds", _to_seconds(WEEK), ("VANCE_BUDGET_MAX_TURN_SECONDS",),
+            help="ceiling of a recipe's params.budget.turnSeconds"),
 )
 """Every setting, in display order."""
 
@@ -338,6 +349,7 @@ def _defaults(environ: Mapping[str, str]) -> dict[str, Any]:
         "llm.timeout": 30.0,
         "llm.max_retries": 2,
         "llm.json_mode": "auto",
+        "llm.max_reply_bytes": 1_000_000,
         "llm.local_model": None,
         "llm.local_command": None,
         "llm.local_context": 8192,
@@ -351,6 +363,9 @@ def _defaults(environ: Mapping[str, str]) -> dict[str, Any]:
         "process.max_tokens": 500_000,
         "turn.max_llm_calls": 20,
         "turn.timeout": 600.0,
+        "budget.max_llm_calls": 200,
+        "budget.max_tokens": 5_000_000,
+        "budget.max_turn_seconds": 3600.0,
     }
 
 
@@ -376,6 +391,7 @@ class Settings:
     llm_timeout: float
     llm_max_retries: int
     llm_json_mode: str
+    llm_max_reply_bytes: int
     llm_local_model: str | None
     llm_local_command: str | None
     llm_local_context: int
@@ -389,6 +405,9 @@ class Settings:
     process_max_tokens: int
     turn_max_llm_calls: int
     turn_timeout: float
+    budget_max_llm_calls: int
+    budget_max_tokens: int
+    budget_max_turn_seconds: float
     origin: Mapping[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 

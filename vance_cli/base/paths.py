@@ -124,6 +124,11 @@ class Paths:
         return self.state_dir / "streams"
 
     @property
+    def replies_dir(self) -> Path:
+        """Where full replies too long to store as a message are kept (``<id>-<turn>.txt``)."""
+        return self.state_dir / "replies"
+
+    @property
     def history_file(self) -> Path:
         """``vance shell`` input history."""
         return self.state_dir / "shell-history"

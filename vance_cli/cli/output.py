@@ -186,7 +186,7 @@ def console() -> Console:
             self.quiet = True
             release_stdout()
 
-    return _Stdout(highlight=False, soft_wrap=True)
+    return _Stdout(highlight=False, soft_wrap=True, emoji=False)  # ":warning:" stays text
 
 
 @cache
@@ -194,7 +194,7 @@ def err_console() -> Console:
     """Return the Rich console on stderr (diagnostics, prompts' companions)."""
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False)
+    return Console(stderr=True, highlight=False, emoji=False)
 
 
 def escape(text: str) -> str:

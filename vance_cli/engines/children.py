@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from vance_cli.base.errors import CannotRun, DuplicateProcessName, VanceError
 from vance_cli.base.records import frozen
 from vance_cli.base.signals import WorkerTerminated
+from vance_cli.processes import delegation
 from vance_cli.processes.lifecycle import close_process
 from vance_cli.processes.model import NAME_MAX, CloseReason, Process, ProcessSpec, Status
 from vance_cli.processes.records import create_process, load_process
@@ -163,6 +164,10 @@ def check_nesting(turn: Turn, recipe: str) -> None:
         raise CannotRun(f"recipe '{found.name}' would run inside itself (process"
                         f" {turn.process.id} runs under it): an orchestrator never runs its own"
                         " recipe again", process=turn.process.id)
+    refused = delegation.refusal(turn.ws, turn.process, counted=False)
+    if refused is not None:
+        raise CannotRun(f"recipe '{found.name}' ({found.engine}) was not started: {refused}",
+                        process=turn.process.id)
     above = sum(engines.orchestrates(p.engine) for p in chain)
     if above >= MAX_NESTING:
         raise CannotRun(f"recipe '{found.name}' ({found.engine}) would nest orchestrators"

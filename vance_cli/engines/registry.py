@@ -117,6 +117,11 @@ class EngineRegistry:
         engine = self.get(name)
         return engine is not None and engine.orchestrates
 
+    def delegates(self, name: str) -> bool:
+        """True when engine ``name``'s turns start processes (it delegates or orchestrates)."""
+        engine = self.get(name)
+        return engine is not None and (engine.delegates or engine.orchestrates)
+
     def plan(self, name: str) -> PlanView | None:
         """Return how ``process show`` draws engine ``name``'s state, or None."""
         engine = self.get(name)

@@ -77,6 +77,9 @@ class Engine:
         wakes_on_events: a child's result starts a turn of this engine's process.
         orchestrates: its turns run child processes (nesting is bounded for
             these: docs/engines.md "Children").
+        delegates: its turns start processes through the selector (arthur's
+            delegate action); with ``orchestrates``, what the delegation limits
+            count (docs/engines.md "Delegation limits").
         params: its params schema, or None: any params (the common keys unchecked).
         references: the recipes its params name (a recipe naming a missing one
             cannot run); None: its params name none.
@@ -92,6 +95,7 @@ class Engine:
     on_close: CloseHook | None = None
     wakes_on_events: bool = False
     orchestrates: bool = False
+    delegates: bool = False
     params: ParamsModel | None = None
     references: ReferenceWalk | None = None
     plan: PlanView | None = None

@@ -13,6 +13,11 @@ Rules (docs/processes.md):
   without a lock, then re-checks each under the write lock and closes with
   compare-and-set on RUNNING, so two readers never close one process twice
   and a worker that stamped its heartbeat meanwhile is left alone.
+- A RUNNING process whose turn started more than its turn seconds plus
+  ``budget.REAP_GRACE`` ago is reaped too, even while its worker beats (a
+  heartbeat shows life, not progress): it closes ``STALE`` naming the
+  deadline, and its worker, whose heartbeat is fresh, gets SIGTERM. A reaped
+  process's turn records still ``RUNNING`` end ``STALE`` with the reason.
 - The pid check assumes the worker runs on this machine (the state database
   is a local SQLite file); a reused pid is still caught by the heartbeat age.
 - ``close_process`` closes from whatever live status a process is in, under
@@ -36,6 +41,7 @@ Rules (docs/processes.md):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -45,8 +51,10 @@ from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.clock import parse_time
 from vance_cli.base.records import frozen
+from vance_cli.processes.budget import REAP_GRACE, Budget
 from vance_cli.processes.model import CloseReason, Process, Status
 from vance_cli.processes.records import apply_transition, load_process
+from vance_cli.state import conversation
 from vance_cli.state import process_store as store
 
 if TYPE_CHECKING:
@@ -162,22 +170,53 @@ def reap_stale(ws: Workspace) -> list[Process]:
         have closed some first).
     """
     db, tenant = ws.db, ws.settings.tenant
-    timeout = ws.settings.process_stale_timeout
     rows = store.list_processes(db, tenant, statuses=(Status.RUNNING.value,))
     now = datetime.now(UTC)
-    candidates = [row["id"] for row in rows if stale_reason(row, now, timeout)]
-    closed: list[str] = []
+    candidates = [row["id"] for row in rows if _why_reaped(ws, row, now)]
+    closed: list[tuple[str, int | None]] = []
     for process_id in candidates:
         with db.transaction():  # re-check under the write lock
             row = store.get_process(db, tenant, process_id)
-            reason = stale_reason(row, datetime.now(UTC), timeout) if row else None
+            reason = _why_reaped(ws, row, datetime.now(UTC)) if row else None
             if reason and apply_transition(db, process_id, Status.RUNNING, Status.CLOSED,
                                            CloseReason.STALE.value, outcome={"reason": reason},
                                            note=reason):
-                closed.append(process_id)
-    reaped = [load_process(ws, pid) for pid in closed]
+                conversation.end_running_turns(db, process_id, "STALE", reason)
+                beating = row is not None and stale_reason(
+                    row, datetime.now(UTC), ws.settings.process_stale_timeout) is None
+                closed.append((process_id, row["worker_pid"] if row and beating else None))
+    for _, pid in closed:  # a worker past its deadline still beats (its pid is its own): stop it
+        if pid is not None and pid != os.getpid() and is_pid_alive(int(pid)):
+            with contextlib.suppress(OSError):
+                os.kill(int(pid), signal.SIGTERM)
+    reaped = [load_process(ws, pid) for pid, _ in closed]
     ws.engines.run_close_hooks(ws, reaped)
     return reaped
+
+
+def _why_reaped(ws: Workspace, row: Row, now: datetime) -> str | None:
+    """Say why a RUNNING process is reaped: its worker is gone or silent, or its turn overdue."""
+    reason = stale_reason(row, now, ws.settings.process_stale_timeout)
+    return reason or overdue_reason(ws, row, now)
+
+
+def overdue_reason(ws: Workspace, row: Row, now: datetime) -> str | None:
+    """Say why a RUNNING process's turn is past its deadline (``budget.REAP_GRACE``), or None.
+
+    A turn's heartbeat shows that its worker lives, not that it gets anywhere: a
+    turn RUNNING past its seconds is reaped even while its worker beats.
+    """
+    if row["status"] != Status.RUNNING.value:
+        return None
+    turn = conversation.running_turn(ws.db, row["id"])
+    if turn is None:
+        return None
+    seconds = Budget.of(ws.settings, Process.from_row(row).params).seconds
+    age = (now - parse_time(turn["started_at"])).total_seconds()
+    if age <= seconds + REAP_GRACE:
+        return None
+    return (f"turn {turn['number']} ran {age:.1f} s, past its deadline of {seconds:g} s"
+            " (turn.timeout): reaped while its worker still beat")
 
 
 def reap_and_load(ws: Workspace, ident: str) -> Process:

@@ -29,6 +29,7 @@ from vance_cli.base.errors import (
     ProcessNotFound,
 )
 from vance_cli.base.names import close_matches
+from vance_cli.processes.budget import over_ceiling
 from vance_cli.processes.model import (
     CHILD_CLOSED,
     MIN_PREFIX,
@@ -75,6 +76,9 @@ def create_process(ws: Workspace, spec: ProcessSpec) -> Process:
     recipe = find_recipe(ws, spec.recipe)
     engine = ws.catalog().get(recipe.engine, recipe=recipe.name)
     params = {**recipe.params, **spec.params}
+    over = over_ceiling(ws.settings, params)
+    if over:
+        raise InputError(f"recipe '{recipe.name}': {'; '.join(over)}", field="params.budget")
     if spec.params:
         from vance_cli.recipes import params as engine_params  # heavy: pydantic
 

@@ -53,8 +53,11 @@ from vance_cli.base.errors import (
     VanceError,
 )
 from vance_cli.base.records import frozen
+from vance_cli.base.signals import WorkerTerminated
 from vance_cli.base.wording import counted
 from vance_cli.llm import DEFAULT_MAX_TOKENS, Completion, LLMConfig, complete, safe_endpoint
+from vance_cli.processes import overflow
+from vance_cli.processes.budget import Budget
 from vance_cli.processes.launcher import start_worker
 from vance_cli.processes.model import (
     CHILD_SETTLED,
@@ -265,42 +268,6 @@ def stream_path(ws: Workspace, process_id: str) -> Path:
 
 
 @frozen
-class Budget:
-    """What one turn of a process may spend (docs/processes.md "Budgets").
-
-    Attributes:
-        llm_calls: LLM calls per turn.
-        tokens: LLM tokens (in + out) over all the process's turns.
-        seconds: wall-clock seconds per turn.
-    """
-
-    llm_calls: int
-    tokens: int
-    seconds: float
-
-    @classmethod
-    def of(cls, ws: Workspace, params: Mapping[str, Any]) -> Budget:
-        """Return the budget: the settings, overridden by the process's ``params.budget``.
-
-        ``params.budget`` may set ``llmCalls``, ``tokens`` and ``turnSeconds``;
-        values that are not positive numbers are ignored.
-        """
-        settings = ws.settings
-        given = params.get("budget")
-        given = given if isinstance(given, Mapping) else {}
-
-        def number(key: str, default: float) -> float:
-            value = given.get(key)
-            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-                return float(value)
-            return default
-
-        return cls(llm_calls=int(number("llmCalls", settings.turn_max_llm_calls)),
-                   tokens=int(number("tokens", settings.process_max_tokens)),
-                   seconds=number("turnSeconds", settings.turn_timeout))
-
-
-@frozen
 class TurnOutcome:
     """What an engine's turn produced.
 
@@ -355,6 +322,8 @@ class Turn:
         self.budget = budget
         self.partial = ""
         """Text streamed so far by the call under way (kept when Ctrl-C stops it)."""
+        self.truncated: str | None = None
+        """Which cap cut a reply of this turn (``bytes``, ``tokens``), or None."""
         self._run = run
         self._started = time.monotonic()
         self._calls = 0
@@ -398,6 +367,11 @@ class Turn:
     def seconds_left(self) -> float:
         """Seconds this turn may still run."""
         return self.budget.seconds - (time.monotonic() - self._started)
+
+    @property
+    def deadline(self) -> float:
+        """When the turn must end (``time.monotonic()``): every LLM call ends by then."""
+        return self._started + self.budget.seconds
 
     def check(self) -> None:
         """Raise when the turn must end now: stopped from outside, or out of time.
@@ -450,24 +424,32 @@ class Turn:
         self.check_call()
         config = self._bounded(self.llm_config(model), structured=schema is not None)
         self.partial = ""
+        pieces = 0
 
         def on_text(piece: str) -> None:
+            nonlocal pieces
+            pieces += 1
             self.partial += piece
             self.sink.text(piece)
             self.check()  # a stream that keeps coming must still end with the turn's seconds
 
         try:
             answer = complete(config, messages, schema, max_tokens, temperature=temperature,
-                              on_text=on_text if stream else None)
+                              on_text=on_text if stream else None, deadline=self.deadline)
         except LLMError as exc:
             self._record(purpose, config, None, exc.message)
             if exc.timeout:
                 self.check()  # cut short by the turn's seconds: say so, not "timed out"
             raise
         except (BudgetExceeded, TurnStopped) as exc:  # from on_text: the stream was cut
-            self._record(purpose, config, None, str(exc))
+            self._record(purpose, config, None, str(exc), pieces)
+            raise
+        except BaseException as exc:  # Ctrl-C, SIGTERM: the call is recorded with what came
+            self._record(purpose, config, None, stop_text(exc), pieces)
             raise
         self._record(purpose, config, answer, None)
+        if answer.truncated:
+            self.truncated = answer.truncated
         return answer
 
     def check_call(self) -> None:
@@ -522,17 +504,27 @@ class Turn:
                        json_mode=config.json_mode if structured else "none")
 
     def _record(self, purpose: str, config: LLMConfig, answer: Completion | None,
-                error: str | None) -> None:
+                error: str | None, partial: int | None = None) -> None:
+        """Record a call; one cut short counts the text chunks it got as its tokens out."""
         self.record_call(purpose, model=answer.model if answer else config.model,
                          endpoint=safe_endpoint(config.base_url),
                          tokens_in=answer.prompt_tokens if answer else None,
-                         tokens_out=answer.completion_tokens if answer else None,
+                         tokens_out=answer.completion_tokens if answer else partial or None,
                          latency_ms=answer.latency_ms if answer else None,
                          finish_reason=answer.finish_reason if answer else None, error=error)
 
 
 class TurnStopped(Exception):
     """The process was stopped or closed by someone else while its turn ran."""
+
+
+def stop_text(exc: BaseException) -> str:
+    """Say how a turn was stopped from outside its code: Ctrl-C, SIGTERM or an exit."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted (Ctrl-C)"
+    if isinstance(exc, WorkerTerminated):
+        return "stopped: the worker received SIGTERM"
+    return f"stopped: {type(exc).__name__}"
 
 
 @frozen
@@ -741,7 +733,7 @@ def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink
         db, number = ws.db, started.number
         stream = StreamFile(ws, process.id, sink)
         turn = Turn(ws, started.process, number, started.inputs, stream,
-                    Budget.of(ws, started.process.params), run)
+                    Budget.of(ws.settings, started.process.params), run)
         try:
             try:
                 outcome = step(turn)
@@ -766,6 +758,10 @@ def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink
                 conversation.end_turn(db, process.id, number, "FAILED", reason)
             run.close(CloseReason.STALE, {"reason": reason, "turn": number}, note=reason)
             report = TurnReport(load_process(ws, process.id), number, "FAILED", reason=reason)
+        except BaseException as exc:  # SIGTERM (process stop), an exit: the turn ends STOPPED
+            with suppress(Exception), turn.storing():  # the worker is leaving: best effort
+                conversation.end_turn(db, process.id, number, "STOPPED", stop_text(exc))
+            raise
         else:
             _settle(ws, run, turn, outcome)
             report = TurnReport(load_process(ws, process.id), number, outcome.settle,
@@ -788,15 +784,19 @@ def _settle(ws: Workspace, run: Run, turn: Turn, outcome: TurnOutcome,
             interrupted: bool = False) -> None:
     """Store the turn's messages and calls, consume its inputs, set the status: one transaction."""
     db, pid = ws.db, turn.process.id
+    stored, meta = (overflow.fit(ws, pid, turn.number, outcome.reply)
+                    if outcome.reply is not None else ("", {}))
+    meta.update({"interrupted": True} if interrupted else {},
+                **({"truncated": turn.truncated} if turn.truncated else {}))
     with turn.storing():
         for kind, text in outcome.notes:
             conversation.add_message(db, pid, "note", kind, text, turn=turn.number)
         if outcome.reply is not None:
             conversation.add_message(
-                db, pid, "assistant", "reply", outcome.reply, turn=turn.number,
+                db, pid, "assistant", "reply", stored, turn=turn.number,
                 model=outcome.model, tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out,
-                meta={"interrupted": True} if interrupted else None)
-            store.set_result(db, pid, outcome.reply)
+                meta=meta or None)
+            store.set_result(db, pid, stored)
         if not (interrupted and outcome.reply is None):  # Ctrl-C before a token: kept
             conversation.consume(db, [m.id for m in turn.inputs], turn.number)
         conversation.end_turn(db, pid, turn.number,

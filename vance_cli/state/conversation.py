@@ -120,6 +120,20 @@ def end_turn(db: Database, process_id: str, number: int, outcome: str,
                     (utc_now(), outcome, reason, process_id, number))
 
 
+def running_turn(db: Database, process_id: str) -> Row | None:
+    """Return the newest turn of a process still recorded ``RUNNING`` (number, started_at)."""
+    return db.query_one("SELECT number, started_at FROM turns WHERE process_id = ? AND"
+                        " outcome = 'RUNNING' ORDER BY number DESC LIMIT 1", (process_id,))
+
+
+def end_running_turns(db: Database, process_id: str, outcome: str, reason: str) -> int:
+    """End every turn of a process still recorded ``RUNNING`` (a stop, a reap); return how many."""
+    cursor = db.conn.execute("UPDATE turns SET ended_at = ?, outcome = ?, reason = ? WHERE"
+                             " process_id = ? AND outcome = 'RUNNING'",
+                             (utc_now(), outcome, reason, process_id))
+    return int(cursor.rowcount)
+
+
 def turns(db: Database, process_id: str) -> list[Row]:
     """Return the turns of a process, oldest first."""
     return db.query("SELECT process_id, number, started_at, ended_at, outcome, worker_pid,"

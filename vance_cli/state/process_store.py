@@ -212,6 +212,20 @@ _CHUNK = 500
 """Ids per statement when removing processes (SQLite limits the bound parameters)."""
 
 
+def count_children(db: Database, parent_id: str) -> int:
+    """Return how many processes were ever started as children of ``parent_id``."""
+    row = db.query_one("SELECT count(*) AS n FROM processes WHERE parent_process_id = ?",
+                       (parent_id,))
+    return int(row["n"]) if row else 0
+
+
+def count_live(db: Database, tenant: str, session: str) -> int:
+    """Return how many processes of a session are not CLOSED."""
+    row = db.query_one("SELECT count(*) AS n FROM processes WHERE tenant = ? AND session = ?"
+                       " AND status != 'CLOSED'", (tenant, session))
+    return int(row["n"]) if row else 0
+
+
 def delete_closed(db: Database, process_ids: Sequence[str]) -> list[str]:
     """Remove CLOSED processes with everything recorded about them; call inside a transaction.
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import signal
 import subprocess
 import sys
@@ -293,3 +294,42 @@ def test_stop_never_signals_a_pid_whose_heartbeat_is_old(
     finally:
         stranger.kill()
         stranger.wait()
+
+
+def test_a_turn_past_its_deadline_is_reaped_while_its_worker_still_beats(
+        vance_home: object) -> None:
+    """Issue 26: a heartbeat shows life, not progress; the turn's deadline reaps it."""
+    from vance_cli.processes.model import ProcessSpec
+    from vance_cli.processes.records import create_process
+    from vance_cli.processes.worker import running
+    from vance_cli.state import conversation
+
+    ws = Workspace(load_settings())
+    try:
+        pid = create_process(ws, ProcessSpec(recipe="coding", name="slow",
+                                             params={"budget": {"turnSeconds": 1}})).id
+        with running(ws, pid, handle_sigterm=False) as run:
+            with ws.db.transaction():
+                conversation.start_turn(ws.db, pid, 1, os.getpid())
+            assert reap_stale(ws) == []  # in time: left alone
+            old = (datetime.now(UTC) - timedelta(seconds=60)).isoformat(
+                timespec="milliseconds").replace("+00:00", "Z")
+            with ws.db.transaction():
+                ws.db.conn.execute("UPDATE turns SET started_at = ? WHERE process_id = ?",
+                                   (old, pid))
+            reaped = reap_stale(ws)  # the heartbeat is fresh: only the deadline says so
+            assert [p.id for p in reaped] == [pid]
+            assert run.stop_requested or wait_for_lost(run)
+        process = load_process(ws, pid)
+        assert process.close_reason == "STALE"
+        assert "past its deadline of 1 s" in process.outcome["reason"]
+        turn = conversation.turns(ws.db, pid)[0]
+        assert (turn["outcome"], turn["ended_at"] is not None) == ("STALE", True)
+    finally:
+        ws.close()
+
+
+def wait_for_lost(run: Any) -> bool:
+    from helpers import wait_until
+
+    return wait_until(lambda: run.stop_requested, timeout=30)

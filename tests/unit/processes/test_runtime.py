@@ -446,3 +446,37 @@ def test_ctrl_c_before_the_first_token_keeps_the_task_pending(
     llm.reply(LIMA)
     report = run_turn(ws, pid)
     assert report.reply == LIMA and inputs(ws, pid) == [("task", 2)]
+
+
+def test_a_reply_too_long_to_store_keeps_a_head_and_its_whole_text_in_a_file(
+        ws: Workspace, llm: ScriptedLLMServer) -> None:
+    """Issue 26: a 50 MB reply made a 157 MB database; a message now has a size limit."""
+    from pathlib import Path
+
+    from vance_cli.processes.overflow import MAX_STORED_BYTES
+
+    pid = new_process(ws)
+    llm.huge(600_000)  # 600 chunks: under the token and byte caps, over the message limit
+    report = run_turn(ws, pid)
+    assert report.settle == "IDLE"
+    reply = next(m for m in transcript(ws, pid) if m.kind == "reply")
+    full = Path(reply.meta["fullText"])
+    assert full.read_text(encoding="utf-8") == "y" * 600_000
+    assert reply.content.startswith("y" * MAX_STORED_BYTES)
+    assert reply.content.endswith(f"the full text is in {full}]")
+    assert reply.meta["stored"] == MAX_STORED_BYTES
+
+
+def test_a_reply_cut_at_a_cap_is_stored_marked_truncated(
+        ws: Workspace, llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VANCE_LLM_MAX_REPLY_BYTES", "5000")
+    own = Workspace(load_settings())
+    try:
+        pid = new_process(own)
+        llm.endless()
+        report = run_turn(own, pid)
+        assert report.settle == "IDLE" and report.reply == "x" * 5000
+        reply = next(m for m in transcript(own, pid) if m.kind == "reply")
+        assert reply.meta["truncated"] == "bytes"
+    finally:
+        own.close()

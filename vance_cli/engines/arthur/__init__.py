@@ -27,5 +27,6 @@ def _params() -> type[Common]:
     return ArthurParams
 
 
-ENGINE = Engine(name="arthur", run_turn=_turn, params=_params, wakes_on_events=True)
-"""arthur as vance sees it: a child's result starts its next turn."""
+ENGINE = Engine(name="arthur", run_turn=_turn, params=_params, wakes_on_events=True,
+                delegates=True)
+"""arthur as vance sees it: it delegates, and a child's result starts its next turn."""

@@ -33,6 +33,7 @@ from vance_cli.delegate.flow import delegate
 from vance_cli.delegate.request import DelegateRequest
 from vance_cli.engines import chat
 from vance_cli.engines.slartibartfast.fallback import Fallback
+from vance_cli.processes import delegation
 from vance_cli.processes.model import TurnEnd
 from vance_cli.processes.runtime import Settle, Turn, TurnOutcome, start
 from vance_cli.recipes.loader import load_recipes
@@ -119,12 +120,16 @@ def _recipes_text(turn: Turn) -> str:
         "\n".join(lines)
 
 
-def _delegate(turn: Turn, action: Action) -> str:
-    """Start a worker for the action's task; return a note on what happened.
+def _delegate(turn: Turn, action: Action, started: int) -> tuple[str, str]:
+    """Start a worker for the action's task; return a note and ``started``, ``none`` or ``refused``.
 
     The selector's LLM call is one of the turn's: it needs a call left, and is recorded.
+    A delegation over a limit (``processes.delegation``) starts nothing: the note says why.
     """
     task = action.task or action.message
+    refused = delegation.refusal(turn.ws, turn.process, started)
+    if refused is not None:
+        return f"the task '{shorten(task, 80)}' was not delegated: {refused}", "refused"
     turn.check_call()
     result = delegate(turn.ws, DelegateRequest(task=task, caller=turn.process.id),
                       fallback=Fallback())
@@ -137,10 +142,11 @@ def _delegate(turn: Turn, action: Action) -> str:
                          error=None if trace.raw_reply is not None else decision.rationale)
     child = result.process
     if child is None:
-        return f"nothing was started for '{shorten(task, 80)}': {result.decision.rationale}"
-    started = start(turn.ws, child.id)
+        return (f"nothing was started for '{shorten(task, 80)}': {result.decision.rationale}",
+                "none")
+    how = start(turn.ws, child.id).how
     return (f"started process {child.id} ({child.recipe}, engine {child.engine}) for the"
-            f" task; its turns run {started.how.replace('_', ' ')}")
+            f" task; its turns run {how.replace('_', ' ')}", "started")
 
 
 def run_turn(turn: Turn) -> TurnOutcome:
@@ -167,9 +173,14 @@ def run_turn(turn: Turn) -> TurnOutcome:
     notes += [("action", p) for p in problems]
     settle: Settle = TurnEnd.IDLE
     said: list[str] = []
+    started = 0
     for action in actions:
         if action.kind == "delegate":
-            notes.append(("delegated", _delegate(turn, action)))
+            note, what = _delegate(turn, action, started)
+            started += what == "started"
+            notes.append(("refused" if what == "refused" else "delegated", note))
+            if what == "refused":  # the model reads its reply next turn, the person now
+                said.append(f"[vance: {note}]")
         if action.kind == "ask":
             settle = TurnEnd.BLOCKED
         text = action.message

@@ -322,7 +322,7 @@ def _ask(config: LLMConfig, messages: Sequence[Mapping[str, str]], remaining: fl
                                           "maxRetries": bounded.max_retries,
                                           "messages": len(messages)})
     try:
-        answer = complete(bounded, messages)
+        answer = complete(bounded, messages, deadline=time.monotonic() + remaining)
     except LLMError as exc:
         control.audit.end_attempt(llmError=exc.message, valid=False)
         if exc.timeout and bounded.timeout < config.timeout:  # cut short by the cutoff
