@@ -319,7 +319,7 @@ def test_unexpected_error_is_one_line_and_the_traceback_needs_debug(
     def boom(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(delegate_command, "delegate", boom)
+    monkeypatch.setattr(delegate_command, "delegate_and_start", boom)
     result = run_cli(["shell"], input=f"{TEA}\n")
     assert result.exit_code == 1
     assert "vance: error: line 1: RuntimeError: disk on fire (run with --debug" in result.stderr

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import EXIT_NO_TURN, EXIT_OK, EXIT_RUNTIME
 from vance_cli.cli import output
+from vance_cli.processes.next_steps import Happened, NextSteps, Step, next_steps
 from vance_cli.processes.runtime import NullSink, Started, TurnReport, TurnSink, start
 
 if TYPE_CHECKING:
@@ -158,43 +159,48 @@ def state_of(process: Process) -> str:
 
 
 def work_pairs(started: Started) -> list[tuple[str, Any]]:
-    """Return the lines that tell people where the work of a process runs (may be empty)."""
-    pid = started.process.id
-    if started.how == "background":
-        return [("work", f"runs in the background (worker pid {started.worker_pid})"),
-                ("then", f"vance process wait {pid}; vance process result {pid}"
-                         f" (or vance process follow {pid})")]
-    if started.how == "waiting_for_llm":
-        return [("work", f"waits for an LLM: no LLM is configured; {LLM_HINT}"),
-                ("then", f"vance process run {pid}")]
-    if started.how in ("running", "closed"):
-        return _not_started(started)
-    if started.how == "no_engine":
-        return [("work", f"none: engine '{started.process.engine}' has no local"
-                         " implementation yet")]
-    report = started.report
-    if report is not None and report.failed:
-        return [("work", f"failed: {report.reason}")]
-    return []
+    """Return the lines that tell people where the work of a process runs (may be empty).
+
+    They render ``processes.next_steps``: ``work`` says what happened, ``then``
+    the commands to run next.
+    """
+    return render_steps(next_steps(started))
 
 
-def _not_started(started: Started) -> list[tuple[str, Any]]:
-    """The lines for a process whose turn is under way elsewhere, or that is closed."""
-    process, pid = started.process, started.process.id
-    if started.how == "running":
-        return [("work", f"a turn is under way (worker pid {started.worker_pid}); it takes"
-                         " the new input next"),
-                ("then", f"vance process wait {pid}; vance process result {pid}")]
-    why = (process.outcome or {}).get("reason")
-    pairs: list[tuple[str, Any]] = [("work", f"none: the process is {process.label}"
-                                             + (f" ({why})" if why else ""))]
-    if process.close_reason == "STALE":
-        pairs.append(("then", f"vance process run {pid}"))
-    return pairs
+def render_steps(view: NextSteps) -> list[tuple[str, Any]]:
+    """Return a ``NextSteps`` view as ``work`` / ``then`` lines (may be empty)."""
+    process, happened = view.process, view.happened
+    if happened is Happened.BACKGROUND:
+        work = f"runs in the background (worker pid {view.worker_pid})"
+    elif happened is Happened.WAITING_FOR_LLM:
+        work = f"waits for an LLM: no LLM is configured; {LLM_HINT}"
+    elif happened is Happened.RUNNING:
+        work = (f"a turn is under way (worker pid {view.worker_pid}); it takes the new input"
+                " next")
+    elif happened is Happened.CLOSED:
+        work = f"none: the process is {process.label}" + (
+            f" ({view.reason})" if view.reason else "")
+    elif happened is Happened.NO_ENGINE:
+        work = f"none: engine '{process.engine}' has no local implementation yet"
+    elif happened is Happened.FAILED:
+        work = f"failed: {view.reason}"
+    else:
+        return []
+    then = _commands(process.id, view.steps)
+    return [("work", work)] + ([("then", then)] if then else [])
 
 
-NO_TURN: tuple[str, ...] = ("waiting_for_llm", "closed", "no_engine", "passive")
-"""How ``start`` left a process when no turn could run: its input waits (``EXIT_NO_TURN``)."""
+_COMMANDS = {Step.WAIT: "vance process wait {pid}", Step.RESULT: "vance process result {pid}",
+             Step.RUN: "vance process run {pid}"}
+"""The command of each next step (``Step.FOLLOW`` is offered as the alternative to these)."""
+
+
+def _commands(pid: str, steps: tuple[Step, ...]) -> str:
+    """The ``then`` line: the steps' commands, ``;``-separated (empty: nothing to run)."""
+    line = "; ".join(_COMMANDS[s].format(pid=pid) for s in steps if s in _COMMANDS)
+    if Step.FOLLOW in steps:
+        line += f" (or vance process follow {pid})"
+    return line
 
 
 def exit_code(report: TurnReport | None) -> int:
@@ -207,6 +213,6 @@ def wait_exit_code(started: Started) -> int:
 
     Rule: docs/exit-codes.md (75: the input waits — no LLM, a closed process …).
     """
-    if started.how in NO_TURN:
+    if next_steps(started).input_waits:
         return EXIT_NO_TURN
     return exit_code(started.report)

@@ -9,9 +9,11 @@ Rules:
   closed ``DONE`` (a worker does one job) unless the caller keeps it open
   to steer it again (a debate's heads). A child whose turn failed is closed
   ``STALE`` by the runtime; its reason is the child's error.
-- The events children post to their parent (``child_settled``,
-  ``child_closed``) are consumed at once: the orchestrator already has the
-  result, and its next turn must not take them as new inputs.
+- A child run inline posts no events to its parent (``child_settled``,
+  ``child_closed``): the orchestrator already has the result, and its next
+  turn must not take them as new inputs. Where a failure or a stop posted
+  one on the way (the runtime closes a failed turn's process), it is
+  consumed at once.
 - Children that run side by side (heads) run in threads, in their listed order, at most
   ``max_parallel`` at a time, each on its own database connection
   (``Workspace.fork``); their text is not streamed (it would interleave),
@@ -43,6 +45,7 @@ from vance_cli.recipes.loader import find_recipe
 from vance_cli.state import events as event_store
 
 if TYPE_CHECKING:
+    from vance_cli.recipes.loader import Recipe
     from vance_cli.workspace import Workspace
 
 NAME_ATTEMPTS = 3
@@ -131,7 +134,7 @@ def spawn(turn: Turn, recipe: str, goal: str, label: str, *, prompt: str | None 
         UnknownRecipe, InputError, UnknownEngine: the child cannot be created.
         CannotRun: it would nest orchestrators too deep, or run its own ancestry again.
     """
-    check_nesting(turn, recipe)
+    found = check_nesting(turn, recipe)
     given = dict(params or {})
     model = turn.process.params.get("model")
     if model and "model" not in given:
@@ -140,15 +143,18 @@ def spawn(turn: Turn, recipe: str, goal: str, label: str, *, prompt: str | None 
         spec = ProcessSpec(recipe=recipe, name=child_name(turn.process, label), title=title,
                            goal=goal, params=given, parent=turn.process.id, prompt=prompt)
         try:
-            return create_process(turn.ws, spec)
+            return create_process(turn.ws, spec, found=found)
         except DuplicateProcessName:
             if attempt == NAME_ATTEMPTS - 1:
                 raise
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def check_nesting(turn: Turn, recipe: str) -> None:
+def check_nesting(turn: Turn, recipe: str) -> Recipe:
     """Refuse an orchestrator child that would recurse or nest too deep (module rules).
+
+    Returns:
+        The child's recipe (``create_process`` takes it on: it is found once).
 
     Raises:
         UnknownRecipe: no such recipe. CannotRun: the child must not run.
@@ -156,7 +162,7 @@ def check_nesting(turn: Turn, recipe: str) -> None:
     found = find_recipe(turn.ws, recipe)
     engines = turn.ws.engines
     if not engines.orchestrates(found.engine):
-        return
+        return found
     chain = [turn.process]
     while chain[-1].parent_process_id and len(chain) < MAX_ANCESTRY:
         chain.append(load_process(turn.ws, chain[-1].parent_process_id))
@@ -173,6 +179,7 @@ def check_nesting(turn: Turn, recipe: str) -> None:
         raise CannotRun(f"recipe '{found.name}' ({found.engine}) would nest orchestrators"
                         f" {above + 1} deep; at most {MAX_NESTING} may stand above one",
                         process=turn.process.id)
+    return found
 
 
 def run(ws: Workspace, child: Process, sink: TurnSink, *, keep_open: bool = False,
@@ -198,10 +205,10 @@ def run(ws: Workspace, child: Process, sink: TurnSink, *, keep_open: bool = Fals
     try:
         if steer is not None:
             submit(ws, child.id, steer)
-        report = run_turn(ws, child.id, sink=sink)
+        report = run_turn(ws, child.id, sink=sink, inline=True)
     except VanceError as exc:  # no engine code, cannot run, no LLM: the child's failure
         after, _ = close_process(ws, child.id, CloseReason.STALE, {"reason": exc.message},
-                                 note=exc.message)
+                                 note=exc.message, notify=False)
         _forget_events(ws, after)
         return ChildResult(after, None, exc.message)
     except BaseException:  # Ctrl-C, SIGTERM, a stop: the child ends with its orchestrator
@@ -221,8 +228,9 @@ def run(ws: Workspace, child: Process, sink: TurnSink, *, keep_open: bool = Fals
                                      CloseReason.DONE if error is None else CloseReason.STALE,
                                      None if error is None else {"reason": error},
                                      note="its orchestrator has the answer" if error is None
-                                     else error)
-    _forget_events(ws, after)
+                                     else error, notify=False)
+    if report.failed:  # the runtime's close of the failed turn told the parent
+        _forget_events(ws, after)
     return ChildResult(after, report.reply, error or None)
 
 
@@ -308,7 +316,8 @@ def stop(ws: Workspace, children: Sequence[Process]) -> None:
         for _ in range(CLOSE_TRIES):
             try:
                 after, _ = close_process(ws, child.id, CloseReason.STOPPED,
-                                         {"reason": STOPPED_REASON}, note=STOPPED_REASON)
+                                         {"reason": STOPPED_REASON}, note=STOPPED_REASON,
+                                         notify=False)
                 _forget_events(ws, after)
                 break
             except (WorkerTerminated, KeyboardInterrupt) as exc:  # rolled back: once more
@@ -322,11 +331,10 @@ def stop(ws: Workspace, children: Sequence[Process]) -> None:
 
 
 def close_open(ws: Workspace, children: Sequence[Process]) -> None:
-    """Close children left open (a debate's heads) ``DONE``, and forget their events."""
+    """Close children left open (a debate's heads) ``DONE`` (their parent is not told)."""
     for child in children:
-        after, _ = close_process(ws, child.id, CloseReason.DONE,
-                                 note="its orchestrator has the answer")
-        _forget_events(ws, after)
+        close_process(ws, child.id, CloseReason.DONE, note="its orchestrator has the answer",
+                      notify=False)
 
 
 def _forget_events(ws: Workspace, child: Process) -> None:

@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import InputError
 from vance_cli.base.records import frozen
-from vance_cli.delegate.flow import delegate
+from vance_cli.delegate.start import delegate_and_start
 from vance_cli.documents.cascade import Kind
 from vance_cli.engines.slartibartfast.fallback import Fallback
 from vance_cli.processes.lifecycle import reap_and_load, reap_stale, wait_process
-from vance_cli.processes.model import Status
+from vance_cli.processes.model import StartHow, Status
+from vance_cli.processes.next_steps import Happened, NextSteps, next_steps
 from vance_cli.processes.records import create_process, list_processes
-from vance_cli.processes.runtime import start, submit
+from vance_cli.processes.runtime import Started, start, submit
 from vance_cli.processes.views import list_json, result_json, show_json, steer_json
 from vance_cli.recipes.loader import load_recipes
 from vance_cli.wizards.check import check_answers
@@ -88,25 +89,37 @@ def run_turns(ws: Workspace, process_id: str, wait: bool) -> tuple[Process, str 
     Raises:
         OSError: the worker cannot be started.
     """
-    started = start(ws, process_id, wait=False)
-    process, pid = started.process, started.process.id
-    if started.how == "waiting_for_llm":
-        return process, ("No LLM is configured, so the process waits (IDLE) with its input; "
-                         + LLM_HINT.format(pid=pid) + ".")
-    if started.how == "no_engine":
-        return process, f"Engine '{process.engine}' has no local implementation yet: no turn runs."
-    if started.how != "background":
-        return process, None
-    if not wait:
-        return process, (f"The turn runs in the background (worker pid {started.worker_pid}); "
-                         f"call process_result with processId '{pid}' (and waitSeconds) for "
-                         "the answer.")
-    process = wait_process(ws, pid).process
-    if process.close_reason not in (None, "DONE"):
-        reason = (process.outcome or {}).get("reason", "")
-        return process, f"The turn failed: {process.status.value}/{process.close_reason}" + (
-            f": {reason}" if reason else "") + "."
-    return process, None
+    return settle_note(ws, start(ws, process_id, wait=False), wait)
+
+
+def settle_note(ws: Workspace, started: Started, wait: bool) -> tuple[Process, str | None]:
+    """Wait for a started background turn when asked; return the process and the note.
+
+    The note renders ``processes.next_steps`` for the calling model.
+    """
+    settled = None
+    if wait and started.how == StartHow.BACKGROUND:
+        settled = wait_process(ws, started.process.id).process
+    view = next_steps(started, settled)
+    return view.process, note_for(view)
+
+
+def note_for(view: NextSteps) -> str | None:
+    """Return a ``NextSteps`` view as a note for the calling model (None: nothing to add)."""
+    process, pid = view.process, view.process.id
+    if view.happened is Happened.WAITING_FOR_LLM:
+        return ("No LLM is configured, so the process waits (IDLE) with its input; "
+                + LLM_HINT.format(pid=pid) + ".")
+    if view.happened is Happened.NO_ENGINE:
+        return f"Engine '{process.engine}' has no local implementation yet: no turn runs."
+    if view.happened is Happened.BACKGROUND:
+        return (f"The turn runs in the background (worker pid {view.worker_pid}); "
+                f"call process_result with processId '{pid}' (and waitSeconds) for "
+                "the answer.")
+    if view.happened is Happened.FAILED:
+        return f"The turn failed: {process.status.value}/{process.close_reason}" + (
+            f": {view.reason}" if view.reason else "") + "."
+    return None
 
 
 def create_delegate(ws: Workspace, request: DelegateRequest, run: DelegateRun) -> ToolOutput:
@@ -118,12 +131,11 @@ def create_delegate(ws: Workspace, request: DelegateRequest, run: DelegateRun) -
     if run.async_fallback and not run.fallback_on_none:
         raise InputError("fallbackOnNone false and asyncFallback true exclude each other")
     fallback = Fallback(background=run.async_fallback) if run.fallback_on_none else None
-    result = delegate(ws, replace(request, task=request.task.strip()), fallback=fallback)
-    for warning in result.warnings:
-        log.warning(warning)
-    note = None
-    if result.started is not None:
-        process, note = run_turns(ws, result.started.id, run.wait)
+    done = delegate_and_start(ws, replace(request, task=request.task.strip()),
+                              fallback=fallback, warn=log.warning)
+    result, note = done.result, None
+    if done.started is not None:
+        process, note = settle_note(ws, done.started, run.wait)
         result = result.with_process(process)
     return ToolOutput(result.to_json(), note)
 

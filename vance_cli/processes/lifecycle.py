@@ -53,7 +53,7 @@ from vance_cli.base.clock import parse_time
 from vance_cli.base.records import frozen
 from vance_cli.processes.budget import REAP_GRACE, Budget
 from vance_cli.processes.model import CloseReason, Process, Status
-from vance_cli.processes.records import apply_transition, load_process
+from vance_cli.processes.records import apply_transition, change_status, load_process
 from vance_cli.state import conversation
 from vance_cli.state import process_store as store
 
@@ -120,8 +120,8 @@ def stale_reason(row: Row | dict[str, Any], now: datetime, timeout: float,
 
 def close_process(ws: Workspace, process_id: str, reason: CloseReason | str,
                   outcome: Mapping[str, Any] | None = None, *, note: str | None = None,
-                  only_from: Status | None = None,
-                  hooks: bool = True) -> tuple[Process, Status | None]:
+                  only_from: Status | None = None, hooks: bool = True,
+                  notify: bool = True) -> tuple[Process, Status | None]:
     """Close a process from whatever live status it is in, unless it is closed already.
 
     Reads and writes under one write transaction, so a concurrent close,
@@ -137,6 +137,8 @@ def close_process(ws: Workspace, process_id: str, reason: CloseReason | str,
         only_from: close only if the status is still this one (e.g. RUNNING).
         hooks: run the engine's close hook here; False leaves it to the caller
             (``stop_process`` signals the worker first).
+        notify: post ``child_closed`` to the parent (``records.transition``); False
+            for an inline child, whose orchestrator has its answer.
 
     Returns:
         ``(process after, status it was closed from)``; the second item is
@@ -151,9 +153,9 @@ def close_process(ws: Workspace, process_id: str, reason: CloseReason | str,
         if current.status is Status.CLOSED or (only_from is not None
                                                and current.status is not only_from):
             return current, None
-        apply_transition(ws.db, current.id, current.status, Status.CLOSED, text, outcome=outcome,
-                         note=note)
-    after = load_process(ws, current.id)
+        after = change_status(ws.db, current.id, current.status, Status.CLOSED, text,
+                              outcome=outcome, note=note, notify=notify)
+    assert after is not None  # read in this write transaction: nobody changed it since
     if hooks:
         ws.engines.run_close_hooks(ws, [after])
     return after, current.status

@@ -47,19 +47,21 @@ from vance_cli.state import events as event_store
 from vance_cli.state import process_store as store
 
 if TYPE_CHECKING:
-    from vance_cli.state.db import Database
+    from vance_cli.recipes.loader import Recipe
+    from vance_cli.state.db import Database, Row
     from vance_cli.workspace import Workspace
 
 
 
 
 
-def create_process(ws: Workspace, spec: ProcessSpec) -> Process:
+def create_process(ws: Workspace, spec: ProcessSpec, *, found: Recipe | None = None) -> Process:
     """process_create: resolve the recipe, check the engine, record an IDLE process.
 
     Args:
         ws: workspace (cascade, active catalog, database, tenant and session).
         spec: what to create.
+        found: ``spec.recipe`` as the caller found it already (``find_recipe``), or None.
 
     Returns:
         The new process, status ``IDLE``.
@@ -73,7 +75,8 @@ def create_process(ws: Workspace, spec: ProcessSpec) -> Process:
         Nothing is written when any of these is raised.
     """
     name = check_process_name(spec.name, internal=spec.internal)
-    recipe = find_recipe(ws, spec.recipe)
+    recipe = found if found is not None and found.name == spec.recipe else \
+        find_recipe(ws, spec.recipe)
     engine = ws.catalog().get(recipe.engine, recipe=recipe.name)
     params = {**recipe.params, **spec.params}
     over = over_ceiling(ws.settings, params)
@@ -106,12 +109,13 @@ def create_process(ws: Workspace, spec: ProcessSpec) -> Process:
             store.insert_process(db, row)
             queue_initial_inputs(db, process_id, row["goal"], spec.steer)
             store.record_transition(db, process_id, None, Status.INIT.value)
-            apply_transition(db, process_id, Status.INIT, Status.IDLE, note="started")
+            created = change_status(db, process_id, Status.INIT, Status.IDLE, note="started")
     except sqlite3.IntegrityError as exc:
         if store.is_unique_violation(exc):
             raise DuplicateProcessName(name, settings.session, settings.tenant) from None
         raise
-    return load_process(ws, process_id)
+    assert created is not None  # inserted INIT in this transaction
+    return created
 
 
 def apply_transition(db: Database, process_id: str, old: Status, new: Status,
@@ -139,28 +143,63 @@ def apply_transition(db: Database, process_id: str, old: Status, new: Status,
     Raises:
         InvalidTransition: the table forbids ``old`` → ``new``, or CLOSED without a reason.
     """
+    return change_status(db, process_id, old, new, reason, outcome=outcome,
+                         note=note) is not None
+
+
+def change_status(db: Database, process_id: str, old: Status, new: Status,
+                  reason: str | None = None, *, outcome: Mapping[str, Any] | None = None,
+                  note: str | None = None, notify: bool = True) -> Process | None:
+    """``apply_transition`` that returns the changed process (``UPDATE … RETURNING``).
+
+    Args:
+        db: the state database (inside a transaction).
+        process_id: full process id.
+        old: the status the caller read (compare-and-set).
+        new: target status.
+        reason: close reason; required when ``new`` is CLOSED.
+        outcome: JSON-able outcome stored with the process, or None.
+        note: free text for the audit trail.
+        notify: post ``child_closed`` to the parent on a close; False for a child
+            whose orchestrator runs it inline and has its answer already
+            (docs/engines.md "Children").
+
+    Returns:
+        The process as it is now; None when another writer changed its status first.
+
+    Raises:
+        InvalidTransition: as ``apply_transition``.
+    """
     check_transition(old, new)
     if new is Status.CLOSED and reason is None:
         raise InvalidTransition("closing a process needs a close reason")
-    if not store.update_status(db, process_id, old.value, new.value, reason, outcome):
-        return False
+    row = store.change_status(db, process_id, old.value, new.value, reason, outcome)
+    if row is None:
+        return None
     store.record_transition(db, process_id, old.value, new.value, reason, note)
-    if new is Status.CLOSED:
-        notify_parent(db, process_id)
-    return True
+    if new is Status.CLOSED and notify:
+        notify_parent(db, process_id, row=row)
+    return Process.from_row(row)
 
 
-def notify_parent(db: Database, process_id: str, kind: str = CHILD_CLOSED) -> bool:
+def notify_parent(db: Database, process_id: str, kind: str = CHILD_CLOSED, *,
+                  row: Row | None = None) -> bool:
     """Put one event about ``process_id`` into its parent's queue (none without a parent).
 
     The payload is ``{"processId", "name", "recipe", "engine", "status",
     "closeReason", "result", "outcome"}``: the child as stored now, its
     latest result text and structured outcome. Call it inside a transaction.
 
+    Args:
+        db: the state database (inside a transaction).
+        process_id: the child's full id.
+        kind: ``child_closed`` or ``child_settled``.
+        row: the child's row as it is now, if the caller has it (else it is read).
+
     Returns:
         True when an event was written.
     """
-    row = store.get_by_id(db, process_id)
+    row = row if row is not None else store.get_by_id(db, process_id)
     if row is None or row["parent_process_id"] is None:
         return False
     child = Process.from_row(row)

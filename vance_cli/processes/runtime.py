@@ -68,7 +68,7 @@ from vance_cli.processes.model import (
     TurnEnd,
 )
 from vance_cli.processes.records import (
-    apply_transition,
+    change_status,
     load_process,
     notify_parent,
 )
@@ -623,7 +623,7 @@ def describe_event(kind: str, payload: Mapping[str, Any]) -> str:
 
 
 def run_turn(ws: Workspace, process_id: str, *, sink: TurnSink | None = None,
-             adopt: bool = False, retry: bool = False) -> TurnReport:
+             adopt: bool = False, retry: bool = False, inline: bool = False) -> TurnReport:
     """Run one turn of a process here (the foreground, or a worker's main thread).
 
     Args:
@@ -632,6 +632,8 @@ def run_turn(ws: Workspace, process_id: str, *, sink: TurnSink | None = None,
         sink: live output; None drops it.
         adopt: a launcher marked the process RUNNING under this OS process already.
         retry: reopen a process that failed (``CLOSED/STALE``) and run its pending inputs.
+        inline: an orchestrator runs this child inside its own turn and reads the
+            report: a settled turn posts no ``child_settled`` and wakes no parent.
 
     Returns:
         The TurnReport.
@@ -658,7 +660,7 @@ def run_turn(ws: Workspace, process_id: str, *, sink: TurnSink | None = None,
         return _run_whole(ws, process, engine.run_process, sink, adopt)
     LLMConfig.from_settings(ws.settings)  # no LLM: raise before anything changes
     assert engine.run_turn is not None
-    return _run_steps(ws, process, engine.run_turn, sink, adopt)
+    return _run_steps(ws, process, engine.run_turn, sink, adopt, inline)
 
 
 def _claimable(ws: Workspace, process: Process, adopt: bool, retry: bool) -> Process:
@@ -725,7 +727,7 @@ WholeRun = Callable[["Workspace", Process, TurnSink, bool], Process]
 
 
 def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink,
-               adopt: bool) -> TurnReport:
+               adopt: bool, inline: bool = False) -> TurnReport:
     """The common turn: claim, take inputs, one engine step, settle (see the module rules)."""
     interrupted = False
     report: TurnReport
@@ -763,12 +765,13 @@ def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink
                 conversation.end_turn(db, process.id, number, "STOPPED", stop_text(exc))
             raise
         else:
-            _settle(ws, run, turn, outcome)
-            report = TurnReport(load_process(ws, process.id), number, outcome.settle,
-                                outcome.reply)
+            settled = _settle(ws, run, turn, outcome, notify=not inline)
+            report = TurnReport(settled or load_process(ws, process.id), number,
+                                outcome.settle, outcome.reply)
     if interrupted:
         raise KeyboardInterrupt
-    wake_parent(ws, report.process)
+    if not inline:
+        wake_parent(ws, report.process)
     return report
 
 
@@ -781,8 +784,11 @@ def _reason(exc: BaseException) -> str:
 
 
 def _settle(ws: Workspace, run: Run, turn: Turn, outcome: TurnOutcome,
-            interrupted: bool = False) -> None:
-    """Store the turn's messages and calls, consume its inputs, set the status: one transaction."""
+            interrupted: bool = False, notify: bool = True) -> Process | None:
+    """Store the turn's messages and calls, consume its inputs, set the status: one transaction.
+
+    Returns the process as settled (None: someone else changed its status first).
+    """
     db, pid = ws.db, turn.process.id
     stored, meta = (overflow.fit(ws, pid, turn.number, outcome.reply)
                     if outcome.reply is not None else ("", {}))
@@ -802,15 +808,18 @@ def _settle(ws: Workspace, run: Run, turn: Turn, outcome: TurnOutcome,
         conversation.end_turn(db, pid, turn.number,
                               "INTERRUPTED" if interrupted else outcome.settle)
         if outcome.settle == "DONE":
-            apply_transition(db, pid, Status.RUNNING, Status.CLOSED, CloseReason.DONE.value,
-                             outcome=outcome.outcome, note=f"turn {turn.number} done")
+            settled = change_status(db, pid, Status.RUNNING, Status.CLOSED,
+                                    CloseReason.DONE.value,
+                                    outcome=outcome.outcome, note=f"turn {turn.number} done",
+                                    notify=notify)
         else:
             target = Status.BLOCKED if outcome.settle == "BLOCKED" else Status.IDLE
-            if apply_transition(db, pid, Status.RUNNING, target,
-                                note=f"turn {turn.number} settled") and \
-                    turn.process.parent_process_id is not None:
+            settled = change_status(db, pid, Status.RUNNING, target,
+                                    note=f"turn {turn.number} settled")
+            if settled is not None and notify and settled.parent_process_id is not None:
                 notify_parent(db, pid, CHILD_SETTLED)
     run.settled()
+    return settled
 
 
 def _run_whole(ws: Workspace, process: Process, whole: WholeRun, sink: TurnSink,

@@ -57,14 +57,25 @@ def update_status(db: Database, process_id: str, expected: str, new: str,
     Returns:
         True when the row changed; False when another writer changed it first.
     """
-    now = utc_now()
-    cur = db.conn.execute(
+    return change_status(db, process_id, expected, new, close_reason, outcome) is not None
+
+
+def change_status(db: Database, process_id: str, expected: str, new: str,
+                  close_reason: str | None = None, outcome: Mapping[str, Any] | None = None
+                  ) -> Row | None:
+    """``update_status`` that returns the changed row (``UPDATE … RETURNING``, no re-read).
+
+    Returns:
+        The row as it is now; None when another writer changed the status first.
+    """
+    rows = db.query(
         "UPDATE processes SET status = ?, close_reason = COALESCE(?, close_reason),"
-        " outcome = COALESCE(?, outcome), updated_at = ? WHERE id = ? AND status = ?",
-        (new, close_reason, json.dumps(outcome) if outcome is not None else None, now,
+        " outcome = COALESCE(?, outcome), updated_at = ? WHERE id = ? AND status = ?"
+        f" RETURNING {_COLUMNS}",
+        (new, close_reason, json.dumps(outcome) if outcome is not None else None, utc_now(),
          process_id, expected),
     )
-    return cur.rowcount == 1
+    return rows[0] if rows else None
 
 
 def set_result(db: Database, process_id: str, text: str | None) -> None:

@@ -1,9 +1,10 @@
 """``vance delegate``: say what you need; the selector picks the recipe and starts the process.
 
 ``run_delegate`` is the shared entry for other commands (wizards, the
-shell): it delegates one request, gets the started process's first turn
-run (``cli.run``: in the background, or here with ``--wait``) and prints the
-result the same way. With ``--wait`` the decision lines come first, on
+shell): it delegates one request and gets the started process's first turn
+run (``delegate.start.delegate_and_start``, with ``cli.run``'s live output:
+in the background, or here with ``--wait``) and prints the result the same
+way. With ``--wait`` the decision lines come first, on
 stderr, then the answer on stdout (``cli.run.run_here``).
 """
 
@@ -18,8 +19,9 @@ from vance_cli.base.records import frozen
 from vance_cli.cli import context, output
 from vance_cli.cli.args import parse_assignments, piped_stdin, read_stdin
 from vance_cli.cli.commands.fallback import check_flags, fallback_pairs, make_runner
-from vance_cli.delegate.flow import DelegateResult, delegate
+from vance_cli.delegate.flow import DelegateResult
 from vance_cli.delegate.request import DelegateRequest, ItemsFormat, with_material
+from vance_cli.delegate.start import delegate_and_start
 from vance_cli.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -127,25 +129,21 @@ def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False,
         VanceError: as ``vance_cli.delegate.flow.delegate`` (the boundary maps it).
         KeyboardInterrupt: Ctrl-C in a foreground turn (it settled IDLE first).
     """
-    result = delegate(ws, request, progress=lambda: output.status(output.SELECTOR_SPINNER),
-                      fallback=make_runner(fallback, background, fallback_timeout))
-    for warning in result.warnings:
-        output.warn(warning)
-    started = None
-    target = result.started
-    here = wait or (target is not None and target.engine in wait_engines)
-    if target is not None and here and not as_json:
-        from vance_cli.cli.run import run_here  # deferred: a dry run or a NONE starts none
+    def run(result: DelegateResult, here: bool) -> "Started":
+        from vance_cli.cli.run import run_here, run_started  # deferred: a turn runs
 
-        started = run_here(ws, target.id, decision_pairs(result))
-        return Delegated(result.with_process(started.process), started, waited=wait)
-    if target is not None:
-        from vance_cli.cli.run import run_started  # deferred: a dry run or a NONE starts none
+        assert result.started is not None
+        if here and not as_json:
+            return run_here(ws, result.started.id, decision_pairs(result))
+        return run_started(ws, result.started.id, wait=here, as_json=as_json)
 
-        started = run_started(ws, target.id, wait=here, as_json=as_json)
-        result = result.with_process(started.process)
-    print_result(result, as_json, started)
-    return Delegated(result, started, waited=wait)
+    done = delegate_and_start(
+        ws, request, progress=lambda: output.status(output.SELECTOR_SPINNER),
+        fallback=make_runner(fallback, background, fallback_timeout), wait=wait,
+        wait_engines=wait_engines, warn=output.warn, starter=run)
+    if not (done.here and not as_json):  # run_here printed the decision before the turn
+        print_result(done.result, as_json, done.started)
+    return Delegated(done.result, done.started, waited=wait)
 
 
 def _task_and_material(task: str | None, instruction: str | None) -> tuple[str, str | None]:

@@ -327,19 +327,22 @@ def run_turn(turn: Turn) -> TurnOutcome:
         phase = phases[index]
         try:
             run_phase(turn, state, index, feedback)
-        finally:
-            turn.save_state(state)
+        except BaseException:
+            turn.save_state(state)  # the finished rounds and phases outlive the failure
+            raise
         feedback = None
         output = state["done"][phase["name"]]["output"]
+        checkpoint = phase.get("checkpoint")
+        if checkpoint:
+            state["waiting"] = {"index": index, "type": checkpoint["type"]}
+        else:
+            state["next"] = index + 1
+        turn.save_state(state)  # the phase and what comes next: one write
         turn.sink.status(f"phase {index + 1}/{len(phases)} {phase['name']}: done")
-        if phase.get("checkpoint"):
-            state["waiting"] = {"index": index, "type": phase["checkpoint"]["type"]}
-            turn.save_state(state)
+        if checkpoint:
             question = _question(phase, turn.process.id)
             turn.sink.text(f"\n\n{question}\n")
             return TurnOutcome(settle=TurnEnd.BLOCKED, reply=f"{output}\n\n---\n{question}")
-        state["next"] = index + 1
-        turn.save_state(state)
     result_source = str(state["plan"].get("result") or "")
     last = state["done"][state["order"][-1]]["output"] if state["order"] else ""
     reply = chat.fill(result_source, _variables(turn, state), "vogon result") \
