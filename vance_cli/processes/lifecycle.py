@@ -167,9 +167,11 @@ def reap_stale(ws: Workspace) -> list[Process]:
 
     Returns:
         The processes this call closed (empty when none; another reader may
-        have closed some first).
+        have closed some first, or the database is read-only: docs/processes.md).
     """
     db, tenant = ws.db, ws.settings.tenant
+    if db.read_only is not None:  # nothing can be closed: readers see the processes as they are
+        return []
     rows = store.list_processes(db, tenant, statuses=(Status.RUNNING.value,))
     now = datetime.now(UTC)
     candidates = [row["id"] for row in rows if _why_reaped(ws, row, now)]
