@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from helpers import run_cli
+from llm_server import ScriptedLLMServer
 
 from vance_cli.base.errors import EXIT_RUNTIME
 
@@ -392,3 +393,65 @@ def test_a_read_only_database_that_needs_an_upgrade_says_why_it_cannot_be_read(
     assert _one_line(result.stderr) == (
         f"vance: error: cannot write {db}: the home is read-only (Operation not permitted);"
         " it cannot be read either: it needs the upgrade m008_wizard_uses, which writes")
+
+
+@pytest.mark.parametrize("replies_folder", ["writable", "a file"])
+def test_a_reply_the_database_refuses_is_kept_in_a_file_that_is_named(
+        vance_home: Path, llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path, replies_folder: str) -> None:
+    # The turn runs here as a worker runs it (runtime.run_turn). The database is full as on
+    # a full disk (SQLITE_FULL): it may grow by a few pages, enough for the small writes of
+    # the turn's start and its failure, not for the reply's 60 kB.
+    import tempfile
+
+    from vance_cli.state.db import Database
+
+    assert run_cli(["process", "create", "--recipe", "coding", "--name", "a",
+                    "--steer", "Explain WAL mode"]).exit_code == 0  # no LLM yet: it waits
+    process_id = run_cli(["process", "show", "a", "--json"]).json()["id"]
+    for key, value in llm_server.env(api_key="sk-test").items():
+        monkeypatch.setenv(key, value)
+    reply = "WAL keeps a log beside the database. " * 1700
+    llm_server.reply(reply)
+    real_open = Database.open
+
+    def nearly_full(path: Path) -> Database:
+        db = real_open(path)
+        pages = db.conn.execute("PRAGMA page_count").fetchone()[0]
+        db.conn.execute(f"PRAGMA max_page_count = {pages + 8}")
+        return db
+
+    monkeypatch.setattr(Database, "open", staticmethod(nearly_full))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    replies = vance_home / "state" / "replies"
+    if replies_folder == "a file":  # a file where the folder must be: ENOTDIR, the temp dir
+        replies.write_text("in the way")
+        kept = tmp_path / "tmp" / "vance-replies" / f"{process_id}-1.unsaved.txt"
+    else:
+        kept = replies / f"{process_id}-1.unsaved.txt"
+    result = run_cli(["process", "run", "a", "--json"])
+    db = vance_home / "state" / "vance.db"
+    reason = (f"the reply of turn 1 could not be saved (cannot write {db}: database or disk "
+              f"is full); it is kept in {kept}")
+    assert kept.read_text() == reply
+    assert f"vance: warning: process {process_id}: {reason}" in result.stderr.splitlines()
+    assert result.exit_code == EXIT_RUNTIME
+    shown = run_cli(["process", "show", "a", "--json"]).json()
+    assert (shown["status"], shown["closeReason"]) == ("CLOSED", "STALE")
+    assert shown["outcome"]["reason"] == reason
+
+
+def test_the_reaper_names_a_kept_reply_it_finds(vance_home: Path) -> None:
+    from vance_cli.base.config import load_settings
+    from vance_cli.processes.overflow import unsaved_note
+    from vance_cli.workspace import Workspace
+
+    ws = Workspace(load_settings())
+    replies = vance_home / "state" / "replies"
+    replies.mkdir(parents=True)
+    (replies / "abc-2.unsaved.txt").write_text("the reply")
+    (replies / "abcd-1.unsaved.txt").write_text("another process's")
+    assert unsaved_note(ws, "abc") == \
+        f"; the reply of turn 2 is kept in {replies / 'abc-2.unsaved.txt'}"
+    assert unsaved_note(ws, "zzz") == ""

@@ -763,9 +763,20 @@ def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink
                 conversation.end_turn(db, process.id, number, "STOPPED", stop_text(exc))
             raise
         else:
-            _settle(ws, run, turn, outcome)
-            report = TurnReport(load_process(ws, process.id), number, outcome.settle,
-                                outcome.reply)
+            try:
+                _settle(ws, run, turn, outcome)
+            except Exception as exc:  # the database refused the reply: keep it in a file
+                if outcome.reply is None:
+                    raise
+                reason = overflow.keep_unsaved(ws, process.id, number, outcome.reply, exc)
+                with turn.storing():  # a smaller write, which may still land
+                    conversation.end_turn(db, process.id, number, "FAILED", reason)
+                run.close(CloseReason.STALE, {"reason": reason, "turn": number}, note=reason)
+                report = TurnReport(load_process(ws, process.id), number, "FAILED",
+                                    reason=reason)
+            else:
+                report = TurnReport(load_process(ws, process.id), number, outcome.settle,
+                                    outcome.reply)
     if interrupted:
         raise KeyboardInterrupt
     wake_parent(ws, report.process)
