@@ -229,8 +229,8 @@ def test_the_server_reaps_the_workers_it_started(llm_server: ScriptedLLMServer,
             "task": f"Translate this: {text}", "wait": True}))
             for text in ("Guten Morgen", "Guten Abend")]
         children = _children(server)
-        for _ in range(300):  # until every worker has exited (a zombie has exited, too)
-            if all(state == "Z" for state in children.values()):
+        for _ in range(200):  # a worker settles its process, then exits and is reaped
+            if not children:
                 break
             await anyio.sleep(0.1)
             children = _children(server)
