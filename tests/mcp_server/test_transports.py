@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
+import pytest
 from helpers import build_file_tree, run_cli
 from llm_server import ScriptedLLMServer
 from mcp import Client
@@ -189,3 +190,53 @@ def test_http_serves_on_localhost_only() -> None:
         proc.terminate()
         stdout, _ = proc.communicate(timeout=60)
     assert stdout == ""
+
+
+def _children(pid: int) -> dict[int, str]:
+    """The children of ``pid`` and their states (``/proc/<child>/stat``: R, S, Z …)."""
+    found: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        state, ppid = stat[stat.rindex(")") + 2:].split()[:2]
+        if int(ppid) == pid:
+            found[int(entry.name)] = state
+    return found
+
+
+def _server_pid() -> int:
+    """The pid of the ``vance mcp`` this test started (a child of the test process)."""
+    for child in _children(os.getpid()):
+        cmdline = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+        if b"vance_cli" in cmdline and b"mcp" in cmdline:
+            return child
+    raise AssertionError("no vance mcp child found")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_the_server_reaps_the_workers_it_started(llm_server: ScriptedLLMServer,
+                                                 tmp_path: Path) -> None:
+    llm_server.reply("Good morning")
+    llm_server.reply("Good evening")
+
+    async def body(client: Client) -> tuple[list[Any], dict[int, str]]:
+        server = _server_pid()
+        answers = [document(await client.call_tool("process_create_delegate", {
+            "task": f"Translate this: {text}", "wait": True}))
+            for text in ("Guten Morgen", "Guten Abend")]
+        children = _children(server)
+        for _ in range(200):  # a worker settles its process, then exits and is reaped
+            if not children:
+                break
+            await anyio.sleep(0.1)
+            children = _children(server)
+        return answers, children
+
+    with open(tmp_path / "stderr.txt", "w", encoding="utf-8") as errlog:
+        answers, children = stdio_session(body, errlog, env=llm_server.env(api_key="sk-test"))
+    assert [a["process"]["result"] for a in answers] == ["Good morning", "Good evening"]
+    assert children == {}, "workers left as zombies (state Z) of the server"

@@ -298,6 +298,10 @@ class StateError(VanceError):
     code = "state_error"
 
 
+class DatabaseLocked(StateError):
+    """Another process held the state database's lock past the wait: exit 1 (``state_error``)."""
+
+
 STORAGE_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC,
                             errno.EDQUOT, errno.EFBIG, errno.ENOTDIR, errno.EISDIR,
                             errno.ELOOP, errno.ENAMETOOLONG})

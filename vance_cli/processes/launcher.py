@@ -16,6 +16,10 @@ Rules (docs/processes.md "Where turns run"):
 - A batch worker gets several ids, all handed over; it runs them one after
   the other and keeps a heartbeat for those that wait (``background_body``).
   It logs to the first process's log file.
+- The launcher reaps every worker it starts as soon as it exits: a daemon
+  thread waits on its ``Popen`` (never ``waitpid(-1)`` or a SIGCHLD handler,
+  which would take the exit status of children other code waits for), so a
+  long-lived launcher — ``vance mcp``, ``vance shell`` — keeps no zombies.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,11 +41,6 @@ if TYPE_CHECKING:
 
 WORKER_MODULE = "vance_cli.background"
 """Module run with ``python -m`` as the background worker."""
-
-_LAUNCHED: list[subprocess.Popen[bytes]] = []
-"""Workers started by this process, kept referenced so no 'still running' warning fires
-when a Popen object is collected; finished ones are dropped on the next launch."""
-
 
 def home_of(paths: Paths) -> Path | None:
     """Return the ``--home`` folder that yields ``paths``, or None for platform dirs."""
@@ -91,13 +91,21 @@ def start_worker(ws: Workspace, process_id: str, *more: str) -> tuple[int, Path]
         OSError: the interpreter cannot be started or the log not opened.
     """
     log = log_file(ws, process_id)
-    _LAUNCHED[:] = [p for p in _LAUNCHED if p.poll() is None]
     with open(log, "ab") as out:
         proc = subprocess.Popen(
             worker_command(ws, process_id, *more), cwd=ws.cwd, env=worker_env(ws),
             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
             start_new_session=True, close_fds=True)
-    _LAUNCHED.append(proc)
+    _reap_when_done(proc)
     for full_id in (process_id, *more):
         hand_over(ws, full_id, proc.pid)
     return proc.pid, log
+
+
+def _reap_when_done(proc: subprocess.Popen[bytes]) -> None:
+    """Wait for ``proc`` on a daemon thread, so its exit status is collected when it exits.
+
+    The thread also keeps the ``Popen`` referenced while the worker runs, so no
+    "still running" warning fires when it would otherwise be collected.
+    """
+    threading.Thread(target=proc.wait, name=f"reap-worker-{proc.pid}", daemon=True).start()

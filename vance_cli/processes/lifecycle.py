@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.clock import parse_time
 from vance_cli.base.records import frozen
+from vance_cli.processes import overflow
 from vance_cli.processes.budget import REAP_GRACE, Budget
 from vance_cli.processes.model import CloseReason, Process, Status
 from vance_cli.processes.records import apply_transition, change_status, load_process
@@ -169,9 +170,11 @@ def reap_stale(ws: Workspace) -> list[Process]:
 
     Returns:
         The processes this call closed (empty when none; another reader may
-        have closed some first).
+        have closed some first, or the database is read-only: docs/processes.md).
     """
     db, tenant = ws.db, ws.settings.tenant
+    if db.read_only is not None:  # nothing can be closed: readers see the processes as they are
+        return []
     rows = store.list_processes(db, tenant, statuses=(Status.RUNNING.value,))
     now = datetime.now(UTC)
     candidates = [row["id"] for row in rows if _why_reaped(ws, row, now)]
@@ -180,6 +183,7 @@ def reap_stale(ws: Workspace) -> list[Process]:
         with db.transaction():  # re-check under the write lock
             row = store.get_process(db, tenant, process_id)
             reason = _why_reaped(ws, row, datetime.now(UTC)) if row else None
+            reason = reason and reason + overflow.unsaved_note(ws, process_id)
             if reason and apply_transition(db, process_id, Status.RUNNING, Status.CLOSED,
                                            CloseReason.STALE.value, outcome={"reason": reason},
                                            note=reason):

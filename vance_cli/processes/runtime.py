@@ -765,9 +765,20 @@ def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink
                 conversation.end_turn(db, process.id, number, "STOPPED", stop_text(exc))
             raise
         else:
-            settled = _settle(ws, run, turn, outcome, notify=not inline)
-            report = TurnReport(settled or load_process(ws, process.id), number,
-                                outcome.settle, outcome.reply)
+            try:
+                settled = _settle(ws, run, turn, outcome, notify=not inline)
+            except Exception as exc:  # the database refused the reply: keep it in a file
+                if outcome.reply is None:
+                    raise
+                reason = overflow.keep_unsaved(ws, process.id, number, outcome.reply, exc)
+                with turn.storing():  # a smaller write, which may still land
+                    conversation.end_turn(db, process.id, number, "FAILED", reason)
+                run.close(CloseReason.STALE, {"reason": reason, "turn": number}, note=reason)
+                report = TurnReport(load_process(ws, process.id), number, "FAILED",
+                                    reason=reason)
+            else:
+                report = TurnReport(settled or load_process(ws, process.id), number,
+                                    outcome.settle, outcome.reply)
     if interrupted:
         raise KeyboardInterrupt
     if not inline:

@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from vance_cli.base.errors import InvalidTransition
+from vance_cli.base.errors import DatabaseLocked, InvalidTransition
 from vance_cli.base.signals import WorkerTerminated, install_sigterm, stop_cause
 from vance_cli.processes.lifecycle import close_process
 from vance_cli.processes.model import CloseReason, Process, Status
@@ -114,7 +114,7 @@ class Heartbeat:
                     self._db = Database.open(self.db_path)
                 with self._db.transaction():
                     ours = store.stamp_heartbeat(self._db, self.process_id, self.pid)
-            except sqlite3.Error:  # busy past the timeout: try again next beat
+            except (sqlite3.Error, DatabaseLocked):  # busy past the wait: try again next beat
                 return True
             except Exception:  # the database cannot be opened: no more stamps
                 self._end()

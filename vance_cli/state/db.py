@@ -10,13 +10,20 @@ Invariants:
 - ``transaction()`` nests: an inner call is a SAVEPOINT, as sqlite-utils'
   ``Database.atomic``.
 - The schema is created and migrated on open (``migrations.py``).
-- SQLite refusing a write for want of room or permission (``SQLITE_FULL``,
-  ``SQLITE_READONLY``) is a ``StorageError`` naming the database file, as a
-  refused file write is (docs/exit-codes.md).
+- Every SQLite failure of the database names its file (``db_errors``): one
+  refusing a write for want of room or permission is a ``StorageError``, as a
+  refused file write is, any other a ``StateError`` (docs/exit-codes.md).
+- A database that exists but cannot be written (a read-only home, a full
+  disk) is opened read-only (``mode=ro``; ``immutable=1`` when SQLite cannot
+  even create the WAL index beside it and no write-ahead log is waiting), so
+  read commands work; any write on it raises ``Database.read_only`` at once.
+  A database that needs a migration cannot be read so (the error says why).
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -24,12 +31,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from vance_cli.base.errors import STORAGE_ERRNOS, StateError, StorageError
-from vance_cli.state.migrations import migrate
+from vance_cli.base.errors import STORAGE_ERRNOS, StateError, StorageError, VanceError
+from vance_cli.state.db_errors import database_error
+from vance_cli.state.migrations import migrate, pending
 
-REFUSED_WRITES = {sqlite3.SQLITE_FULL: "ENOSPC", sqlite3.SQLITE_READONLY: None}
-"""SQLite result codes (primary) that mean the environment refuses the write, with the
-errno name a StorageError reports."""
+FULL_ERRNOS = frozenset({"ENOSPC", "EDQUOT", "EFBIG"})
+"""errno names of a refused write that a full disk or a size limit causes (not a read-only
+home)."""
 
 BUSY_TIMEOUT_MS = 30_000
 """How long a writer waits for the lock, in milliseconds (8 parallel CLIs need < 1 s each)."""
@@ -43,22 +51,28 @@ class Database:
     Args:
         conn: a connection in autocommit mode (``isolation_level=None``).
         path: its file, for messages.
+        read_only: why the database was opened read-only (raised by every
+            write), or None when it is writable.
     """
 
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: Path,
+                 read_only: StorageError | None = None) -> None:
         self.conn = conn
         self.path = path
+        self.read_only = read_only
         self._depth = 0
 
     @classmethod
     def open(cls, path: Path) -> Database:
         """Open (creating if needed) and migrate the database at ``path``.
 
+        A database that exists but cannot be written is opened read-only.
+
         Raises:
             StateError: the path is a folder, or the file cannot be opened or
                 is not a vance database.
-            StorageError: its folder cannot be created (permission denied,
-                read-only file system, disk full).
+            StorageError: it cannot be created (permission denied, read-only
+                file system, disk full), or it is read-only and needs a migration.
         """
         if path.is_dir():
             raise StateError(f"cannot open state database {path}: it is a folder, not a "
@@ -69,27 +83,72 @@ class Database:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            if exc.errno in STORAGE_ERRNOS:
-                raise StorageError.from_os_error(exc, path.parent, writing=True) from None
-            raise
+            if exc.errno not in STORAGE_ERRNOS:
+                raise
+            refused = StorageError.from_os_error(exc, path.parent, writing=True)
+            if not path.is_file():
+                raise refused from None
+            return cls._open_read_only(path, refused)
         try:
-            conn = sqlite3.connect(
-                path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                check_same_thread=False,
-            )
-            conn.row_factory = sqlite3.Row
+            return cls._open_writable(path)
+        except StorageError as exc:
+            if not path.is_file():
+                raise
+            return cls._open_read_only(path, exc)
+
+    @classmethod
+    def _open_writable(cls, path: Path) -> Database:
+        conn: _Connection | None = None
+        try:
+            conn = _connect(path)
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             _set_wal(conn)
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
             db = cls(conn, path)
             migrate(db)
-        except sqlite3.DatabaseError as exc:
-            refused = refused_write(exc, path)
-            if refused is not None:
-                raise refused from None
-            raise StateError(f"cannot open state database {path}: {exc}", path=str(path)) from None
+        except (sqlite3.DatabaseError, VanceError) as exc:
+            if conn is not None:
+                conn.close()
+            if isinstance(exc, VanceError):
+                raise
+            known = database_error(exc, path, opening=True)
+            if known is None:
+                raise
+            raise known from None
+        conn.path = path  # from now on its failures name the file
         return db
+
+    @classmethod
+    def _open_read_only(cls, path: Path, refused: StorageError) -> Database:
+        """Open an existing database for reading only, or raise why it cannot be written."""
+        why, name = refused, refused.details.get("errno")
+        if name not in FULL_ERRNOS:
+            cause = (os.strerror(getattr(errno, name)) if name else
+                     refused.message.split(": ", 1)[-1])
+            why = StorageError(f"cannot write {path}: the home is read-only ({cause})",
+                               path=str(path), errno=name)
+        wal = path.with_name(path.name + "-wal")
+        modes = ["mode=ro"] + ([] if wal.exists() and wal.stat().st_size else
+                               ["mode=ro&immutable=1"])  # immutable would not see the WAL
+        for mode in modes:
+            conn: _Connection | None = None
+            try:
+                conn = _connect(path, f"{path.as_uri()}?{mode}")
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                waiting = pending(conn)
+            except sqlite3.DatabaseError:
+                if conn is not None:
+                    conn.close()
+                continue
+            if waiting:
+                conn.close()
+                raise StorageError(f"{why.message}; it cannot be read either: it needs the "
+                                   f"upgrade {waiting[0]}, which writes", path=str(path),
+                                   errno=why.details.get("errno"))
+            conn.path = path
+            return cls(conn, path, read_only=why)
+        raise why
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -97,11 +156,16 @@ class Database:
 
         The outermost call starts ``BEGIN IMMEDIATE`` (takes the write lock
         now, waiting up to ``BUSY_TIMEOUT_MS``). Any exception rolls back the
-        block and propagates.
+        block and propagates (a SQLite failure as ``db_errors`` reads it).
+
+        Raises:
+            StorageError: the database was opened read-only (``read_only``).
 
         Yields:
             The connection.
         """
+        if self.read_only is not None:
+            raise self.read_only
         if self._depth == 0:
             self.conn.execute("BEGIN IMMEDIATE")
             begin, commit, rollback = None, "COMMIT", "ROLLBACK"
@@ -118,20 +182,20 @@ class Database:
             if self.conn.in_transaction:  # SQLite may have rolled back itself (disk full)
                 for statement in rollback.split("; "):
                     self.conn.execute(statement)
-            refused = refused_write(exc, self.path)
-            if refused is not None:
-                raise refused from None
+            known = database_error(exc, self.path)
+            if known is not None:
+                raise known from None
             raise
         self._depth -= 1
         try:
             self.conn.execute(commit)
-        except sqlite3.DatabaseError as exc:
-            refused = refused_write(exc, self.path)
-            if refused is None:
+        except (sqlite3.DatabaseError, VanceError) as exc:
+            known = exc if isinstance(exc, VanceError) else database_error(exc, self.path)
+            if known is None:
                 raise
             if self._depth == 0 and self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
-            raise refused from None
+                sqlite3.Connection.execute(self.conn, "ROLLBACK")
+            raise known from None
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
         """Run a read query and return all rows."""
@@ -161,14 +225,28 @@ def _empty_or_sqlite(path: Path) -> bool:
         return True
 
 
-def refused_write(exc: BaseException, path: Path) -> StorageError | None:
-    """Return the StorageError for SQLite refusing a write (disk full, read-only), else None."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    if not isinstance(exc, sqlite3.DatabaseError) or code is None or \
-            code & 0xFF not in REFUSED_WRITES:
-        return None
-    return StorageError(f"cannot write {path}: {exc}", path=str(path),
-                        errno=REFUSED_WRITES[code & 0xFF])
+class _Connection(sqlite3.Connection):
+    """A connection whose SQLite failures, once ``path`` is set, name its file (``db_errors``)."""
+
+    path: Path | None = None
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        """Run ``sql``; a failure of the database becomes the VanceError naming ``path``."""
+        try:
+            return super().execute(sql, parameters)
+        except sqlite3.DatabaseError as exc:
+            known = None if self.path is None else database_error(exc, self.path)
+            if known is None:
+                raise
+            raise known from None
+
+
+def _connect(path: Path, uri: str | None = None) -> _Connection:
+    """Connect to ``path`` (or the ``file:`` ``uri`` naming it) in autocommit mode, rows as Row."""
+    conn = sqlite3.connect(uri or path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                           check_same_thread=False, uri=uri is not None, factory=_Connection)
+    conn.row_factory = sqlite3.Row
+    return conn
 
 
 def _set_wal(conn: sqlite3.Connection) -> None:

@@ -250,3 +250,14 @@ def migrate(db: Database) -> list[str]:
                          (name, utc_now()))
             applied.append(name)
     return applied
+
+
+def pending(conn: sqlite3.Connection) -> list[str]:
+    """Return the names of the migrations not yet recorded, in order, without writing.
+
+    For a database opened read-only: it can be read only when this is empty.
+    """
+    known = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migrations'"
+                         ).fetchone()
+    done = {row[0] for row in conn.execute("SELECT name FROM migrations")} if known else set()
+    return [name for name, _ in MIGRATIONS if name not in done]
