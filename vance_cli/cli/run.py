@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 from vance_cli.base.errors import EXIT_NO_TURN, EXIT_OK, EXIT_RUNTIME
 from vance_cli.cli import output
 from vance_cli.processes.next_steps import Happened, NextSteps, Step, next_steps
-from vance_cli.processes.runtime import NullSink, Started, TurnReport, TurnSink, start
+from vance_cli.processes.runtime import TurnReport
+from vance_cli.processes.start import Started, start
+from vance_cli.processes.turn import NullSink, TurnSink
 
 if TYPE_CHECKING:
     from vance_cli.processes.model import Process
@@ -116,7 +118,7 @@ def sink_for(as_json: bool, spinner: bool = True) -> TurnSink:
 
 
 def run_started(ws: Workspace, process_id: str, *, wait: bool, as_json: bool) -> Started:
-    """Get a process's pending turns run (``runtime.start``) with the command's live output.
+    """Get a process's pending turns run (``processes.start``) with the command's live output.
 
     Raises:
         KeyboardInterrupt: Ctrl-C in a foreground turn (it settled IDLE first).

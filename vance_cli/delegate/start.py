@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from vance_cli.base.records import frozen
 from vance_cli.delegate.flow import DelegateResult, FallbackRunner, delegate
-from vance_cli.processes.runtime import Started, start
+from vance_cli.processes.start import Started, start
 
 if TYPE_CHECKING:
     from vance_cli.delegate.request import DelegateRequest
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 Starter = Callable[[DelegateResult, bool], Started]
 """Runs a delegated process's turns: (the result, whether here) → what ``start`` did.
-The default is ``runtime.start``; the command line passes one with its live output."""
+The default is ``processes.start.start``; the command line passes one with its live output."""
 
 
 @frozen
@@ -62,13 +62,13 @@ def delegate_and_start(ws: Workspace, request: DelegateRequest, *,
         wait: run the started process's turns here instead of in a worker.
         wait_engines: engines whose process runs here even without ``wait``.
         warn: gets each warning of the delegate (recipe files left out), before a turn runs.
-        starter: runs the turns; None → ``runtime.start``.
+        starter: runs the turns; None → ``processes.start.start``.
 
     Returns:
         What was decided and started.
 
     Raises:
-        VanceError: as ``delegate.flow.delegate``; as ``runtime.start``.
+        VanceError: as ``delegate.flow.delegate``; as ``processes.start.start``.
         KeyboardInterrupt: Ctrl-C in a turn run here (it settled IDLE first).
     """
     result = delegate(ws, request, progress=progress, fallback=fallback)

@@ -19,7 +19,7 @@ from typing import Any
 from vance_cli.base.errors import DocumentError, RenderError
 from vance_cli.base.sandbox import TemplateRejected, compile_template, render
 from vance_cli.documents.cascade import Kind, read_text
-from vance_cli.processes.runtime import Message, Turn
+from vance_cli.processes.turn import Message, Turn
 
 CHARS_PER_TOKEN = 4
 """Rough characters per token, to keep a conversation under a token cap without a tokenizer."""

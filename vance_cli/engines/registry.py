@@ -26,7 +26,7 @@ from vance_cli.processes.engine import Engine, PlanView
 if TYPE_CHECKING:
     from importlib import metadata
 
-    from vance_cli.processes.model import Process
+    from vance_cli.processes.turn import Process
     from vance_cli.recipes.params import Common
     from vance_cli.workspace import Workspace
 

@@ -27,11 +27,12 @@ from vance_cli.base.records import frozen
 from vance_cli.delegate.start import delegate_and_start
 from vance_cli.documents.cascade import Kind
 from vance_cli.engines.slartibartfast.fallback import Fallback
+from vance_cli.processes.inputs import submit
 from vance_cli.processes.lifecycle import reap_and_load, reap_stale, wait_process
 from vance_cli.processes.model import StartHow, Status
 from vance_cli.processes.next_steps import Happened, NextSteps, next_steps
 from vance_cli.processes.records import create_process, list_processes
-from vance_cli.processes.runtime import Started, start, submit
+from vance_cli.processes.start import Started, start
 from vance_cli.processes.views import list_json, result_json, show_json, steer_json
 from vance_cli.recipes.loader import load_recipes
 from vance_cli.wizards.check import check_answers

@@ -22,7 +22,7 @@ from vance_cli.base.records import frozen
 
 if TYPE_CHECKING:
     from vance_cli.processes.model import Process
-    from vance_cli.processes.runtime import Turn, TurnOutcome, TurnSink
+    from vance_cli.processes.turn import Turn, TurnOutcome, TurnSink
     from vance_cli.recipes.params import Common
     from vance_cli.workspace import Workspace
 

@@ -12,7 +12,7 @@ Rules (docs/processes.md "events"; docs/delegate.md "Slartibartfast fallback"):
 
   When a child's turn settles without closing (``IDLE`` with its answer,
   ``BLOCKED`` with its question), a ``child_settled`` event with the same
-  payload lands there too (``processes.runtime``).
+  payload lands there too (``processes.inputs``).
 
   Other producers may post their own kinds with ``post_event``.
 - Reading does **not** consume (as ``gh`` lists without side effects): an

@@ -29,14 +29,19 @@ import subprocess
 import sys
 import threading
 from collections.abc import Mapping
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vance_cli.base.paths import Paths, ensure
 from vance_cli.base.scope import SCOPE_KEYS
+from vance_cli.processes.inputs import has_pending, is_passive
+from vance_cli.processes.model import StartHow, Status
+from vance_cli.processes.stream import stream_path
 from vance_cli.processes.worker import hand_over
 
 if TYPE_CHECKING:
+    from vance_cli.processes.model import Process
     from vance_cli.workspace import Workspace
 
 WORKER_MODULE = "vance_cli.background"
@@ -109,3 +114,33 @@ def _reap_when_done(proc: subprocess.Popen[bytes]) -> None:
     "still running" warning fires when it would otherwise be collected.
     """
     threading.Thread(target=proc.wait, name=f"reap-worker-{proc.pid}", daemon=True).start()
+
+
+def held(ws: Workspace, process: Process) -> StartHow | None:
+    """Say why no turn of the process starts now, or None when one can."""
+    engine = ws.engines.get(process.engine)
+    if engine is None or (engine.run_turn is None and engine.run_process is None):
+        return StartHow.NO_ENGINE
+    if is_passive(process):
+        return StartHow.PASSIVE
+    if process.status in (Status.CLOSED, Status.RUNNING):  # RUNNING: its drive loop goes on
+        return StartHow.CLOSED if process.status is Status.CLOSED else StartHow.RUNNING
+    if not has_pending(ws, process.id):
+        return StartHow.NOTHING_TO_DO
+    if not ws.settings.llm_configured:
+        return StartHow.WAITING_FOR_LLM
+    return None
+
+
+def launch(ws: Workspace, process_id: str, *more: str) -> tuple[int, Path]:
+    """Start a worker for the processes' turns (``start_worker``), live output emptied.
+
+    The worker needs a moment before its turn starts the stream file afresh;
+    a follower in between must see nothing, not the previous turn's output.
+    """
+    for pid in (process_id, *more):
+        path = stream_path(ws, pid)
+        with suppress(OSError):  # costs the follower only, as StreamFile's writes
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("", encoding="utf-8")
+    return start_worker(ws, process_id, *more)

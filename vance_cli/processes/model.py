@@ -68,7 +68,7 @@ class TurnEnd(StrEnum):
 
 
 class StartHow(StrEnum):
-    """How starting a process's turns went (``processes.runtime.start``)."""
+    """How starting a process's turns went (``processes.start.start``)."""
 
     FOREGROUND = "foreground"
     """Its turn ran here."""

@@ -1,6 +1,6 @@
 """What happened to a process's pending turns, and what to do next: one view, plain data.
 
-``start`` (``processes.runtime``) says how it dealt with a process;
+``start`` (``processes.start``) says how it dealt with a process;
 ``next_steps`` turns that into what every front end tells its reader: what
 happened (``Happened``) and the next steps (``Step``), with the facts they
 name (the worker's pid, why it failed or closed). The command line renders
@@ -18,7 +18,7 @@ from vance_cli.base.records import frozen
 from vance_cli.processes.model import CloseReason, Process, StartHow
 
 if TYPE_CHECKING:
-    from vance_cli.processes.runtime import Started
+    from vance_cli.processes.start import Started
 
 
 class Happened(StrEnum):

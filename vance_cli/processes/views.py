@@ -17,8 +17,8 @@ from vance_cli.state import conversation
 from vance_cli.state.db import Database
 
 if TYPE_CHECKING:
+    from vance_cli.processes.inputs import Message
     from vance_cli.processes.model import Process
-    from vance_cli.processes.runtime import Message
     from vance_cli.workspace import Workspace
 
 

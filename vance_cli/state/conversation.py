@@ -1,7 +1,7 @@
 """SQL for a process's conversation: its messages, its turns and its LLM calls (m005).
 
 The rules (what an input is, when a turn consumes it, what a turn records)
-live in ``vance_cli.processes.runtime``; this module only reads and writes
+live in ``vance_cli.processes.inputs`` and ``runtime``; this module only reads and writes
 rows. A message whose ``turn`` is NULL is a pending input: stored before any
 turn runs, consumed (``turn`` set) only when a turn settles, so a turn that
 dies leaves its inputs pending for a retry.

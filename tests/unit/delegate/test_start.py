@@ -11,7 +11,7 @@ from vance_cli.delegate.flow import DelegateResult
 from vance_cli.delegate.request import DelegateRequest
 from vance_cli.delegate.start import delegate_and_start
 from vance_cli.processes.model import StartHow, Status
-from vance_cli.processes.runtime import Started, start
+from vance_cli.processes.start import Started, start
 from vance_cli.workspace import Workspace
 
 ESSAY = "Write a short essay about the history of tea"

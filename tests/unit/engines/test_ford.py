@@ -16,9 +16,10 @@ from helpers import REPO, build_file_tree
 from llm_server import ScriptedLLMServer
 
 from vance_cli.base.config import load_settings
+from vance_cli.processes.inputs import submit, transcript
 from vance_cli.processes.model import ProcessSpec
 from vance_cli.processes.records import create_process
-from vance_cli.processes.runtime import run_turn, submit, transcript
+from vance_cli.processes.runtime import run_turn
 from vance_cli.workspace import Workspace
 
 BASE = (REPO / "catalog" / "prompts" / "engines" / "ford.md").read_text(encoding="utf-8").strip()

@@ -12,7 +12,8 @@ from vance_cli.base.config import load_settings
 from vance_cli.processes.model import CloseReason, Process, ProcessSpec, StartHow, Status
 from vance_cli.processes.next_steps import Happened, Step, next_steps
 from vance_cli.processes.records import create_process
-from vance_cli.processes.runtime import Started, TurnReport
+from vance_cli.processes.runtime import TurnReport
+from vance_cli.processes.start import Started
 from vance_cli.workspace import Workspace
 
 

@@ -17,10 +17,13 @@ from llm_server import ScriptedLLMServer
 
 from vance_cli.base.config import load_settings
 from vance_cli.base.errors import CannotRun, LLMNotConfigured
-from vance_cli.processes import runtime
+from vance_cli.processes import runtime, start
+from vance_cli.processes import stream as stream_module
+from vance_cli.processes.inputs import has_pending, submit, transcript
 from vance_cli.processes.model import ProcessSpec, Status
 from vance_cli.processes.records import create_process, load_process
-from vance_cli.processes.runtime import TurnReport, has_pending, run_turn, submit, transcript
+from vance_cli.processes.runtime import TurnReport, run_turn
+from vance_cli.processes.turn import NullSink, Turn, TurnOutcome
 from vance_cli.processes.worker import hand_over
 from vance_cli.workspace import Workspace
 
@@ -147,7 +150,7 @@ def test_a_failing_engine_step_closes_the_process_stale_with_the_reason(
     from vance_cli.engines import ford
     from vance_cli.engines.registry import Engine
 
-    def broken(turn: runtime.Turn) -> runtime.TurnOutcome:
+    def broken(turn: Turn) -> TurnOutcome:
         raise RuntimeError("the engine tripped")
 
     monkeypatch.setattr(ford, "ENGINE", Engine(name="ford", run_turn=broken))
@@ -223,7 +226,7 @@ def test_without_an_llm_nothing_changes(vance_home: object) -> None:
             run_turn(ws, pid)
         assert load_process(ws, pid).status is Status.IDLE
         assert inputs(ws, pid) == [("task", None)]
-        assert runtime.start(ws, pid).how == "waiting_for_llm"
+        assert start.start(ws, pid).how == "waiting_for_llm"
     finally:
         ws.close()
 
@@ -311,10 +314,10 @@ def test_a_calls_tokens_count_before_the_next_call_of_the_same_turn(
     from vance_cli.engines import ford
     from vance_cli.engines.registry import Engine
 
-    def twice(turn: runtime.Turn) -> runtime.TurnOutcome:
+    def twice(turn: Turn) -> TurnOutcome:
         first = turn.complete([{"role": "user", "content": PERU}])
         second = turn.complete([{"role": "user", "content": "And of Chile?"}])
-        return runtime.TurnOutcome.answered(second, reply=first.text + second.text)
+        return TurnOutcome.answered(second, reply=first.text + second.text)
 
     monkeypatch.setattr(ford, "ENGINE", Engine(name="ford", run_turn=twice))
     monkeypatch.setenv("VANCE_PROCESS_MAX_TOKENS", "100")
@@ -355,21 +358,21 @@ def test_retries_that_do_not_fit_the_turns_seconds_are_not_made(
 
 def test_a_short_turn_of_a_new_process_makes_no_stream_file(
         ws: Workspace, llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runtime, "STREAM_FILE_AFTER", 3600.0)  # any turn is short
+    monkeypatch.setattr(stream_module, "STREAM_FILE_AFTER", 3600.0)  # any turn is short
     pid = new_process(ws)
     llm.reply(LIMA, chunks=5)
     assert run_turn(ws, pid).reply == LIMA
-    assert not runtime.stream_path(ws, pid).exists()
+    assert not stream_module.stream_path(ws, pid).exists()
 
 
 def test_a_turn_that_runs_long_enough_streams_everything_into_a_new_file(
         ws: Workspace, llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runtime, "STREAM_FILE_AFTER", 0.0)  # any turn is long enough
+    monkeypatch.setattr(stream_module, "STREAM_FILE_AFTER", 0.0)  # any turn is long enough
     pid = new_process(ws)
     resume = threading.Event()
     llm.reply(LIMA, chunks=5, holds={3: resume})
     turn = Background(pid)
-    path = runtime.stream_path(ws, pid)
+    path = stream_module.stream_path(ws, pid)
     assert wait_until(lambda: path.exists() and len(path.read_text(encoding="utf-8")) > 0)
     assert LIMA.startswith(path.read_text(encoding="utf-8"))  # the first pieces, mid-turn
     resume.set()
@@ -380,7 +383,7 @@ def test_a_turn_that_runs_long_enough_streams_everything_into_a_new_file(
 def test_an_existing_stream_file_is_emptied_when_the_turn_starts(
         ws: Workspace, llm: ScriptedLLMServer) -> None:
     pid = new_process(ws)
-    path = runtime.stream_path(ws, pid)
+    path = stream_module.stream_path(ws, pid)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("the last turn's answer", encoding="utf-8")
     resume = threading.Event()
@@ -398,12 +401,12 @@ def test_a_short_turn_that_fails_leaves_its_output_for_followers(
     llm.reply(LIMA, chunks=5, cut_after=3)  # the server dies mid-reply
     report = run_turn(ws, pid)
     assert report.settle == "FAILED"
-    kept = runtime.stream_path(ws, pid).read_text(encoding="utf-8")
+    kept = stream_module.stream_path(ws, pid).read_text(encoding="utf-8")
     assert kept and LIMA.startswith(kept)
 
 
 def test_a_status_line_makes_the_stream_file_at_once(ws: Workspace) -> None:
-    stream = runtime.StreamFile(ws, "0123456789abcdef", runtime.NullSink(), after=3600)
+    stream = stream_module.StreamFile(ws, "0123456789abcdef", NullSink(), after=3600)
     try:
         stream.text("held ")
         assert not stream.path.exists()

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from vance_cli.processes.inputs import submit
 from vance_cli.processes.model import ProcessSpec
 from vance_cli.processes.records import create_process
-from vance_cli.processes.runtime import submit
 from vance_cli.processes.views import result_json, show_json, steer_json
 from vance_cli.workspace import Workspace
 

@@ -5,7 +5,7 @@ stdout holds exactly one JSON line per item, in item order (the delegate
 spinner and a progress bar (terminal only) and the summary line.
 
 Once every item is decided, the started processes' first turns run in
-background workers (``runtime.start_all``: at most ``maxParallel`` of them);
+background workers (``processes.start.start_all``: at most ``maxParallel`` of them);
 with ``--wait`` the command waits until every one of those turns settled and
 writes the lines afterwards, each with its process as it settled.
 """
@@ -99,7 +99,7 @@ def _start_turns(ws: Workspace, results: list[ItemResult], wait: bool) -> tuple[
     Returns:
         ``(failed, could not run)``: counts of the started processes' turns (``wait`` only).
     """
-    from vance_cli.processes.runtime import start_all  # deferred: a dry run starts nothing
+    from vance_cli.processes.start import start_all  # deferred: a dry run starts nothing
 
     ids = [r.result.started.id for r in results
            if r.result is not None and r.result.started is not None]

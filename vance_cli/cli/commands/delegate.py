@@ -25,7 +25,7 @@ from vance_cli.delegate.start import delegate_and_start
 from vance_cli.workspace import Workspace
 
 if TYPE_CHECKING:
-    from vance_cli.processes.runtime import Started
+    from vance_cli.processes.start import Started
 
 
 def read_task(value: str) -> str:

@@ -33,9 +33,11 @@ from vance_cli.cli.run import (
     wait_exit_code,
     work_pairs,
 )
+from vance_cli.processes.inputs import submit, transcript
 from vance_cli.processes.lifecycle import reap_and_load, wait_process
 from vance_cli.processes.model import Status
-from vance_cli.processes.runtime import drive, stream_path, submit, transcript
+from vance_cli.processes.runtime import drive
+from vance_cli.processes.stream import stream_path
 from vance_cli.processes.views import input_waiting, message_number, result_json, steer_json
 
 FOLLOW_POLL = 0.1

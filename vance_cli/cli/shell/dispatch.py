@@ -64,8 +64,8 @@ from vance_cli.cli.shell.commands import (
 )
 from vance_cli.delegate.request import DelegateRequest
 from vance_cli.documents.cascade import Kind
+from vance_cli.processes.inputs import submit
 from vance_cli.processes.model import Process, Status
-from vance_cli.processes.runtime import submit
 from vance_cli.wizards.cards import record_use, top_cards
 from vance_cli.wizards.followups import split_followups
 from vance_cli.wizards.form import fill_form, merge_prefill, require_complete, write_answers

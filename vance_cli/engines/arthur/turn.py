@@ -33,9 +33,7 @@ from vance_cli.delegate.flow import delegate
 from vance_cli.delegate.request import DelegateRequest
 from vance_cli.engines import chat
 from vance_cli.engines.slartibartfast.fallback import Fallback
-from vance_cli.processes import delegation
-from vance_cli.processes.model import TurnEnd
-from vance_cli.processes.runtime import Settle, Turn, TurnOutcome, start
+from vance_cli.processes.turn import Settle, Turn, TurnEnd, TurnOutcome
 from vance_cli.recipes.loader import load_recipes
 from vance_cli.selector.decision import Mode
 
@@ -127,7 +125,7 @@ def _delegate(turn: Turn, action: Action, started: int) -> tuple[str, str]:
     A delegation over a limit (``processes.delegation``) starts nothing: the note says why.
     """
     task = action.task or action.message
-    refused = delegation.refusal(turn.ws, turn.process, started)
+    refused = turn.refusal(started)
     if refused is not None:
         return f"the task '{shorten(task, 80)}' was not delegated: {refused}", "refused"
     turn.check_call()
@@ -144,7 +142,7 @@ def _delegate(turn: Turn, action: Action, started: int) -> tuple[str, str]:
     if child is None:
         return (f"nothing was started for '{shorten(task, 80)}': {result.decision.rationale}",
                 "none")
-    how = start(turn.ws, child.id).how
+    how = turn.start_child(child)
     return (f"started process {child.id} ({child.recipe}, engine {child.engine}) for the"
             f" task; its turns run {how.replace('_', ' ')}", "started")
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from vance_cli.processes.engine import Engine
 
 if TYPE_CHECKING:
-    from vance_cli.processes.runtime import Turn, TurnOutcome
+    from vance_cli.processes.turn import Turn, TurnOutcome
     from vance_cli.recipes.params import Common
 
 

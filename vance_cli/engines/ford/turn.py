@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from vance_cli.engines import chat
 from vance_cli.llm import DEFAULT_MAX_TOKENS
-from vance_cli.processes.runtime import Turn, TurnOutcome
+from vance_cli.processes.turn import Turn, TurnOutcome
 
 DEFAULT_TEMPERATURE = 0.7
 """Sampling temperature of a reply when the recipe sets none."""

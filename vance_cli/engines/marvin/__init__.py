@@ -13,7 +13,7 @@ from vance_cli.base.wording import shorten
 from vance_cli.processes.engine import Engine, PlanView, short_id
 
 if TYPE_CHECKING:
-    from vance_cli.processes.runtime import Turn, TurnOutcome
+    from vance_cli.processes.turn import Turn, TurnOutcome
     from vance_cli.recipes.params import Common
 
 GOAL_CHARS = 70

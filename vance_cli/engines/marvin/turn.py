@@ -12,7 +12,7 @@ Rules:
   turn, marvin's own and its children's: once spent, the tasks not yet run
   are skipped, named, and the answer is written from what was done.
 - The tasks run depth-first, one after the other, each as a child process
-  whose parent is marvin's (``engines.children``):
+  whose parent is marvin's (``Turn.spawn``, ``processes.children``):
   - with a ``recipe``: that recipe (it must exist, be in
     ``availableRecipes`` when that is set, and not be a marvin recipe);
   - without one: through the selector (process_create_delegate with marvin
@@ -41,13 +41,10 @@ from vance_cli.delegate.batch import BatchRequest, start_batch
 from vance_cli.delegate.batch_input import Item
 from vance_cli.delegate.flow import delegate
 from vance_cli.delegate.request import DelegateRequest
-from vance_cli.engines import chat, children
-from vance_cli.processes.lifecycle import close_process
-from vance_cli.processes.model import CloseReason, Process, TurnEnd
-from vance_cli.processes.runtime import Turn, TurnOutcome
+from vance_cli.engines import chat
+from vance_cli.processes.turn import CloseReason, Process, Turn, TurnEnd, TurnOutcome
 from vance_cli.recipes import params as engine_params
 from vance_cli.recipes.loader import find_recipe, load_recipes
-from vance_cli.state import conversation
 
 MARVIN = "marvin"
 """The engine's name (a marvin task never runs marvin again)."""
@@ -208,10 +205,8 @@ class Runner:
 
     def llm_calls(self) -> int:
         """Calls of this turn so far: marvin's own and its children's."""
-        db = self.turn.ws.db
-        own = conversation.llm_totals(db, self.turn.process.id, self.turn.number)[0]
-        kids = sum(conversation.llm_totals(db, pid)[0] for pid in self.state["children"])
-        return int(own) + int(kids)
+        own = self.turn.stored_calls()
+        return own + sum(self.turn.stored_calls(pid) for pid in self.state["children"])
 
     def save(self) -> None:
         """Store the tree now."""
@@ -258,19 +253,18 @@ class Runner:
         self.turn.sink.status(f"task {node['id']}/{self.total}: {shorten(str(node['goal']), 60)}")
         if node.get("recipe"):
             self._check_recipe(node["recipe"])
-            child = children.spawn(turn, node["recipe"], node["goal"], f"t{node['id']}")
+            child = turn.spawn(node["recipe"], node["goal"], f"t{node['id']}")
         else:
             result = delegate(turn.ws, DelegateRequest(
                 task=node["goal"], caller=turn.process.id,
-                name=children.child_name(turn.process, f"t{node['id']}")))
+                name=turn.child_name(f"t{node['id']}")))
             if result.process is None:
                 node["selector"] = "NONE"
                 raise CannotRun(f"no recipe fits: {result.decision.rationale}")
             child = result.process
             node["selector"] = child.recipe
             if child.engine == MARVIN:
-                close_process(turn.ws, child.id, CloseReason.STOPPED,
-                              {"reason": "marvin does not run marvin"})
+                turn.close_child(child, CloseReason.STOPPED, "marvin does not run marvin")
                 raise CannotRun(f"the selector chose '{child.recipe}', a marvin recipe:"
                                 " marvin does not run marvin")
         self._run_child(node, child)
@@ -279,7 +273,7 @@ class Runner:
         node.update(process=child.id, recipe=child.recipe)
         self.state["children"].append(child.id)
         self.save()
-        result = children.run(self.turn.ws, child, self.turn.sink)
+        result = self.turn.run_child(child)
         if not result.ok:
             raise CannotRun(f"its worker {child.id[:8]} ({child.recipe}) failed: {result.error}")
         node.update(status="done", result=(result.text or "").strip())
@@ -290,7 +284,7 @@ class Runner:
         items = [Item(n, n, value) for n, value in enumerate(node["items"], 1)]
         batch = start_batch(turn.ws, BatchRequest(
             template=node["template"], items=items, caller=turn.process.id,
-            name_prefix=children.child_name(turn.process, f"t{node['id']}")))
+            name_prefix=turn.child_name(f"t{node['id']}")))
         decided = batch.decision.recipe.name if batch.decision and batch.decision.recipe \
             else None
         node["selector"] = decided or "per item"
@@ -306,8 +300,7 @@ class Runner:
                         outcome.result.decision.rationale if outcome.result else "no result")
                     raise CannotRun(f"no process for this item: {why}")
                 if process.engine == MARVIN:
-                    close_process(turn.ws, process.id, CloseReason.STOPPED,
-                                  {"reason": "marvin does not run marvin"})
+                    turn.close_child(process, CloseReason.STOPPED, "marvin does not run marvin")
                     raise CannotRun("marvin does not run marvin")
                 self._run_child(kid, process)
             except VanceError as exc:

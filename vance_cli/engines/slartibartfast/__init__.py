@@ -13,7 +13,7 @@ from vance_cli.processes.engine import Engine
 
 if TYPE_CHECKING:
     from vance_cli.processes.model import Process
-    from vance_cli.processes.runtime import TurnSink
+    from vance_cli.processes.turn import TurnSink
     from vance_cli.recipes.params import Common
     from vance_cli.workspace import Workspace
 

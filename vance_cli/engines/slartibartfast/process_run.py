@@ -27,7 +27,7 @@ from vance_cli.processes.model import CloseReason, Process
 from vance_cli.processes.records import load_process, set_result, update_params
 
 if TYPE_CHECKING:
-    from vance_cli.processes.runtime import TurnSink
+    from vance_cli.processes.turn import TurnSink
     from vance_cli.workspace import Workspace
 
 

@@ -5,7 +5,7 @@ Rules:
   strategy document ``params.strategy`` names (``strategies/<name>.yaml``
   through the cascade). It is frozen into the process's state on the first
   turn: a strategy edited later does not change a running process.
-- A phase's worker is a child process (``engines.children``): its recipe
+- A phase's worker is a child process (``Turn.spawn``, ``processes.children``): its recipe
   is the phase's ``worker``, else ``default`` with the phase's ``prompt``
   as its instructions. Its task is the phase's ``input`` template, rendered
   over ``task``, ``params``, ``phases`` (earlier phases' outputs by name),
@@ -40,9 +40,8 @@ from typing import Any
 from vance_cli.base import replies
 from vance_cli.base.errors import BudgetExceeded, DocumentError, VanceError
 from vance_cli.documents.cascade import Kind, load_yaml
-from vance_cli.engines import chat, children
-from vance_cli.processes.model import TurnEnd
-from vance_cli.processes.runtime import Message, Turn, TurnOutcome
+from vance_cli.engines import chat
+from vance_cli.processes.turn import Message, Turn, TurnEnd, TurnOutcome
 from vance_cli.recipes import params as engine_params
 
 DEFAULT_WORKER = "default"
@@ -184,7 +183,7 @@ def run_phase(turn: Turn, state: dict[str, Any], index: int, feedback: str | Non
                                  "worker_spawns", state["maxWorkerSpawns"])
         goal = _revision(base, last, feedback) if last and feedback else base
         try:
-            child = children.spawn(turn, recipe, goal, name,
+            child = turn.spawn(recipe, goal, name,
                                    prompt=None if phase.get("worker") else phase.get("prompt"),
                                    title=f"{turn.process.title}: {name}")
         except VanceError as exc:
@@ -196,7 +195,7 @@ def run_phase(turn: Turn, state: dict[str, Any], index: int, feedback: str | Non
         turn.save_state(state)
         turn.sink.status(f"phase {index + 1}/{len(phases)} {name}: running ({recipe},"
                          f" process {child.id[:8]})")
-        result = children.run(turn.ws, child, turn.sink)
+        result = turn.run_child(child)
         if not result.ok:
             raise PhaseFailed(f"phase '{name}' failed: its worker {child.id[:8]} ({recipe}):"
                               f" {result.error}")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from vance_cli.processes.engine import Engine, PlanView, short_id
 
 if TYPE_CHECKING:
-    from vance_cli.processes.runtime import Turn, TurnOutcome
+    from vance_cli.processes.turn import Turn, TurnOutcome
     from vance_cli.recipes.params import Common
 
 DEFAULT_HEAD_RECIPE = "default"

@@ -4,7 +4,7 @@ Rules:
 - The heads are the recipe's ``params.heads`` (name, persona, recipe —
   ``default`` when none). Without heads, a first LLM call picks
   ``params.personas`` (default 3) personas that fit the question.
-- Each head is a child process (``engines.children``) whose task is the
+- Each head is a child process (``Turn.spawn``, ``processes.children``) whose task is the
   question with a persona block. The heads of a round run side by side, at
   most ``maxParallel`` at a time; their progress lines show on the terminal,
   their answers do not stream (they would interleave).
@@ -29,9 +29,8 @@ from typing import Any
 from vance_cli.base import replies
 from vance_cli.base.errors import CannotRun, DocumentError, VanceError
 from vance_cli.delegate.request import slugify
-from vance_cli.engines import chat, children
-from vance_cli.processes.model import Process, TurnEnd
-from vance_cli.processes.runtime import Turn, TurnOutcome
+from vance_cli.engines import chat
+from vance_cli.processes.turn import Process, Turn, TurnEnd, TurnOutcome
 from vance_cli.recipes import params as engine_params
 
 PERSONAS_SCHEMA: Mapping[str, Any] = {
@@ -185,8 +184,8 @@ def _run_round(turn: Turn, seats: list[Seat], params: engine_params.ZaphodParams
     for seat in live:
         if seat.child is None:
             try:
-                seat.child = children.spawn(turn, seat.recipe, head_task(seat, question),
-                                            seat.name, title=f"{turn.process.title}: {seat.name}")
+                seat.child = turn.spawn(seat.recipe, head_task(seat, question),
+                                        seat.name, title=f"{turn.process.title}: {seat.name}")
             except VanceError as exc:  # a head that cannot start is a failed head
                 seat.error = f"cannot start: {exc.message}"
                 turn.sink.status(f"head {seat.name}: failed, skipped: {seat.error}")
@@ -196,8 +195,8 @@ def _run_round(turn: Turn, seats: list[Seat], params: engine_params.ZaphodParams
             jobs.append((seat.child, round_steer(seat, seats, number, params.maxRounds)))
     turn.check()
     turn.save_state(_state(params, seats, number - 1, False, ""))  # heads drawn as asked
-    results = children.run_side_by_side(turn.ws, jobs, turn.sink, params.maxParallel,
-                                        check=turn.check, keep_open=params.pattern == "debate")
+    results = turn.run_side_by_side(jobs, params.maxParallel,
+                                    keep_open=params.pattern == "debate")
     by_id = {r.process.id: r for r in results}
     for seat in live:
         result = by_id.get(seat.child.id) if seat.child else None
@@ -245,7 +244,7 @@ def run_turn(turn: Turn) -> TurnOutcome:
             if sum(s.live for s in seats) < 2 and params.pattern == "debate":
                 break
     finally:
-        children.close_open(turn.ws, [s.child for s in seats if s.child is not None])
+        turn.close_children([s.child for s in seats if s.child is not None])
     if not any(s.live and s.answers for s in seats):
         raise CannotRun("every head failed: " + "; ".join(f"{s.name}: {s.error}" for s in seats),
                         process=turn.process.id)

@@ -1,27 +1,8 @@
-"""An orchestrator's children: real processes, run inline (docs/engines.md "Children").
+"""An orchestrator's children: real processes, run inline in its turn (``Turn.spawn`` …).
 
-Rules:
-- vogon's workers, zaphod's heads and marvin's tasks are child processes:
-  created with the orchestrator as their parent, each with its own turns,
-  messages, LLM calls and budget, listed by ``vance process list``.
-- A child's turn runs inline, inside the orchestrator's turn
-  (``processes.runtime.run_turn``): its reply is read, then the child is
-  closed ``DONE`` (a worker does one job) unless the caller keeps it open
-  to steer it again (a debate's heads). A child whose turn failed is closed
-  ``STALE`` by the runtime; its reason is the child's error.
-- A child run inline posts no events to its parent (``child_settled``,
-  ``child_closed``): the orchestrator already has the result, and its next
-  turn must not take them as new inputs. Where a failure or a stop posted
-  one on the way (the runtime closes a failed turn's process), it is
-  consumed at once.
-- Children that run side by side (heads) run in threads, in their listed order, at most
-  ``max_parallel`` at a time, each on its own database connection
-  (``Workspace.fork``); their text is not streamed (it would interleave),
-  their progress lines are.
-- Nesting is bounded: a child that is itself an orchestrator never runs a
-  recipe of its own ancestry (a council whose head is that council), and
-  at most ``MAX_NESTING`` orchestrators stand above it; such a child is
-  refused (``CannotRun``) before it is created.
+A child that is itself an orchestrator is refused before it is created when it
+would run a recipe of its own ancestry, or nest more than ``MAX_NESTING`` deep.
+Rule: docs/engines.md#children
 """
 
 from __future__ import annotations
@@ -37,16 +18,22 @@ from vance_cli.base.errors import CannotRun, DuplicateProcessName, VanceError
 from vance_cli.base.records import frozen
 from vance_cli.base.signals import WorkerTerminated
 from vance_cli.processes import delegation
+from vance_cli.processes.inputs import submit
 from vance_cli.processes.lifecycle import close_process
 from vance_cli.processes.model import NAME_MAX, CloseReason, Process, ProcessSpec, Status
 from vance_cli.processes.records import create_process, load_process
-from vance_cli.processes.runtime import Turn, TurnSink, run_turn, submit
 from vance_cli.recipes.loader import find_recipe
 from vance_cli.state import events as event_store
 
 if TYPE_CHECKING:
+    from vance_cli.processes.runtime import TurnReport
+    from vance_cli.processes.turn import Turn, TurnSink
     from vance_cli.recipes.loader import Recipe
     from vance_cli.workspace import Workspace
+
+ChildTurn = Callable[["Workspace", str, "TurnSink"], "TurnReport"]
+"""Runs one turn of a child inline: ``(workspace, child id, sink)`` → its report (the
+runtime's ``run_turn(inline=True)``, handed to the turn that runs children)."""
 
 NAME_ATTEMPTS = 3
 """Fresh name suffixes tried when a child's name is taken."""
@@ -151,7 +138,7 @@ def spawn(turn: Turn, recipe: str, goal: str, label: str, *, prompt: str | None 
 
 
 def check_nesting(turn: Turn, recipe: str) -> Recipe:
-    """Refuse an orchestrator child that would recurse or nest too deep (module rules).
+    """Refuse an orchestrator child that would recurse or nest too deep (docs/engines.md#children).
 
     Returns:
         The child's recipe (``create_process`` takes it on: it is found once).
@@ -182,9 +169,9 @@ def check_nesting(turn: Turn, recipe: str) -> Recipe:
     return found
 
 
-def run(ws: Workspace, child: Process, sink: TurnSink, *, keep_open: bool = False,
-        steer: str | None = None) -> ChildResult:
-    """Run one turn of a child here and read its reply (see the module rules).
+def run(ws: Workspace, child: Process, sink: TurnSink, runner: ChildTurn, *,
+        keep_open: bool = False, steer: str | None = None) -> ChildResult:
+    """Run one turn of a child here and read its reply (docs/engines.md#children).
 
     A child that stops to ask the person (it settles ``BLOCKED``) has failed:
     its orchestrator cannot answer for the person.
@@ -193,6 +180,7 @@ def run(ws: Workspace, child: Process, sink: TurnSink, *, keep_open: bool = Fals
         ws: workspace (a fork of the parent's when run in a thread).
         child: the child.
         sink: its live output.
+        runner: runs the child's turn inline.
         keep_open: leave the child IDLE after its answer (it will be steered again).
         steer: a message to queue before the turn (a debate's next round).
 
@@ -205,7 +193,7 @@ def run(ws: Workspace, child: Process, sink: TurnSink, *, keep_open: bool = Fals
     try:
         if steer is not None:
             submit(ws, child.id, steer)
-        report = run_turn(ws, child.id, sink=sink, inline=True)
+        report = runner(ws, child.id, sink)
     except VanceError as exc:  # no engine code, cannot run, no LLM: the child's failure
         after, _ = close_process(ws, child.id, CloseReason.STALE, {"reason": exc.message},
                                  note=exc.message, notify=False)
@@ -235,8 +223,8 @@ def run(ws: Workspace, child: Process, sink: TurnSink, *, keep_open: bool = Fals
 
 
 def run_side_by_side(ws: Workspace, jobs: Sequence[tuple[Process, str | None]],
-                     sink: TurnSink, max_parallel: int, *, check: Callable[[], None],
-                     keep_open: bool = False) -> list[ChildResult]:
+                     sink: TurnSink, max_parallel: int, runner: ChildTurn, *,
+                     check: Callable[[], None], keep_open: bool = False) -> list[ChildResult]:
     """Run one turn of each child in threads, at most ``max_parallel`` at a time, in order.
 
     Children start in the jobs' order as threads come free (with ``max_parallel``
@@ -251,6 +239,7 @@ def run_side_by_side(ws: Workspace, jobs: Sequence[tuple[Process, str | None]],
         jobs: ``(child, steer or None)`` pairs.
         sink: progress lines go here (text is dropped: ``QuietSink``).
         max_parallel: threads at most.
+        runner: as ``run``.
         check: raises when the orchestrator's turn must end (``Turn.check``).
         keep_open: as ``run``.
 
@@ -274,7 +263,8 @@ def run_side_by_side(ws: Workspace, jobs: Sequence[tuple[Process, str | None]],
                 return
             fork = ws.fork()
             try:
-                results[index] = run(fork, child, quiet, keep_open=keep_open, steer=steer)
+                results[index] = run(fork, child, quiet, runner, keep_open=keep_open,
+                                     steer=steer)
             except Exception as exc:  # one child's crash is that child's failure
                 results[index] = ChildResult(child, None, f"{type(exc).__name__}: {exc}")
             finally:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from vance_cli.base.signals import WorkerTerminated
-from vance_cli.engines import children
+from vance_cli.processes import children
 from vance_cli.processes.model import CloseReason, ProcessSpec, Status
 from vance_cli.processes.records import create_process, load_process
 from vance_cli.workspace import Workspace

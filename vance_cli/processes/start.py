@@ -1,0 +1,127 @@
+"""Getting a process's turns run: here (``start(wait=True)``) or by detached workers.
+
+Rule: docs/processes.md#where-turns-run
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vance_cli.base.records import frozen
+from vance_cli.processes.launcher import held, launch
+from vance_cli.processes.model import Process, StartHow
+from vance_cli.processes.records import load_process
+from vance_cli.processes.runtime import TurnReport, drive
+
+if TYPE_CHECKING:
+    from vance_cli.processes.turn import TurnSink
+    from vance_cli.workspace import Workspace
+
+How = StartHow
+"""How ``start`` dealt with a process (``model.StartHow``)."""
+
+
+@frozen
+class Started:
+    """What ``start`` did with a process.
+
+    Attributes:
+        process: the process afterwards.
+        how: ``foreground`` (turns ran here), ``background`` (a worker runs them),
+            ``waiting_for_llm`` (no LLM is configured: it waits, ``IDLE``),
+            ``nothing_to_do`` (no pending input), ``no_engine`` (its engine has no
+            local code), ``passive`` (a mailbox), ``running`` (a turn is under way:
+            whoever runs it takes the new input next), ``closed`` (no turn can
+            run; a ``STALE`` one waits for ``vance process run``).
+        report: the last turn's report (foreground only).
+        worker_pid: the worker's pid (background; running: the running turn's).
+        log: the worker's log file (background only).
+    """
+
+    process: Process
+    how: How
+    report: TurnReport | None = None
+    worker_pid: int | None = None
+    log: Path | None = None
+
+
+def start(ws: Workspace, process_id: str, *, wait: bool = False,
+          sink: TurnSink | None = None) -> Started:
+    """Get a process's pending turns run: here (``wait``) or by a background worker.
+
+    Args:
+        ws: workspace.
+        process_id: id or unique prefix.
+        wait: run the turns in the foreground and return when they settled.
+        sink: live output of foreground turns.
+
+    Returns:
+        What was done (``Started.how``); without an LLM the process stays ``IDLE``
+        with its inputs pending, and ``vance process run`` runs them later.
+
+    Raises:
+        As ``run_turn`` (foreground); OSError: the worker cannot be started.
+    """
+    process = load_process(ws, process_id)
+    why = held(ws, process)
+    if why is not None:
+        return Started(process, why,
+                       worker_pid=process.worker_pid if why == "running" else None)
+    if wait:
+        report = drive(ws, process.id, sink=sink)
+        return Started(report.process, StartHow.FOREGROUND, report=report)
+    pid, log = launch(ws, process.id)
+    return Started(load_process(ws, process.id), StartHow.BACKGROUND, worker_pid=pid, log=log)
+
+
+BATCH_PARALLEL = 4
+"""Workers a batch starts at most when its processes' params set no ``maxParallel`` (as
+zaphod's heads); ``maxParallel`` is bounded to 1 to 10 there too."""
+
+
+def start_all(ws: Workspace, process_ids: Sequence[str]) -> list[Started]:
+    """Get the pending turns of several processes run by background workers (a batch).
+
+    At most ``maxParallel`` workers start (the first process's ``params.maxParallel``,
+    else ``BATCH_PARALLEL``); each runs its share of the processes one after the
+    other, in order (docs/processes.md "Where turns run"). Processes that cannot
+    start now (no LLM, closed, nothing waiting …) are left as ``start`` leaves them.
+
+    Args:
+        ws: workspace.
+        process_ids: ids or unique prefixes, in order.
+
+    Returns:
+        One Started per process, in order (``background`` with its worker's pid).
+
+    Raises:
+        ProcessNotFound: an id names no process. OSError: a worker cannot be started.
+    """
+    processes = [load_process(ws, pid) for pid in process_ids]
+    waits = [held(ws, p) for p in processes]
+    ready = [p for p, why in zip(processes, waits, strict=True) if why is None]
+    width = _parallel(ready[0].params) if ready else 1
+    pids: dict[str, tuple[int, Path]] = {}
+    for lane in range(min(width, len(ready))):
+        share = [p.id for p in ready[lane::width]]
+        launched = launch(ws, share[0], *share[1:])
+        pids.update(dict.fromkeys(share, launched))
+    out: list[Started] = []
+    for process, why in zip(processes, waits, strict=True):
+        if why is not None:
+            out.append(Started(process, why, worker_pid=process.worker_pid
+                               if why == "running" else None))
+        else:
+            pid, log = pids[process.id]
+            out.append(Started(load_process(ws, process.id), StartHow.BACKGROUND, worker_pid=pid,
+                               log=log))
+    return out
+
+
+def _parallel(params: Mapping[str, Any]) -> int:
+    value = params.get("maxParallel")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return max(1, min(10, value))
+    return BATCH_PARALLEL
