@@ -85,3 +85,17 @@ def llm_server() -> Iterator[ScriptedLLMServer]:
         yield server
     finally:
         server.stop()
+
+
+REAL_MODEL_SKIP = ("a real model takes minutes: run with -m real_model after "
+                   ".ci/real-model setup (docs/development.md)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip the ``real_model`` tests, with the reason, unless the run selects them by ``-m``."""
+    if "real_model" in (config.getoption("-m") or ""):
+        return
+    skip = pytest.mark.skip(reason=REAL_MODEL_SKIP)
+    for item in items:
+        if item.get_closest_marker("real_model") is not None:
+            item.add_marker(skip)
