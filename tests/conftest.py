@@ -11,7 +11,7 @@ import pytest
 from helpers import CliResult, build_file_tree, run_cli  # noqa: F401 - re-exported for tests
 from llm_server import ScriptedLLMServer
 
-from vance_cli.base import logs
+from vance_cli.base import json_mode, logs
 from vance_cli.base.config import load_settings
 from vance_cli.workspace import Workspace
 
@@ -38,6 +38,14 @@ def vance_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     work.mkdir()
     monkeypatch.chdir(work)
     return home
+
+
+@pytest.fixture(autouse=True)
+def json_rungs() -> Iterator[None]:
+    """Each test starts with no endpoint's structured-output step-down remembered."""
+    json_mode.ACCEPTED.clear()
+    yield
+    json_mode.ACCEPTED.clear()
 
 
 @pytest.fixture(autouse=True)

@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from vance_cli import llm
+from vance_cli.base.json_mode import resolve_json_mode
 from vance_cli.ranking.bm25 import cap_inventory
 from vance_cli.selector import parse, prompt
 from vance_cli.selector.decision import Decision, Mode, NoneReason, Trace, match, none, none_for
@@ -38,7 +39,7 @@ def ask_llm(ws: Workspace, task: str, inventory: Sequence[Recipe], model: str | 
     """
     config = llm.LLMConfig.from_settings(ws.settings, model)
     trace = Trace(model=config.model, endpoint=config.endpoint,
-                  json_mode=llm.resolve_json_mode(config.json_mode, config.base_url))
+                  json_mode=resolve_json_mode(config.json_mode, config.base_url))
     try:
         shown, _capped = cap_inventory(inventory, task)
         source, path = prompt.template_source(ws)
