@@ -126,7 +126,8 @@ def reduce_request(request: Mapping[str, Any], status: int, text: str,
     ``auto`` JSON mode a server that rejects the request otherwise — or
     answers 500 with a message naming the structured-output field, as
     llama-cpp-python's server does — gets the next rung of ``JSON_LADDER``.
-    Explicit JSON modes are never changed.
+    Explicit JSON modes are never changed, and a refusal about the context
+    window changes nothing (the caller may shorten the prompt).
 
     Args:
         request: the request that failed.
@@ -140,6 +141,8 @@ def reduce_request(request: Mapping[str, Any], status: int, text: str,
     if status not in AUTO_DOWNGRADE_STATUSES and not (status in FORMAT_STATUSES
                                                       and names_format):
         return None
+    if "context" in lowered and not names_format:
+        return None  # a prompt too long for the context window: no format makes it fit
     reduced = dict(request)
     if status in AUTO_DOWNGRADE_STATUSES and "stream_options" in lowered:
         reduced.pop("stream_options", None)

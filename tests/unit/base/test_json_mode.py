@@ -68,6 +68,8 @@ def test_the_local_model_mode_sends_the_schema_as_json_object(
     ({"type": "json_object"}, 400, "json_object unsupported", None),
     ({"type": "json_schema", "json_schema": {}}, 500, "out of memory", "unchanged"),
     ({"type": "json_schema", "json_schema": {}}, 503, "response_format busy", "unchanged"),
+    ({"type": "json_schema", "json_schema": {}}, 400,
+     "Requested tokens (3310) exceed context window of 2048", "unchanged"),
 ])
 def test_ladder_table(sent: dict[str, object], status: int, text: str, then: object) -> None:
     reduced = json_mode.reduce_request({"model": "m", "response_format": sent}, status, text,
