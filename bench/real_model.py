@@ -22,7 +22,10 @@ function they go through. Nothing is asserted: the numbers are read.
 Usage:
   python bench/real_model.py --tier small
   python bench/real_model.py --tier small --tier medium --limit 15   # the first 15 cases only
-  python bench/real_model.py --tier medium --only selector
+  python bench/real_model.py --tier medium --only selector --combine llm-checked
+
+``--combine`` names the ``selector.combine`` modes measured (docs/delegate.md, "How the two
+selectors combine"); ``llm`` is the LLM alone.
 """
 
 from __future__ import annotations
@@ -115,8 +118,9 @@ def speed(tag: str) -> None:
           f" {gen.prompt_tokens}-token prompt)")
 
 
-def selector(tag: str, cases_files: Sequence[Path], limit: int | None) -> None:
-    """Print the selector's figures on each labelled set, LLM beside offline."""
+def selector(tag: str, cases_files: Sequence[Path], limit: int | None,
+             combines: Sequence[str]) -> None:
+    """Print the selector's figures on each labelled set, each combine mode beside offline."""
     from dataclasses import replace
 
     from vance_cli.base.config import load_settings
@@ -125,8 +129,10 @@ def selector(tag: str, cases_files: Sequence[Path], limit: int | None) -> None:
     from vance_cli.workspace import Workspace
 
     settings = load_settings()
-    runs = {"offline": Workspace(replace(settings, llm_base_url=None, llm_api_key=None)),
-            "llm": Workspace(settings)}
+    runs = {"offline": Workspace(replace(settings, llm_base_url=None, llm_api_key=None))}
+    for combine in combines:  # selector.combine; a vance without the setting has one LLM run
+        runs[combine] = Workspace(replace(settings, selector_combine=combine)
+                                  if hasattr(settings, "selector_combine") else settings)
     for path in cases_files:
         cases = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
                  if line.strip()][:limit]
@@ -152,30 +158,34 @@ def _selector_line(label: str, rows: Sequence[tuple[str, str, Any, float]]) -> N
     modes = Counter(d.mode.value for _e, _g, d, _s in rows)
     asked = [(d, s) for _e, _g, d, s in rows if d.mode.value == "llm"]
     tokens = [d.trace.prompt_tokens for d, _s in asked if d.trace.prompt_tokens]
-    print(f"  {label:<8} accuracy {_ratio(right, len(rows))}  NONE precision"
+    print(f"  {label:<13} accuracy {_ratio(right, len(rows))}  NONE precision"
           f" {_ratio(none_right, said_none)}  recall {_ratio(none_right, want_none)}")
-    print(f"  {'':<8} parse failures {sum(reasons[r] for r in PARSE_FAILURES)}, unknown recipe"
+    print(f"  {'':<13} parse failures {sum(reasons[r] for r in PARSE_FAILURES)}, unknown recipe"
           f" {reasons['unknown_recipe']}, LLM errors {reasons['llm_error'] + reasons['timeout']};"
           f" modes {dict(sorted(modes.items()))}")
     if asked:
-        print(f"  {'':<8} {len(asked)} LLM decisions: {statistics.mean(s for _d, s in asked):.1f}"
+        print(f"  {'':<13} {len(asked)} LLM decisions: {statistics.mean(s for _d, s in asked):.1f}"
               f" s and {statistics.mean(tokens) if tokens else 0:.0f} prompt tokens each (mean)")
     misses = [(e, g, d) for e, g, d, _s in rows if e != g]
     for expected, got, decision in misses[:40]:
-        print(f"  {'':<8} miss: expected {expected}, got {got} [{decision.mode.value}"
+        print(f"  {'':<13} miss: expected {expected}, got {got} [{decision.mode.value}"
               f"{' ' + decision.reason.value if decision.reason else ''}]")
 
 
 @contextlib.contextmanager
 def recorded_calls() -> Iterator[list[tuple[str, str]]]:
-    """Record ``(purpose, reply text)`` of every LLM call a process turn makes."""
+    """Record ``(purpose, reply text)`` of every LLM call a process turn makes ("" failed)."""
     from vance_cli.processes import runtime
 
     calls: list[tuple[str, str]] = []
     original = runtime.Turn.complete
 
     def complete(self: Any, messages: Any, **kwargs: Any) -> Any:
-        answer = original(self, messages, **kwargs)
+        try:
+            answer = original(self, messages, **kwargs)
+        except Exception:
+            calls.append((str(kwargs.get("purpose", "reply")), ""))  # a failed call: no parse
+            raise
         calls.append((str(kwargs.get("purpose", "reply")), answer.text))
         return answer
 
@@ -221,7 +231,7 @@ def slart(tag: str) -> None:
             ran += run_code == 0
             line += f"; its process {'ran' if run_code == 0 else 'failed'} ({run_s:.1f} s)"
             if run_code:
-                line += f": {run_err[-120:]}"
+                line += f": {(run_err or json.dumps(_d))[-160:]}"
         else:
             line += f" (exit {code}: {outcome.get('reason') or err[-160:]})"
         print(line + f"  — {task[:60]}")
@@ -247,8 +257,9 @@ def engines(tag: str) -> None:
         for label, args in runs:
             code, data, seconds, err = vance(*args)
             status = ((data or {}).get("process") or data or {}).get("status", "?")
+            why = err or json.dumps(data)[-200:]
             print(f"  {label:<8} {'finished' if code == 0 else 'FAILED'} (exit {code}, {status})"
-                  f" in {seconds:.1f} s" + (f": {err[-160:]}" if code else ""))
+                  f" in {seconds:.1f} s" + (f": {why[-200:]}" if code else ""))
         code, data, _s, err = vance("process", "create", "--recipe", "discuss", "--steer",
                                     ARTHUR_MESSAGES[0], "--wait")
         pid = ((data or {}).get("process") or data or {}).get("id")
@@ -282,6 +293,10 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="only the first N cases of each set")
     parser.add_argument("--only", action="append", choices=SECTIONS,
                         help="only these sections (repeatable)")
+    parser.add_argument("--combine", action="append",
+                        choices=("offline-first", "llm-checked", "llm"),
+                        help="selector.combine modes to measure (repeatable; default"
+                             " offline-first and llm)")
     args = parser.parse_args()
     sections = args.only or SECTIONS
     print(f"machine: {machine()}; vance at {_commit()}")
@@ -293,7 +308,8 @@ def main() -> None:
             if "speed" in sections:
                 speed(tag)
             if "selector" in sections:
-                selector(tag, args.cases or DEFAULT_CASES, args.limit)
+                selector(tag, args.cases or DEFAULT_CASES, args.limit,
+                         args.combine or ["offline-first", "llm"])
             if "slart" in sections:
                 slart(tag)
             if "engines" in sections:
