@@ -86,22 +86,32 @@ def prompt_task(task: str) -> str:
 
 
 def reply_schema(names: Sequence[str]) -> dict[str, Any]:
-    """Return the JSON schema of the reply, used in ``json_schema`` mode.
+    """Return the JSON schema of the reply, for constrained output.
 
-    ``recipe`` is one of the inventory's names or null, so a server with
-    constrained decoding cannot even spell an unknown name.
+    The answer is one of two shapes: ``MATCH`` with ``recipe`` one of the
+    inventory's names, or ``NONE`` with ``recipe`` null, so a server with
+    constrained decoding can neither spell an unknown name nor pair MATCH with
+    no recipe (SmolLM2-135M did, under a schema that allowed it). The two
+    shapes sit under one key, ``answer``, since strict structured outputs
+    want an object at the root; the parser finds the answer object wherever
+    it stands (docs/delegate.md "Reading the reply").
 
     Args:
         names: the recipe names shown in the prompt.
     """
+    def shape(decision: str, recipe: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "object",
+                "properties": {"decision": {"type": "string", "enum": [decision]},
+                               "recipe": recipe, "rationale": {"type": "string"}},
+                "required": ["decision", "recipe", "rationale"],
+                "additionalProperties": False}
+
     return {
         "type": "object",
-        "properties": {
-            "decision": {"type": "string", "enum": ["MATCH", "NONE"]},
-            "recipe": {"anyOf": [{"type": "string", "enum": list(names)}, {"type": "null"}]},
-            "rationale": {"type": "string"},
-        },
-        "required": ["decision", "recipe", "rationale"],
+        "properties": {"answer": {"anyOf": [
+            shape("MATCH", {"type": "string", "enum": list(names)}),
+            shape("NONE", {"type": "null"})]}},
+        "required": ["answer"],
         "additionalProperties": False,
     }
 
