@@ -6,9 +6,9 @@ With an LLM configured the offline selector still runs first (milliseconds, no c
 decision is *confident* when its evidence cannot be mistaken for topic words:
 
 - a MATCH whose recipe has a cue heading the request's first clause (``Hit.main``: the
-  deliverable asked for, "*Translate* this …") or a matched multi-word tag or trigger
-  keyword (``Hit.phrases``), and is not the general worker or the one-fact recipe chosen by
-  their fallback rules;
+  deliverable asked for, "*Translate* this …"), a matched multi-word tag or trigger
+  keyword (``Hit.phrases``) or ``CONFIDENT_WORDS`` distinct content words of the task, and
+  is not the general worker or the one-fact recipe chosen by their fallback rules;
 - a NONE by the live-question or act-in-the-world rule (``reading``): no recipe has the
   access such a task needs.
 
@@ -40,6 +40,10 @@ from vance_cli.selector.offline import FACT_TAG, GENERAL_TAG, select_offline, th
 
 if TYPE_CHECKING:
     from vance_cli.recipes.loader import Recipe
+
+CONFIDENT_WORDS = 3
+"""Distinct content words of the task matching one recipe that make an offline MATCH
+confident: on the labelled sets every such MATCH was right (docs/delegate.md)."""
 
 SHORTLIST = 5
 """Recipes of the offline ranking shown to the LLM first (its best, then by score)."""
@@ -81,22 +85,29 @@ def offline_view(task: str, inventory: Sequence[Recipe]) -> OfflineView:
 
 def _confidence(task: str, inventory: Sequence[Recipe], decision: Decision,
                 hits: Sequence[ranking.Hit]) -> str:
-    read = reading.read(lexicon.analysed(task)).text
     if decision.recipe is None:
-        if reading.live_question(read) is not None:
-            return "the task asks for live data no recipe has"
-        act = reading.action_request(read)
-        limit = threshold(len(inventory))
-        if act is not None and not any(h.cues or h.phrases for h in hits if h.score >= limit):
-            return f"the task asks for an act in the world ('{act}')"
-        return ""
+        return _none_confidence(task, inventory, hits)
     tags = set(map(str.casefold, decision.recipe.tags))
     hit = next((h for h in hits if h.recipe.name == decision.recipe.name), None)
     if hit is None or ({GENERAL_TAG, FACT_TAG} & tags and not (hit.main or hit.phrases)):
         return ""
     if hit.main:
         return f"cue '{hit.main[0]}' heads the request"
-    return f"phrase '{hit.phrases[0]}'" if hit.phrases else ""
+    if hit.phrases:
+        return f"phrase '{hit.phrases[0]}'"
+    return f"{hit.words} words of the task" if hit.words >= CONFIDENT_WORDS else ""
+
+
+def _none_confidence(task: str, inventory: Sequence[Recipe],
+                     hits: Sequence[ranking.Hit]) -> str:
+    read = reading.read(lexicon.analysed(task)).text
+    if reading.live_question(read) is not None:
+        return "the task asks for live data no recipe has"
+    act = reading.action_request(read)
+    limit = threshold(len(inventory))
+    if act is not None and not any(h.cues or h.phrases for h in hits if h.score >= limit):
+        return f"the task asks for an act in the world ('{act}')"
+    return ""
 
 
 def decided_offline(view: OfflineView) -> Decision:

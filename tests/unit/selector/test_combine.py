@@ -15,8 +15,12 @@ from vance_cli.workspace import Workspace
 CONFIDENT = "Summarize this meeting transcript into five bullet points"
 """The offline selector's confident MATCH: the cue 'summarize' heads the request."""
 
-UNSURE = "Add a CSV export feature to the billing service: requirements, design, code, tests"
-"""An offline MATCH (waterfall-feature) resting on words only: not confident."""
+UNSURE = "Gather recent articles about solid-state batteries and list the references"
+"""An offline MATCH (web-research) on two words, no cue heading it, no phrase: not
+confident."""
+
+WORDY = "Add a CSV export feature to the billing service: requirements, design, code, tests"
+"""An offline MATCH (waterfall-feature) on four words of the task: confident."""
 
 UNSURE_NONE = "Draw a mind map about the Python programming language"
 """An offline NONE by the threshold, not by a rule: not confident."""
@@ -48,7 +52,7 @@ def test_offline_first_asks_when_unsure_and_shows_the_shortlist(
     assert decision.recipe is not None and decision.recipe.name == "coding"
     assert decision.mode is Mode.LLM
     user = llm_server.chat_requests[0].json["messages"][-1]["content"]
-    assert "best candidates, best first: `waterfall-feature`, " in user
+    assert "best candidates, best first: `web-research`, " in user
 
 
 def test_an_llm_none_stands_against_an_unsure_offline_match(
@@ -87,8 +91,15 @@ def test_an_unusable_llm_answer_leaves_the_offline_match(
         llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch, combine: str) -> None:
     llm_server.fail(503, "overloaded", headers={"x-should-retry": "false"})
     decision = select(_online(llm_server, monkeypatch, combine), UNSURE)
-    assert decision.recipe is not None and decision.recipe.name == "waterfall-feature"
+    assert decision.recipe is not None and decision.recipe.name == "web-research"
     assert "the LLM gave no usable answer (llm_error" in decision.rationale
+
+
+def test_four_words_of_the_task_are_confident(llm_server: ScriptedLLMServer,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    decision = select(_online(llm_server, monkeypatch, None), WORDY)
+    assert decision.recipe is not None and decision.recipe.name == "waterfall-feature"
+    assert "4 words of the task" in decision.rationale and llm_server.chat_requests == []
 
 
 def test_an_llm_failure_with_an_offline_none_is_still_the_failure(
