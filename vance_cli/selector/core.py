@@ -217,7 +217,7 @@ def _with_llm(ws: Workspace, task: str, inventory: Sequence[Recipe], model: str 
               progress: Progress | None) -> Decision:
     """Decide with the LLM configured: the offline view first, then maybe the call."""
     from vance_cli.selector import combine  # deferred: only the LLM path loads it
-    from vance_cli.selector.asking import ask_llm
+    from vance_cli.selector.asking import ask_llm  # deferred: the prompt and reply modules
 
     view = combine.offline_view(task, inventory)
     mode = ws.settings.selector_combine
