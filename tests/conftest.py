@@ -11,7 +11,7 @@ import pytest
 from helpers import CliResult, build_file_tree, run_cli  # noqa: F401 - re-exported for tests
 from llm_server import ScriptedLLMServer
 
-from vance_cli.base import logs
+from vance_cli.base import json_mode, logs
 from vance_cli.base.config import load_settings
 from vance_cli.workspace import Workspace
 
@@ -38,6 +38,14 @@ def vance_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     work.mkdir()
     monkeypatch.chdir(work)
     return home
+
+
+@pytest.fixture(autouse=True)
+def json_rungs() -> Iterator[None]:
+    """Each test starts with no endpoint's structured-output step-down remembered."""
+    json_mode.ACCEPTED.clear()
+    yield
+    json_mode.ACCEPTED.clear()
 
 
 @pytest.fixture(autouse=True)
@@ -85,3 +93,17 @@ def llm_server() -> Iterator[ScriptedLLMServer]:
         yield server
     finally:
         server.stop()
+
+
+REAL_MODEL_SKIP = ("a real model takes minutes: run with -m real_model after "
+                   ".ci/real-model setup (docs/development.md)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip the ``real_model`` tests, with the reason, unless the run selects them by ``-m``."""
+    if "real_model" in (config.getoption("-m") or ""):
+        return
+    skip = pytest.mark.skip(reason=REAL_MODEL_SKIP)
+    for item in items:
+        if item.get_closest_marker("real_model") is not None:
+            item.add_marker(skip)

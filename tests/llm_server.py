@@ -227,9 +227,15 @@ class ScriptedLLMServer:
 
     def env(self, api_key: str | None = None, model: str | None = "test-model",
             timeout: float | None = 10, max_retries: int | None = 0,
-            json_mode: str | None = None) -> dict[str, str]:
-        """Return ``VANCE_LLM_*`` environment variables pointing vance at this server."""
-        values = {"VANCE_LLM_BASE_URL": self.url, "VANCE_LLM_API_KEY": api_key,
+            json_mode: str | None = None, combine: str | None = "llm") -> dict[str, str]:
+        """Return ``VANCE_LLM_*`` environment variables pointing vance at this server.
+
+        ``combine`` is ``selector.combine``: ``llm`` by default, so the scripted reply is the
+        selector's decision whatever the offline selector would say; None leaves the
+        setting's default (``offline-first``), for tests of how the two combine.
+        """
+        values = {"VANCE_SELECTOR_COMBINE": combine,
+                  "VANCE_LLM_BASE_URL": self.url, "VANCE_LLM_API_KEY": api_key,
                   "VANCE_LLM_MODEL": model,
                   "VANCE_LLM_TIMEOUT": None if timeout is None else str(timeout),
                   "VANCE_LLM_MAX_RETRIES": None if max_retries is None else str(max_retries),

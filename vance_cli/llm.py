@@ -31,7 +31,8 @@ Rules (docs/configuration.md):
   that a reply must keep (a recipe ``code-read`` must stay ``code-read``).
 - ``llm.json_mode`` picks the structured-output request: ``json_schema``
   (a strict schema), ``json_object`` (any JSON object) or ``none``;
-  ``auto`` chooses per endpoint (``resolve_json_mode``).
+  ``auto`` chooses per endpoint and steps down after a refusal, keeping the
+  rung that worked per endpoint (``base.json_mode``).
 - Streaming (``on_text``): the reply arrives as server-sent events; each
   piece of text goes to ``on_text`` as it comes, with the key held back
   until it cannot be part of a key any more (``StreamRedactor``). The
@@ -45,7 +46,6 @@ Rules (docs/configuration.md):
 from __future__ import annotations
 
 import functools
-import ipaddress
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
@@ -53,6 +53,15 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from vance_cli.base.errors import LLMError, LLMNotConfigured
+from vance_cli.base.json_mode import (
+    MAX_REDUCTIONS,
+    json_mode_hint,
+    mode_of,
+    reduce_request,
+    remember,
+    resolve_json_mode,
+    response_format,
+)
 from vance_cli.base.records import frozen
 from vance_cli.base.text_input import scrub_surrogates
 
@@ -68,17 +77,14 @@ PLACEHOLDER_KEY = "no-key-needed"
 REDACTED = "[REDACTED]"
 """What a secret is replaced with in messages."""
 
-AUTO_DOWNGRADE_STATUSES = frozenset({400, 422})
-"""Statuses after which a smaller request is tried once (``reduce_request``): servers
-answer these to a parameter they do not support."""
-
 DEFAULT_MAX_TOKENS = 4096
 """Cap on a reply's length, in tokens: room for a reasoning model's ``<think>`` block;
 a reply cut off there is ``truncated`` (docs/delegate.md)."""
 
-LOCAL_JSON_MODE = "json_object"
+LOCAL_JSON_MODE = "json_object_schema"
 """``llm.json_mode`` ``auto`` for the local model server: llama-cpp-python's server refuses
-``json_schema`` (HTTP 500, "Input should be 'text' or 'json_object'")."""
+``json_schema`` (HTTP 500, "Input should be 'text' or 'json_object'") but takes
+``{"type": "json_object", "schema": …}`` and turns the schema into a grammar."""
 
 MAX_ERROR_TEXT = 300
 """Longest server error text kept in a message, in characters."""
@@ -216,55 +222,6 @@ def redact(text: str, secrets: Sequence[str | None], min_length: int = 4) -> str
     return text
 
 
-def _is_local(host: str) -> bool:
-    if host in ("localhost", "host.docker.internal") or host.endswith((".local", ".localhost")):
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return address.is_loopback or address.is_private or address.is_link_local
-
-
-def resolve_json_mode(mode: str, base_url: str) -> str:
-    """Return the structured-output mode to send for ``mode`` at ``base_url``.
-
-    ``auto`` chooses per endpoint:
-
-    - ``api.openai.com`` → ``json_schema`` (strict structured outputs);
-    - a local or private-network host (localhost, 127.0.0.1, 10.x, 192.168.x,
-      ``*.local``), where Ollama, vLLM, LM Studio and llama.cpp server run →
-      ``json_schema``: all four accept it and turn it into constrained
-      decoding, while LM Studio rejects ``json_object``;
-    - any other host (hosted OpenAI-compatible APIs and proxies) →
-      ``json_object``, the mode most of them accept (some reject
-      ``json_schema``).
-
-    In ``auto`` mode a server that rejects the request (HTTP 400/422) is
-    asked once more without ``response_format`` (see ``reduce_request``).
-
-    Args:
-        mode: the ``llm.json_mode`` setting.
-        base_url: the endpoint.
-    """
-    if mode != "auto":
-        return mode
-    host = (urlsplit(base_url).hostname or "").lower()
-    if host == "api.openai.com" or _is_local(host):
-        return "json_schema"
-    return "json_object"
-
-
-def response_format(mode: str, schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """Return the ``response_format`` request field for a resolved mode (None for ``none``)."""
-    if mode == "json_schema" and schema is not None:
-        return {"type": "json_schema",
-                "json_schema": {"name": "answer", "strict": True, "schema": dict(schema)}}
-    if mode in ("json_schema", "json_object"):
-        return {"type": "json_object"}
-    return None
-
-
 TextSink = Callable[[str], None]
 """Receives each piece of a streamed reply's text, in order."""
 
@@ -328,9 +285,9 @@ def _complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
             request = build_request(config, model, messages, schema, max_tokens, temperature)
             if on_text is not None:
                 request.update(stream=True, stream_options={"include_usage": True})
-            reply, request = _create(client, request, config.json_mode == "auto")
+            reply, request = _create(client, request, config, schema)
             if on_text is not None:
-                return _read_stream(reply, model, _mode_of(request), started, secrets,
+                return _read_stream(reply, model, mode_of(request), started, secrets,
                                     _CallerRaised.wrap(on_text),
                                     _Caps(max_tokens, config.max_reply_bytes))
     except LLMError:
@@ -351,27 +308,13 @@ def _complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
                        timeout=True) from None
     except openai.APIStatusError as exc:
         message = describe_status_error(exc, secrets)
-        hint = json_mode_hint(exc.status_code, message, _mode_of(request))
+        hint = json_mode_hint(exc.status_code, message, mode_of(request))
         raise LLMError(message + (f" — {hint}" if hint else ""),
                        status=exc.status_code) from None
     except Exception as exc:  # anything else from the client stack: one line, redacted
         raise LLMError(redact(malformed_reason(exc), secrets)) from None
-    return _completion(reply, model, _mode_of(request), started, secrets,
+    return _completion(reply, model, mode_of(request), started, secrets,
                        config.max_reply_bytes)
-
-
-def _create(client: Any, request: dict[str, Any], auto: bool) -> tuple[Any, dict[str, Any]]:
-    """Send the request; a 400/422 it can be reduced for is sent once more, reduced."""
-    import openai
-
-    create: Any = client.chat.completions.create  # kwargs are built at run time
-    try:
-        return create(**request), request
-    except openai.APIStatusError as exc:
-        reduced = reduce_request(request, exc.status_code, _status_text(exc), auto=auto)
-        if reduced is None:
-            raise
-        return create(**reduced), reduced
 
 
 def _tripped(which: str, timeout: float, deadline: float | None, started: float,
@@ -403,26 +346,32 @@ def malformed_reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {_one_line(str(exc))}"
 
 
-def json_mode_hint(status: int, message: str, sent: str) -> str | None:
-    """Say how to change ``llm.json_mode`` when a server refused the structured-output request.
+def _create(client: Any, request: dict[str, Any], config: LLMConfig,
+            schema: Mapping[str, Any] | None) -> tuple[Any, dict[str, Any]]:
+    """Send ``request``, then smaller ones after refusals; return the reply and what was sent.
 
-    Args:
-        status: the HTTP status.
-        message: the server's error message.
-        sent: the ``response_format`` type sent (``json_schema``, ``json_object``, ``none``).
-
-    Returns:
-        E.g. ``the server refuses llm.json_mode 'json_object': try 'vance config set
-        llm.json_mode json_schema'``; None when the error is not about it.
+    Raises:
+        openai.APIStatusError: the last refusal, when no smaller request is left.
     """
-    lowered = message.lower()
-    if status not in AUTO_DOWNGRADE_STATUSES or sent == "none" or not any(
-            word in lowered for word in ("response_format", "json_schema", "json_object")):
-        return None
-    named = [m for m in ("json_schema", "json_object") if m in lowered and m != sent]
-    wanted = named[0] if named else "none"
-    return (f"the server refuses llm.json_mode '{sent}': try 'vance config set llm.json_mode "
-            f"{wanted}'" + ("" if wanted == "none" else " (or none)"))
+    import openai
+
+    create: Any = client.chat.completions.create  # kwargs are built at run time
+    first = mode_of(request)
+    for _ in range(MAX_REDUCTIONS):
+        try:
+            reply = create(**request)
+            break
+        except openai.APIStatusError as exc:
+            reduced = reduce_request(request, exc.status_code, _status_text(exc),
+                                     auto=config.json_mode == "auto", schema=schema)
+            if reduced is None:
+                raise
+            request = reduced
+    else:
+        reply = create(**request)
+    if mode_of(request) != first:
+        remember(config.base_url, mode_of(request))
+    return reply, request
 
 
 CLIENTS_KEPT = 8
@@ -464,39 +413,6 @@ def build_request(config: LLMConfig, model: str, messages: Sequence[Mapping[str,
     if fmt is not None:
         request["response_format"] = fmt
     return request
-
-
-def reduce_request(request: Mapping[str, Any], status: int, text: str,
-                   auto: bool) -> dict[str, Any] | None:
-    """Return a smaller request to try once after a 400/422, or None to give up.
-
-    A server that rejects ``temperature`` (reasoning models) gets the request
-    without it; in ``auto`` JSON mode a server that rejects the request
-    otherwise gets it without ``response_format`` (it may not support
-    structured output). Explicit JSON modes are never changed.
-
-    Args:
-        request: the request that failed.
-        status: its HTTP status.
-        text: the server's error message.
-        auto: ``llm.json_mode`` is ``auto``.
-    """
-    if status not in AUTO_DOWNGRADE_STATUSES:
-        return None
-    reduced = dict(request)
-    lowered = text.lower()
-    if "stream_options" in lowered:
-        reduced.pop("stream_options", None)
-    elif "temperature" in lowered:
-        reduced.pop("temperature", None)
-    elif auto:
-        reduced.pop("response_format", None)
-    return reduced if reduced != request else None
-
-
-def _mode_of(request: Mapping[str, Any]) -> str:
-    fmt = request.get("response_format")
-    return str(fmt["type"]) if isinstance(fmt, Mapping) else "none"
 
 
 def _status_text(exc: Any) -> str:

@@ -321,7 +321,8 @@ def test_prompt_stays_within_the_cap_with_5000_recipes(
     assert len(relevant) == 20 and relevant <= set(entries)  # by relevance, not a cut
     assert "translate" in entries
     schema = llm_server.chat_requests[0].json["response_format"]["json_schema"]["schema"]
-    assert len(schema["properties"]["recipe"]["anyOf"][0]["enum"]) == 50
+    matched = schema["properties"]["answer"]["anyOf"][0]
+    assert len(matched["properties"]["recipe"]["enum"]) == 50
 
 
 def test_an_item_that_fits_nothing_gets_the_fallback_per_item(

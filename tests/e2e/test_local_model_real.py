@@ -6,10 +6,10 @@ server for the next command until ``vance model stop`` (docs/configuration.md#lo
 
 The model and the python that has ``llama_cpp`` come from the real-model tier's cache
 (``.ci/real-model``; ``$VANCE_REAL_MODEL_CACHE``, default /var/cache/vance-real-model):
-``venv/bin/python`` (or ``venv-local/bin/python``) and ``models/<tier>.gguf``, tier
-``$VANCE_REAL_MODEL_TIER`` (default ``medium``, Qwen2.5-Coder-1.5B-Instruct Q4: the smallest
-that gets this task through the LLM selector today; ``tiny`` and ``small`` start and answer
-through the server, but their selector picks no recipe). Skipped, saying what is missing,
+``venv/bin/python`` (or ``venv-local/bin/python``) and ``models/<tier>.gguf``, tier ``small``
+(Qwen2.5-Coder-0.5B-Instruct Q4: the smallest whose answer names Lima; the offline selector
+routes the task confidently, so no LLM selector call is needed), raised by
+``$VANCE_REAL_MODEL_TIER`` (``real_server.tier_for``). Skipped, saying what is missing,
 when the tier is not set up, and unless asked for with ``-m real_model``.
 """
 
@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from real_server import tier_for
 
 from vance_cli import local_model
 from vance_cli.base.config import load_settings
@@ -30,7 +31,7 @@ from vance_cli.base.config import load_settings
 pytestmark = [pytest.mark.real_model, pytest.mark.timeout(900)]
 
 CACHE = Path(os.environ.get("VANCE_REAL_MODEL_CACHE") or "/var/cache/vance-real-model")
-TIER = os.environ.get("VANCE_REAL_MODEL_TIER") or "medium"
+TIER = tier_for("small")
 
 
 def _llama_python() -> Path | None:

@@ -8,14 +8,13 @@ from llm_server import ScriptedLLMServer
 
 from vance_cli.base.config import load_settings
 from vance_cli.base.errors import LLMError, LLMNotConfigured
+from vance_cli.base.json_mode import reduce_request, resolve_json_mode
 from vance_cli.llm import (
     OPENAI_BASE_URL,
     PLACEHOLDER_KEY,
     LLMConfig,
     complete,
     redact,
-    reduce_request,
-    resolve_json_mode,
     safe_endpoint,
 )
 
@@ -113,12 +112,15 @@ def test_missing_model_with_several_served_is_an_error(llm_server: ScriptedLLMSe
     assert llm_server.chat_requests == []
 
 
-def test_auto_mode_retries_once_without_response_format(llm_server: ScriptedLLMServer) -> None:
+def test_auto_mode_steps_down_to_plain_text(llm_server: ScriptedLLMServer) -> None:
     llm_server.fail(400, "response_format json_schema is not supported")
+    llm_server.fail(400, "response_format json_object is not supported")
     llm_server.reply("plain")
     answer = complete(_config(llm_server), MESSAGES, SCHEMA)
-    first, second = llm_server.chat_requests
-    assert "response_format" in first.json and "response_format" not in second.json
+    first, second, third = llm_server.chat_requests
+    assert first.json["response_format"]["type"] == "json_schema"
+    assert second.json["response_format"] == {"type": "json_object", "schema": SCHEMA}
+    assert "response_format" not in third.json
     assert answer.json_mode == "none" and answer.text == "plain"
 
 

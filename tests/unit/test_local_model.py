@@ -236,6 +236,7 @@ def test_the_selector_and_a_detached_worker_use_the_one_server(
         local_env: Path, llm_server, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAKE_LLAMA_UPSTREAM", llm_server.url)
     monkeypatch.setenv("VANCE_LLM_MAX_RETRIES", "0")
+    monkeypatch.setenv("VANCE_SELECTOR_COMBINE", "llm")  # the selector asks the server too
     llm_server.reply('{"decision": "MATCH", "recipe": "quick-lookup", "rationale": "a fact"}')
     llm_server.reply("The capital of Peru is Lima.")
     created = run_cli(["delegate", "--task", "What is the capital of Peru?", "--json"])

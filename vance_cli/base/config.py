@@ -39,6 +39,10 @@ from vance_cli.base.yaml_types import as_text
 JSON_MODES = ("auto", "json_schema", "json_object", "none")
 """Values of ``llm.json_mode``; ``auto`` picks per endpoint (see ``vance_cli.llm``)."""
 
+COMBINE_MODES = ("offline-first", "llm-checked", "llm")
+"""Values of ``selector.combine``: how the LLM and the offline selector combine
+(docs/delegate.md "How the two selectors combine")."""
+
 
 def _to_str(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, str | int | float):
@@ -188,6 +192,13 @@ def _to_bool(value: Any) -> bool:
     raise ValueError("expected true or false")
 
 
+def _to_combine(value: Any) -> str:
+    text = _to_str(value).lower()
+    if text not in COMBINE_MODES:
+        raise ValueError(f"expected one of {', '.join(COMBINE_MODES)}")
+    return text
+
+
 def _to_json_mode(value: Any) -> str:
     text = _to_str(value).lower()
     if text not in JSON_MODES:
@@ -262,6 +273,9 @@ KEYS: tuple[KeySpec, ...] = (
                  " model's own)"),
     KeySpec("llm.local_start_timeout", _to_seconds(HOUR), ("VANCE_LLM_LOCAL_START_TIMEOUT",),
             help="seconds the local model server may take to start"),
+    KeySpec("selector.combine", _to_combine, ("VANCE_SELECTOR_COMBINE",),
+            help="how the LLM and the offline selector combine: offline-first, llm-checked "
+                 "or llm"),
     KeySpec("catalog.file", _to_str, ("VANCE_ENGINE_CATALOG",), path=True,
             help="operator's engine catalog file, activated by 'vance catalog reload'"),
     KeySpec("fallback.timeout", _to_seconds(FALLBACK_TIMEOUT_MAX), ("VANCE_FALLBACK_TIMEOUT",),
@@ -354,6 +368,7 @@ def _defaults(environ: Mapping[str, str]) -> dict[str, Any]:
         "llm.local_command": None,
         "llm.local_context": 8192,
         "llm.local_start_timeout": 120.0,
+        "selector.combine": "offline-first",
         "catalog.file": None,
         "fallback.timeout": 240.0,
         "fallback.max_repairs": 2,
@@ -396,6 +411,7 @@ class Settings:
     llm_local_command: str | None
     llm_local_context: int
     llm_local_start_timeout: float
+    selector_combine: str
     catalog_file: str | None
     fallback_timeout: float
     fallback_max_repairs: int

@@ -12,6 +12,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from vance_cli import llm
+from vance_cli.base.errors import LLMError
+from vance_cli.base.json_mode import resolve_json_mode
 from vance_cli.ranking.bm25 import cap_inventory
 from vance_cli.selector import parse, prompt
 from vance_cli.selector.decision import Decision, Mode, NoneReason, Trace, match, none, none_for
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
 
 
 def ask_llm(ws: Workspace, task: str, inventory: Sequence[Recipe], model: str | None,
-            progress: Progress | None) -> Decision:
+            progress: Progress | None, shortlist: Sequence[str] = ()) -> Decision:
     """Ask the LLM for one recipe of ``inventory`` (step 5); every failure becomes NONE.
 
     Args:
@@ -32,20 +34,31 @@ def ask_llm(ws: Workspace, task: str, inventory: Sequence[Recipe], model: str | 
         inventory: the recipes the selector may choose from.
         model: the caller's model preference (beats ``llm.model``).
         progress: wraps the call (the CLI's spinner).
+        shortlist: the offline ranking's best recipe names, shown first (``combine``).
 
     Returns:
         The decision, with the call's trace.
     """
     config = llm.LLMConfig.from_settings(ws.settings, model)
     trace = Trace(model=config.model, endpoint=config.endpoint,
-                  json_mode=llm.resolve_json_mode(config.json_mode, config.base_url))
+                  json_mode=resolve_json_mode(config.json_mode, config.base_url))
     try:
         shown, _capped = cap_inventory(inventory, task)
         source, path = prompt.template_source(ws)
         messages = prompt.render_messages(source, path, task, shown, ws.catalog(),
-                                          len(inventory))
+                                          len(inventory), shortlist)
+        schema = prompt.reply_schema([r.name for r in shown])
         with progress() if progress else nullcontext():
-            answer = llm.complete(config, messages, prompt.reply_schema([r.name for r in shown]))
+            try:
+                answer = llm.complete(config, messages, schema)
+            except LLMError as exc:
+                if not prompt.context_exceeded(exc.message):
+                    raise
+                # a small context window: the short prompt (docs/delegate.md step 5)
+                source, path = prompt.template_source(ws, prompt.SHORT_PROMPT_NAME)
+                messages = prompt.render_messages(source, path, task, shown, ws.catalog(),
+                                                  len(inventory), shortlist)
+                answer = llm.complete(config, messages, schema)
         trace = replace(trace, model=answer.model, json_mode=answer.json_mode,
                         raw_reply=answer.text, finish_reason=answer.finish_reason,
                         prompt_tokens=answer.prompt_tokens,

@@ -10,8 +10,10 @@ Steps, first that decides wins:
    the lower-cased task, and the rest of the request names no other
    deliverable → MATCH (no LLM call);
 5. no LLM configured → the offline selector (``offline.py``);
-6. one LLM call (catalog + inventory, capped at 50 by relevance), tolerant
-   parse, verbatim name check.
+6. the offline selector still runs; ``selector.combine`` says whether its
+   confident decision stands without a call (``combine.py``);
+7. one LLM call (catalog + inventory, capped at 50 by relevance, the offline
+   shortlist), tolerant parse, verbatim name check; then ``combine``.
 
 ``select()`` never raises: every failure becomes NONE through ``none_for``.
 """
@@ -211,6 +213,18 @@ def _select(ws: Workspace, task: str, model: str | None, recipes: RecipeSet | No
     if not ws.settings.llm_configured:
 
         return select_offline(task, inventory)
-    from vance_cli.selector.asking import ask_llm  # deferred: only the LLM path loads it
+    return _with_llm(ws, task, inventory, model, progress)
 
-    return ask_llm(ws, task, inventory, model, progress)
+
+def _with_llm(ws: Workspace, task: str, inventory: Sequence[Recipe], model: str | None,
+              progress: Progress | None) -> Decision:
+    """Decide with the LLM configured: the offline view first, then maybe the call."""
+    from vance_cli.selector import combine  # deferred: only the LLM path loads it
+    from vance_cli.selector.asking import ask_llm  # deferred: the prompt and reply modules
+
+    view = combine.offline_view(task, inventory)
+    mode = ws.settings.selector_combine
+    if mode == "offline-first" and view.confident:
+        return combine.decided_offline(view)
+    asked = ask_llm(ws, task, inventory, model, progress, view.shortlist)
+    return combine.combine(view, asked, mode)

@@ -6,7 +6,12 @@ Rules (docs/delegate.md step 4):
 - It is rendered by Jinja2 in vance's one sandbox (``base.sandbox``, with its
   load policy and its limits on steps, time and sizes; imported lazily: the
   offline path never loads Jinja2). Variables: ``engines``, ``recipes`` (at
-  most 50), ``total_recipes``, ``task`` and ``marker``.
+  most 50), ``total_recipes``, ``shortlist`` (the offline ranking's best names),
+  ``task`` and ``marker``.
+- The system message depends on the inventory only, never on the task, so a
+  llama.cpp server reuses its evaluated prefix from one decision to the next
+  (on a CPU that is most of a decision's time); everything that depends on the
+  task, the shortlist included, is in the user message.
 - The task is untrusted: it is passed as a template *variable*, never
   formatted into template source (no ``str.format``, no second rendering),
   so braces or Jinja syntax in it are plain text. The template puts it
@@ -21,6 +26,7 @@ Rules (docs/delegate.md step 4):
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -39,6 +45,19 @@ if TYPE_CHECKING:
 
 PROMPT_NAME = "recipe-selector"
 """Document name of the selector prompt in the prompts cascade."""
+
+SHORT_PROMPT_NAME = "recipe-selector-short"
+"""The short selector prompt, asked when the full one exceeds the model's context window."""
+
+CONTEXT_EXCEEDED = re.compile(r"context (?:window|length)|n_ctx|maximum context|too many tokens"
+                              r"|exceeds? (?:the )?(?:model'?s? )?context", re.IGNORECASE)
+"""How servers say a prompt does not fit (llama.cpp: "Requested tokens (3300) exceed context
+window of 2048"; OpenAI: "maximum context length is …")."""
+
+
+def context_exceeded(message: str) -> bool:
+    """True when an LLM error message says the prompt does not fit the context window."""
+    return bool(CONTEXT_EXCEEDED.search(message))
 
 USER_SPLIT = "<!-- user -->"
 """A template line of exactly this text splits the system message from the user message."""
@@ -67,22 +86,32 @@ def prompt_task(task: str) -> str:
 
 
 def reply_schema(names: Sequence[str]) -> dict[str, Any]:
-    """Return the JSON schema of the reply, used in ``json_schema`` mode.
+    """Return the JSON schema of the reply, for constrained output.
 
-    ``recipe`` is one of the inventory's names or null, so a server with
-    constrained decoding cannot even spell an unknown name.
+    The answer is one of two shapes: ``MATCH`` with ``recipe`` one of the
+    inventory's names, or ``NONE`` with ``recipe`` null, so a server with
+    constrained decoding can neither spell an unknown name nor pair MATCH with
+    no recipe (SmolLM2-135M did, under a schema that allowed it). The two
+    shapes sit under one key, ``answer``, since strict structured outputs
+    want an object at the root; the parser finds the answer object wherever
+    it stands (docs/delegate.md "Reading the reply").
 
     Args:
         names: the recipe names shown in the prompt.
     """
+    def shape(decision: str, recipe: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "object",
+                "properties": {"decision": {"type": "string", "enum": [decision]},
+                               "recipe": recipe, "rationale": {"type": "string"}},
+                "required": ["decision", "recipe", "rationale"],
+                "additionalProperties": False}
+
     return {
         "type": "object",
-        "properties": {
-            "decision": {"type": "string", "enum": ["MATCH", "NONE"]},
-            "recipe": {"anyOf": [{"type": "string", "enum": list(names)}, {"type": "null"}]},
-            "rationale": {"type": "string"},
-        },
-        "required": ["decision", "recipe", "rationale"],
+        "properties": {"answer": {"anyOf": [
+            shape("MATCH", {"type": "string", "enum": list(names)}),
+            shape("NONE", {"type": "null"})]}},
+        "required": ["answer"],
         "additionalProperties": False,
     }
 
@@ -95,16 +124,20 @@ def new_marker(task: str) -> str:
             return marker
 
 
-def template_source(ws: Workspace) -> tuple[str, str]:
-    """Return ``(source text, file path)`` of the selector prompt found through the cascade.
+def template_source(ws: Workspace, name: str = PROMPT_NAME) -> tuple[str, str]:
+    """Return ``(source text, file path)`` of a selector prompt found through the cascade.
+
+    Args:
+        ws: the workspace.
+        name: ``PROMPT_NAME`` or ``SHORT_PROMPT_NAME``.
 
     Raises:
         DocumentError: no layer has it, or the file is unreadable or not UTF-8.
     """
-    ref = ws.cascade(Kind.PROMPTS).find(PROMPT_NAME)
+    ref = ws.cascade(Kind.PROMPTS).find(name)
     if ref is None:
-        raise DocumentError(f"prompt '{PROMPT_NAME}' not found in any layer",
-                            path=f"prompts/{PROMPT_NAME}.md")
+        raise DocumentError(f"prompt '{name}' not found in any layer",
+                            path=f"prompts/{name}.md")
     return read_text(ref), str(ref.path)
 
 
@@ -153,7 +186,8 @@ def split_source(source: str) -> tuple[str, str]:
 
 
 def render_messages(source: str, path: str, task: str, recipes: Sequence[Recipe],
-                    catalog: Catalog, total_recipes: int) -> list[dict[str, str]]:
+                    catalog: Catalog, total_recipes: int,
+                    shortlist: Sequence[str] = ()) -> list[dict[str, str]]:
     """Render the selector prompt into chat messages.
 
     Args:
@@ -163,6 +197,7 @@ def render_messages(source: str, path: str, task: str, recipes: Sequence[Recipe]
         recipes: the inventory entries to show (already capped), in display order.
         catalog: the active engine catalog.
         total_recipes: size of the whole inventory.
+        shortlist: the offline ranking's best recipe names, best first (may be empty).
 
     Returns:
         ``[{"role": "system", …}, {"role": "user", …}]`` (no system message
@@ -178,6 +213,7 @@ def render_messages(source: str, path: str, task: str, recipes: Sequence[Recipe]
         "recipes": [{"name": r.name, "engine": r.engine, "title": r.title,
                      "description": r.description} for r in recipes],
         "total_recipes": total_recipes,
+        "shortlist": list(shortlist),
         "task": prompt_task(task),
         "marker": new_marker(task),
     }

@@ -219,7 +219,8 @@ def test_inventory_over_fifty_is_capped_in_the_prompt(online: ScriptedLLMServer,
     assert "(The 50 of 88 recipes most relevant to the task.)" in system
     assert decision.recipe is not None and decision.recipe.name == "zz-haiku"
     schema = online.chat_requests[0].json["response_format"]["json_schema"]["schema"]
-    assert len(schema["properties"]["recipe"]["anyOf"][0]["enum"]) == 50
+    matched = schema["properties"]["answer"]["anyOf"][0]
+    assert len(matched["properties"]["recipe"]["enum"]) == 50
 
 
 def test_a_huge_task_is_selected_as_its_analysed_prefix() -> None:

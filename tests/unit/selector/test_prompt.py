@@ -124,11 +124,25 @@ def test_split_source() -> None:
     assert split_source("a\nb") == ("", "a\nb")
 
 
-def test_reply_schema_limits_names() -> None:
+def test_reply_schema_limits_names_and_pairs_match_with_a_recipe() -> None:
     schema = reply_schema(["a", "b"])
-    assert schema["required"] == ["decision", "recipe", "rationale"]
-    assert schema["properties"]["recipe"]["anyOf"][0]["enum"] == ["a", "b"]
-    assert schema["additionalProperties"] is False
+    assert schema["required"] == ["answer"] and schema["additionalProperties"] is False
+    matched, nothing = schema["properties"]["answer"]["anyOf"]
+    assert matched["properties"]["decision"]["enum"] == ["MATCH"]
+    assert matched["properties"]["recipe"] == {"type": "string", "enum": ["a", "b"]}
+    assert nothing["properties"]["decision"]["enum"] == ["NONE"]
+    assert nothing["properties"]["recipe"] == {"type": "null"}
+    for shape in (matched, nothing):
+        assert shape["required"] == ["decision", "recipe", "rationale"]
+        assert shape["additionalProperties"] is False
+
+
+def test_a_wrapped_answer_parses() -> None:
+    from vance_cli.selector.parse import parse_reply
+
+    reply = parse_reply('{"answer": {"decision": "MATCH", "recipe": "a", "rationale": "r"}}',
+                        "stop")
+    assert (reply.recipe, reply.rationale) == ("a", "r")
 
 
 @pytest.mark.timeout(10)

@@ -21,7 +21,12 @@ does not parse, the parse error (with line and column inside the
 extracted text) is returned, so a repair request can quote it.
 
 YAML is read with ``vance_cli.base.yamlio`` (safe, no YAML 1.1 surprises,
-duplicate keys are errors); JSON with ``base.reply_scan``. Every step is
+duplicate keys are errors); JSON with ``base.reply_scan``. Small models write
+plain values holding ``": "`` (``prompt: Step 1: outline``), which YAML
+refuses ("mapping values are not allowed"): such a value is quoted and the
+text read again, a line at a time, at most ``MAX_QUOTE_FIXES`` times
+(``quote_values``). A parse error that remains quotes its line, so the repair
+request shows the model exactly what to change. Every step is
 bounded by the reply's length, so the fallback cutoff holds whatever a
 model sends (docs/decisions/0009-linear-reply-parsing.md).
 """
@@ -46,6 +51,13 @@ MAX_PROSE_LINES = 400
 MAX_PROSE_TRIES = 8
 """Most parses when cutting trailing prose off an unfenced document: each try ends at
 the line the previous one failed on, so a handful finds the document in prose."""
+
+MAX_QUOTE_FIXES = 20
+"""Most values quoted in one document (each is one more parse)."""
+
+_PLAIN_VALUE = re.compile(r"""^(?P<key>[ \t]*(?:-[ \t]+)?[A-Za-z_][\w.-]*[ \t]*:[ \t]+)"""
+                          r"""(?P<value>[^\s"'|>&*!%@`{\[#][^\n]*)$""")
+"""A ``key: value`` line whose value is plain (not quoted, not a block, flow or anchor)."""
 
 RECIPE_MARKERS = frozenset({"name", "engine", "description"})
 """Keys of which a mapping needs at least two to count as a recipe."""
@@ -104,15 +116,56 @@ def _parse(text: str, fmt: str) -> Any:
                              ) from None
 
     try:
-        return yamlio.loads(text)
+        return quote_values(text)
     except DocumentError as exc:
-        raise ValueError(_where(exc)) from None
+        raise ValueError(_where(exc, text)) from None
 
 
-def _where(exc: DocumentError) -> str:
-    """A YAML error as one line with its position."""
-    return exc.reason + (f" (line {exc.line}, column {exc.column})" if exc.line is not None
-                         else "")
+def quote_values(text: str) -> Any:
+    """Parse YAML ``text``, quoting plain values that hold ``": "`` where YAML refuses them.
+
+    Raises:
+        DocumentError: the text does not parse, even with such values quoted (the error of
+            the last parse).
+    """
+    for _ in range(MAX_QUOTE_FIXES):
+        try:
+            return yamlio.loads(text)
+        except DocumentError as exc:
+            fixed = _quoted_at(text, exc)
+            if fixed is None:
+                raise
+            text = fixed
+    return yamlio.loads(text)
+
+
+def _quoted_at(text: str, exc: DocumentError) -> str | None:
+    """Return ``text`` with the plain value on the error's line quoted, or None."""
+    if exc.line is None or "mapping values are not allowed" not in exc.reason:
+        return None
+    lines = text.split("\n")
+    index = exc.line - 1
+    found = _PLAIN_VALUE.match(lines[index]) if 0 <= index < len(lines) else None
+    if found is None or ": " not in found.group("value"):
+        return None
+    value = found.group("value").rstrip()
+    lines[index] = found.group("key") + json.dumps(value, ensure_ascii=False)
+    return "\n".join(lines)
+
+
+def _where(exc: DocumentError, text: str = "") -> str:
+    """A YAML error as one line with its position and, when known, the line itself."""
+    where = exc.reason + (f" (line {exc.line}, column {exc.column})" if exc.line is not None
+                          else "")
+    lines = text.split("\n")
+    if exc.line is not None and 0 < exc.line <= len(lines) and lines[exc.line - 1].strip():
+        line = lines[exc.line - 1]
+        where += f" in the line `{line.strip()[:120]}`"
+        if "mapping values are not allowed" in exc.reason:
+            value = line.split(":", 1)[-1]
+            where += (": put a value that holds ': ' in double quotes" if ": " in value
+                      else ": check its indentation against the line above")
+    return where
 
 
 def _format_of(lang: str, text: str) -> str:
@@ -159,9 +212,9 @@ def _from_key_lines(body: str) -> Extracted | None:
     for _ in range(MAX_PROSE_TRIES):
         text = "\n".join(lines[start:end])
         try:
-            data = _recipe_like(yamlio.loads(text))
+            data = _recipe_like(quote_values(text))
         except DocumentError as exc:
-            first_error = first_error or _where(exc)
+            first_error = first_error or _where(exc, text)
             # cut at the line the error is on (a shorter document cannot fail later)
             bad = exc.line if exc.line is not None and exc.line > 1 else end - start
             end = start + min(bad, end - start) - 1

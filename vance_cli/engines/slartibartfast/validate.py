@@ -18,9 +18,11 @@ Rules (docs/delegate.md). A candidate is valid when:
 - every recipe its params name (a vogon phase's ``worker``, a zaphod head's
   ``recipe``, marvin's ``availableRecipes``) exists, so it can run.
 
-All problems are collected, not only the first, so one repair round can fix
-them all. ``name`` is not a recipe key (a recipe's name is its file name):
-it is taken out, and the rest is stored in a fixed key order.
+The shorthand small models write (a vogon phase as a plain string …) is
+expanded first (``shorthand``). All problems are collected, not only the
+first, so one repair round can fix them all. ``name`` is not a recipe key
+(a recipe's name is its file name): it is taken out, and the rest is stored
+in a fixed key order.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any
 from vance_cli.base.names import is_valid_name
 from vance_cli.base.records import frozen
 from vance_cli.engines.registry import EngineRegistry
+from vance_cli.engines.slartibartfast import shorthand
 from vance_cli.recipes.references import EngineRules
 
 SLART_ENGINE = "slartibartfast"
@@ -158,7 +161,7 @@ def check_candidate(data: Any, engines: Sequence[str], existing: Collection[str]
     if not isinstance(data, dict):
         return Checked(None, None, ("the recipe must be a YAML mapping with the keys name, "
                                     "title, engine, description, tags and params",))
-    body = {str(k): v for k, v in data.items() if str(k) != "name"}
+    body = shorthand.expand({str(k): v for k, v in data.items() if str(k) != "name"})
     name, errors = check_recipe_name(data.get("name"), existing)
     errors += _engine_errors(body.get("engine"), engines)
     description = body.get("description")

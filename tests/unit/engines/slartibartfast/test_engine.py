@@ -303,7 +303,7 @@ def test_prompt_override_without_the_task_fails_before_any_slart_request(
     assert str(project_dir / "prompts" / "slartibartfast.md") in fallback.rationale
     assert "never uses the variable 'task'" in fallback.rationale
     assert len(server_env.chat_requests) == 1  # the selector's; Slartibartfast sent none
-    assert "recipe" in server_env.chat_requests[0].json["response_format"]["json_schema"][
+    assert "answer" in server_env.chat_requests[0].json["response_format"]["json_schema"][
         "schema"]["properties"]
     assert [p.name for p in list_processes(_ws()) if p.recipe != "slartibartfast"] == []
 
