@@ -79,7 +79,7 @@ def _best_ms(func: Callable[[str], object], text: str, runs: int) -> float:
 REPO = Path(__file__).resolve().parents[1]
 
 CHILD = """
-import json, resource, sys, time
+import json, sys, time
 from vance_cli.base.errors import LLMError
 from vance_cli.llm import LLMConfig, complete
 import vance_cli.llm_guard  # openai imported before the clock starts
@@ -93,8 +93,8 @@ try:
     outcome = f"{len(answer.text):,} chars kept, truncated: {answer.truncated}"
 except LLMError as exc:
     outcome = exc.message.split(" (at ")[0]
-print(json.dumps([time.monotonic() - began,
-                  resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, outcome]))
+peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print(json.dumps([time.monotonic() - began, int(peak.split()[1]) / 1024, outcome]))
 """
 
 def _hostile(timeout: float) -> None:

@@ -33,7 +33,7 @@ from typing import Any
 from vance_cli.base.names import is_valid_name
 from vance_cli.base.records import frozen
 from vance_cli.engines.registry import EngineRegistry
-from vance_cli.engines.slartibartfast import shorthand
+from vance_cli.engines.slartibartfast.shorthand import expand as expand_shorthand
 from vance_cli.recipes.references import EngineRules
 
 SLART_ENGINE = "slartibartfast"
@@ -161,7 +161,7 @@ def check_candidate(data: Any, engines: Sequence[str], existing: Collection[str]
     if not isinstance(data, dict):
         return Checked(None, None, ("the recipe must be a YAML mapping with the keys name, "
                                     "title, engine, description, tags and params",))
-    body = shorthand.expand({str(k): v for k, v in data.items() if str(k) != "name"})
+    body = expand_shorthand({str(k): v for k, v in data.items() if str(k) != "name"})
     name, errors = check_recipe_name(data.get("name"), existing)
     errors += _engine_errors(body.get("engine"), engines)
     description = body.get("description")
