@@ -59,7 +59,7 @@ def test_ctrl_c_while_waiting_for_the_llm_exits_130(
     child.expect("Asking the selector")
     child.sendintr()
     end(child)
-    assert child.exitstatus == 130
+    assert child.exitstatus == 130, (child.signalstatus, child.before)
     assert "Traceback" not in (child.before or "")
 
 
