@@ -170,3 +170,15 @@ def test_a_task_whose_worker_stops_to_ask_the_person_fails_with_the_question(
     assert "Are these requirements complete and right?" in first["error"]
     kids = {p["recipe"]: p for p in run_cli(["process", "list", "--json"]).json()}
     assert kids["waterfall-feature"]["closeReason"] == "STALE"  # never left waiting
+
+
+def test_the_plan_request_names_only_recipes_that_exist(llm_server: ScriptedLLMServer) -> None:
+    """The plan's schema gives each task's recipe as an enum (a grammar on llama.cpp)."""
+    llm_server.reply(_plan([{"goal": "Translate the opening hours", "recipe": "translate"}]))
+    llm_server.reply("Öffnungszeiten")
+    llm_server.reply("DONE")
+    result = _run(llm_server, "-p", 'availableRecipes:=["translate", "default"]')
+    assert result.exit_code == 0, result.stderr
+    fmt = llm_server.chat_requests[0].json["response_format"]
+    schema = fmt["json_schema"]["schema"] if "json_schema" in fmt else fmt["schema"]
+    assert schema["$defs"]["task"]["properties"]["recipe"] == {"enum": ["default", "translate"]}

@@ -71,7 +71,19 @@ PLAN_SCHEMA: Mapping[str, Any] = {
         "required": ["goal"],
     }},
 }
-"""The plan call's reply."""
+"""The plan call's reply (``plan_schema`` narrows ``recipe`` to the names a task may use)."""
+
+
+def plan_schema(names: list[str]) -> dict[str, Any]:
+    """Return ``PLAN_SCHEMA`` with each task's ``recipe`` an enum of ``names``.
+
+    A server that turns the schema into a grammar (llama.cpp) then cannot write a
+    recipe that does not exist; a task without one still goes to the selector.
+    """
+    task = dict(PLAN_SCHEMA["$defs"]["task"])
+    task["properties"] = {**task["properties"], "recipe": {"enum": names}} if names \
+        else {k: v for k, v in task["properties"].items() if k != "recipe"}
+    return {**PLAN_SCHEMA, "$defs": {"task": task}}
 
 
 def _params(turn: Turn) -> engine_params.MarvinParams:
@@ -149,11 +161,16 @@ def check_limits(tree: Mapping[str, Any], params: engine_params.MarvinParams) ->
     return None
 
 
-def _recipes_text(turn: Turn, params: engine_params.MarvinParams) -> str:
+def _usable(turn: Turn, params: engine_params.MarvinParams) -> list[Any]:
+    """Return the recipes a task may name (at most 40: the prompt lists them)."""
     inventory = [r for r in load_recipes(turn.ws).inventory() if r.engine != MARVIN]
     if params.availableRecipes:
         inventory = [r for r in inventory if r.name in params.availableRecipes]
-    lines = [f"- {r.name}: {r.description}" for r in inventory[:40]]
+    return inventory[:40]
+
+
+def _recipes_text(recipes: list[Any]) -> str:
+    lines = [f"- {r.name}: {r.description}" for r in recipes]
     return ("Recipes a task may name (leave 'recipe' out and the selector picks one):\n"
             + "\n".join(lines))
 
@@ -167,7 +184,9 @@ def plan(turn: Turn, params: engine_params.MarvinParams) -> dict[str, Any]:
     limits = (f"Limits: at most {params.maxTreeNodes} tasks and items in all, at most"
               f" {params.maxTreeDepth} levels of sub-tasks, at most {params.maxItems} items"
               " per task.")
-    system = chat.system_prompt(turn, MARVIN, _recipes_text(turn, params), limits, (
+    usable = _usable(turn, params)
+    schema = plan_schema([r.name for r in usable])
+    system = chat.system_prompt(turn, MARVIN, _recipes_text(usable), limits, (
         'Answer with one JSON object: {"goal": the goal in one line, "tasks": [{"goal": what'
         ' to deliver, "recipe": optional recipe name, "tasks": optional sub-tasks,'
         ' "items": optional list of texts, "template": the task of each item, using'
@@ -175,7 +194,7 @@ def plan(turn: Turn, params: engine_params.MarvinParams) -> dict[str, Any]:
     messages = [{"role": "system", "content": system},
                 {"role": "user", "content": turn.process.goal}]
     for _ in range(2):
-        answer = turn.complete(messages, purpose="plan", schema=PLAN_SCHEMA)
+        answer = turn.complete(messages, purpose="plan", schema=schema)
         tree = read_plan(answer.text)
         if tree is not None:
             tree["goal"] = tree["goal"] or turn.process.goal
