@@ -12,25 +12,12 @@ from pathlib import Path
 import pytest
 from helpers import build_file_tree, run_cli
 from llm_server import ScriptedLLMServer
+from routing_rules import decide as _decide
+from routing_rules import inventory as _inventory
 
-from vance_cli.base.config import load_settings
 from vance_cli.ranking import lexicon, reading
-from vance_cli.recipes.loader import load_recipes
-from vance_cli.selector.core import named_recipe, select, trigger_match
+from vance_cli.selector.core import named_recipe, trigger_match
 from vance_cli.selector.decision import Mode
-from vance_cli.workspace import Workspace
-
-
-def _decide(task: str) -> tuple[str | None, Mode]:
-    ws = Workspace(load_settings())
-    decision = select(ws, task)
-    return (decision.recipe.name if decision.recipe else None), decision.mode
-
-
-def _inventory() -> list:  # type: ignore[type-arg]
-    ws = Workspace(load_settings())
-    return load_recipes(ws).inventory(ws.catalog().names)
-
 
 # -- the explicit recipe name wins ---------------------------------------------------------
 
