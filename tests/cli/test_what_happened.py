@@ -36,6 +36,11 @@ def test_a_process_whose_input_waits_says_so_and_wait_exits_75(
     assert listed["inputWaiting"] == 1 and listed["status"] == "IDLE"
     waited = run_cli(["process", "wait", "peru"])
     assert waited.exit_code == 75 and "no turn could run" in waited.stderr
+    ran = run_cli(["process", "run", "peru"])  # as --wait: the same lines, the same code
+    assert (ran.exit_code, ran.stdout) == (75, "")
+    assert "waits for an LLM" in ran.stderr and "then: vance process run" in ran.stderr
+    assert "vance: error" not in ran.stderr
+    assert run_cli(["process", "run", "peru", "--json"]).exit_code == 75
 
     llm_server.reply(LIMA)
     assert run_cli(["process", "run", "peru"], env=llm_server.env()).exit_code == 0
