@@ -76,6 +76,16 @@ def test_rm_removes_a_closed_process_and_its_records(vance_home: Path) -> None:
         assert count.fetchone()[0] == 0
 
 
+def test_rm_takes_several_ids_and_removes_each_once() -> None:
+    one, two, kept = _create("one")["id"], _create("two")["id"], _create("kept")["id"]
+    assert run_cli(["process", "stop", "one", "two", "kept"]).exit_code == 0
+    removed = run_cli(["process", "rm", "one", two, "one", "--yes"])
+    assert removed.exit_code == 0, removed.stderr
+    assert [row.split("\t")[0] for row in removed.stdout.splitlines()] == [one, two]
+    assert removed.stderr == "removed 2 processes\n"
+    assert _ids() == [kept]
+
+
 def test_rm_refuses_an_open_process_and_an_unconfirmed_removal() -> None:
     _create("busy")
     open_one = run_cli(["process", "rm", "busy", "--yes"])

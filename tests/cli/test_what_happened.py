@@ -36,6 +36,11 @@ def test_a_process_whose_input_waits_says_so_and_wait_exits_75(
     assert listed["inputWaiting"] == 1 and listed["status"] == "IDLE"
     waited = run_cli(["process", "wait", "peru"])
     assert waited.exit_code == 75 and "no turn could run" in waited.stderr
+    ran = run_cli(["process", "run", "peru"])  # as --wait: the same lines, the same code
+    assert (ran.exit_code, ran.stdout) == (75, "")
+    assert "waits for an LLM" in ran.stderr and "then: vance process run" in ran.stderr
+    assert "vance: error" not in ran.stderr
+    assert run_cli(["process", "run", "peru", "--json"]).exit_code == 75
 
     llm_server.reply(LIMA)
     assert run_cli(["process", "run", "peru"], env=llm_server.env()).exit_code == 0
@@ -62,7 +67,9 @@ def test_a_failed_turn_reads_failed_and_a_dead_worker_stale(
     assert done.exit_code == 1
     assert "CLOSED/FAILED" in _row("broken")
     shown = run_cli(["process", "show", "broken"])
-    assert "status: CLOSED/FAILED" in shown.stdout and "close reason: STALE" in shown.stdout
+    assert "status: CLOSED/FAILED" in shown.stdout
+    assert "STALE" not in shown.stdout.replace("STALE in --json", "")  # people read FAILED
+    assert "close reason: FAILED: turn 1 failed (STALE in --json)" in shown.stdout
     data = run_cli(["process", "show", "broken", "--json"]).json()
     assert (data["status"], data["closeReason"]) == ("CLOSED", "STALE")  # the contract stays
     assert data["outcome"]["turn"] == 1 and data["inputWaiting"] == 1
@@ -78,4 +85,5 @@ def test_a_failed_turn_reads_failed_and_a_dead_worker_stale(
     orphan = run_cli(["process", "show", "orphan", "--json"]).json()["id"]
     hand_over(ws, orphan, 2**22 + 12345)  # a worker pid that is not alive
     assert "CLOSED/STALE" in _row("orphan")  # reaped: the worker died
-    assert "status: CLOSED/STALE" in run_cli(["process", "show", "orphan"]).stdout
+    orphan_shown = run_cli(["process", "show", "orphan"]).stdout
+    assert "status: CLOSED/STALE" in orphan_shown and "close reason: STALE\n" in orphan_shown

@@ -18,13 +18,21 @@ from vance_cli.cli.word_wrap import WordWrap, padding
 TEXT = "You are the moderator of a council of three experts answering one question"
 
 
-def _render(text: str, width: int, cursor: int) -> tuple[list[str], Point]:
-    """Draw a buffer holding ``text`` into a window ``width`` cells wide, as the prompt does."""
+def _render(text: str, width: int, cursor: int, prompt: str = "") -> tuple[list[str], Point]:
+    """Draw a buffer holding ``text`` into a window ``width`` cells wide, as the prompt does.
+
+    ``prompt`` is drawn before the first row, and blanks of its width before every other
+    row, as the shell's input line does with its prompt and continuation.
+    """
+
+    def prefix(line: int, wrap: int) -> list[tuple[str, str]]:
+        return [("", prompt if (line, wrap) == (0, 0) else " " * len(prompt))]
 
     async def draw() -> tuple[list[str], Point]:
         buffer = Buffer(document=Document(text, cursor))
-        window = Window(BufferControl(buffer=buffer, input_processors=[WordWrap()]),
-                        wrap_lines=True)
+        wrap = WordWrap(lambda: len(prompt)) if prompt else WordWrap()
+        window = Window(BufferControl(buffer=buffer, input_processors=[wrap]),
+                        wrap_lines=True, get_line_prefix=prefix)
         screen = Screen()
         window.write_to_screen(screen, MouseHandlers(), WritePosition(0, 0, width, 12),
                                parent_style="", erase_bg=False, z_index=None)
@@ -41,6 +49,13 @@ def test_long_lines_wrap_between_words_and_the_text_is_unchanged() -> None:
     assert rows == ["You are the", "moderator of a", "council of three", "experts answering",
                     "one question", "second line"]  # without it: "You are the moderato" / "r of…"
     assert " ".join(rows[:-1]) == TEXT
+
+
+def test_a_prompt_before_the_rows_narrows_them_and_words_still_wrap_whole() -> None:
+    rows, cursor = _render(TEXT, 27, TEXT.index("council"), prompt="vance> ")
+    assert rows == ["vance> You are the", "       moderator of a", "       council of three",
+                    "       experts answering", "       one question"]
+    assert cursor == Point(7, 2)  # without the prompt's width: "vance> You are the moderato"
 
 
 @pytest.mark.parametrize(("word", "point"), [("moderator", Point(0, 1)), ("council", Point(0, 2)),

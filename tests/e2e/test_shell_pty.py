@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -266,3 +267,35 @@ def test_the_shell_offers_to_save_the_answers_and_they_replay(tmp_path: Path) ->
                     "--set", "topic=Tea")
     assert _vance("wizard", "render", "essay-mit-recipe", "--values", str(saved)).stdout \
         == direct.stdout
+
+
+LONG_PROMPT = ("Write a thoughtful and considerably elaborate essay about tea, structured "
+               "carefully with introduction, arguments, counterarguments and conclusion")
+
+
+def test_the_wizards_prompt_in_the_input_line_wraps_between_words(tmp_path: Path) -> None:
+    build_file_tree(tmp_path, {".vance/wizards/long.yaml": (
+        "title: Long\ndescription: A wizard whose prompt is long.\n"
+        "fields:\n  - name: topic\n    type: string\n    label: Topic\n"
+        f"promptTemplate: \"{LONG_PROMPT.replace('tea', '{{ topic }}')}\"\n")})
+    child = spawn_vance(["shell"], env={"NO_COLOR": "1"}, cwd=tmp_path, dimensions=(30, 50),
+                        log=tmp_path / "pty.log")
+    child.expect(PROMPT)
+    child.send("/wizard long --set topic=tea" + Key.ENTER)
+    child.expect("Save the answers")
+    child.send(Key.ENTER)
+    child.expect("conclusion")
+    child.send(Key.CTRL_C)  # the prompt is dropped, nothing sent
+    child.expect(PROMPT)
+    child.send("/quit" + Key.ENTER)
+    status, log = finish(child)
+    assert status == 0, log
+    with open(tmp_path / "pty.log", encoding="utf-8", newline="") as raw:  # "\r" kept
+        plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x07", "", raw.read()).replace("\r", "")
+    at = plain.index("The prompt is in the input line")
+    rows = plain[at:plain.index("conclusion", at) + len("conclusion")].split("\n")
+    assert all(len(row) < 50 for row in rows), rows  # the terminal wraps none of them
+    note, shown = rows[:3], rows[3:]
+    assert " ".join(note).startswith("The prompt is in the input line: edit it, Enter sends")
+    assert shown[0].startswith("vance> Write ") and all(r.startswith(" " * 7) for r in shown[1:])
+    assert " ".join(row.strip() for row in shown).removeprefix("vance> ") == LONG_PROMPT

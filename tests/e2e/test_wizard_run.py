@@ -157,6 +157,9 @@ def test_cancel_in_the_final_buffer_exits_130(tmp_path: Path) -> None:
     child = _spawn(["wizard", "run", "essay-mit-recipe", "--set", "recipe=r", "--set", "topic=t",
                     "--set", "audience=a", "--print"], {}, tmp_path)
     child.expect("Esc Enter")
+    # the prompt's last words, drawn by the buffer once it reads keys (a Ctrl-C right after
+    # the title, printed before it, is the terminal's SIGINT, not the buffer's key)
+    child.expect("instead of improvising one")
     child.send(Key.CTRL_C)
     status, log = finish(child)
     assert status == 130 and "Traceback" not in log
@@ -358,3 +361,26 @@ def test_a_narrow_terminal_wraps_questions_between_words_and_errors_sit_by_the_q
         "? How many words should the essay have at most,"]
     assert lines[5].startswith("  counting every single word ")  # the label goes on, indented
     assert "it (Esc Enter adds a new line, Ctrl-C cancels):" in lines
+
+
+def test_a_typed_answer_that_fails_says_why_on_the_line_under_it(tmp_path: Path) -> None:
+    (tmp_path / ".vance" / "wizards").mkdir(parents=True)
+    (tmp_path / ".vance" / "wizards" / "probe.yaml").write_text(PROBE, encoding="utf-8")
+    child = spawn_vance(["wizard", "run", "probe", "--print"], env={"NO_COLOR": "1"},
+                        cwd=tmp_path, dimensions=(30, 50), log=tmp_path / "pty.log")
+    child.expect("counting every single word")
+    child.send("5" + Key.ENTER)  # refused: the question stays
+    child.expect("must be at least 100")
+    child.send(Key.BACKSPACE + "300" + Key.ENTER)
+    child.expect("Topic")
+    child.send("tea" + Key.ENTER)
+    child.expect("Esc Enter")
+    child.send(Key.ENTER)
+    status, _ = finish(child)
+    assert status == 0
+    with open(tmp_path / "pty.log", encoding="utf-8", newline="") as raw:  # "\r" kept
+        plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x07", "", raw.read()).replace("\r", "")
+    rows = plain.split("\n")
+    at = next(i for i, row in enumerate(rows) if row.startswith("must be at least 100"))
+    # the reason is on the row right under the question and its answer
+    assert rows[at - 1].startswith("  counting every single word "), rows[at - 2:at + 1]

@@ -3,11 +3,14 @@
 prompt-toolkit wraps a long line at the window's edge, inside a word. ``WordWrap``
 is an input processor that pads the display (never the text) with spaces in front
 of a word that would cross the edge, so the word starts on the next screen row.
-A word wider than the window still breaks at the edge. Rule: docs/wizards.md
-"Running a wizard".
+A word wider than the window still breaks at the edge. A prompt drawn before the
+rows (the shell's ``vance> `` and its continuation of the same width) narrows
+every row by its width. Rule: docs/wizards.md "Running a wizard".
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout.processors import Processor, Transformation, TransformationInput
@@ -46,13 +49,22 @@ def padding(text: str, width: int) -> list[tuple[int, int]]:
 
 
 class WordWrap(Processor):
-    """Pads the display so that words wrap whole at the window's edge."""
+    """Pads the display so that words wrap whole at the window's edge.
+
+    Args:
+        prefix_width: returns the cells a line prefix takes on every screen row (a
+            prompt, and a continuation as wide on the rows after it); None: no prefix.
+    """
+
+    def __init__(self, prefix_width: Callable[[], int] | None = None) -> None:
+        self.prefix_width = prefix_width
 
     def apply_transformation(self, transformation_input: TransformationInput) -> Transformation:
         """Return the line's fragments with padding in front of words that would cross the edge."""
         fragments = explode_text_fragments(transformation_input.fragments)
         text = "".join(fragment[1] for fragment in fragments)
-        pads = padding(text, transformation_input.width)
+        taken = self.prefix_width() if self.prefix_width is not None else 0
+        pads = padding(text, transformation_input.width - taken)
         if not pads:
             return Transformation(transformation_input.fragments)
         out: StyleAndTextTuples = []

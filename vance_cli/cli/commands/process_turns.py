@@ -35,8 +35,9 @@ from vance_cli.cli.run import (
 )
 from vance_cli.processes.inputs import submit, transcript
 from vance_cli.processes.lifecycle import reap_and_load, wait_process
-from vance_cli.processes.model import Status
+from vance_cli.processes.model import StartHow, Status
 from vance_cli.processes.runtime import drive
+from vance_cli.processes.start import Started
 from vance_cli.processes.stream import stream_path
 from vance_cli.processes.views import input_waiting, message_number, result_json, steer_json
 
@@ -102,18 +103,25 @@ def run(
 ) -> None:
     """Run the processes' pending turns here, one after the other (retries STALE ones).
 
-    E.g. once an LLM is configured. ``--json`` prints the process, or a list of
-    them for several ids.
+    E.g. once an LLM is configured (before: exit 75, as ``--wait``). ``--json``
+    prints the process, or a list of them for several ids.
     """
     ws = context.workspace(ctx)
     found = [reap_and_load(ws, ident) for ident in idents]  # every id checked before a turn
     ids = [p.id for p in found]
-    reports = []
+    no_llm = {} if ws.settings.llm_configured else input_waiting(ws, found)
+    documents, codes = [], []
     for process in found:
         process_id = process.id
         if not as_json:  # the --wait shape: what runs (stderr), the answer (stdout)
             output.fields([("process", f"{process.id} ({process.name}, {state_of(process)})")],
                           err=True)
+        if no_llm.get(process_id):  # no turn can run: said and coded as --wait does
+            if not as_json:
+                output.fields(work_pairs(Started(process, StartHow.WAITING_FOR_LLM)), err=True)
+            documents.append(process.to_json())
+            codes.append(EXIT_NO_TURN)
+            continue
         sink = sink_for(as_json)
         try:
             report = drive(ws, process_id, sink=sink, retry=True)
@@ -122,7 +130,8 @@ def run(
         finally:
             if isinstance(sink, TerminalSink):
                 sink.end()
-        reports.append(report)
+        documents.append(report.process.to_json())
+        codes.append(exit_code(report))
         if as_json:
             continue
         if report.failed:
@@ -130,9 +139,8 @@ def run(
         elif report.number is None:
             output.info(f"nothing to run: process {report.process.id} has no waiting input")
     if as_json:
-        documents = [r.process.to_json() for r in reports]
         output.emit_json(documents[0] if len(ids) == 1 else documents)
-    raise typer.Exit(max(exit_code(r) for r in reports))
+    raise typer.Exit(max(codes))
 
 
 def steer(

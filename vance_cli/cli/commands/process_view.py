@@ -73,7 +73,7 @@ def process_pairs(process: Process, totals: dict[str, float] | None = None,
     pairs = [("id", data["id"]), ("name", data["name"]), ("recipe", data["recipe"]),
              ("engine", data["engine"]), ("status", process.label)]
     if data["closeReason"]:
-        pairs.append(("close reason", data["closeReason"]))
+        pairs.append(("close reason", _close_reason(process)))
     if status_label(process, waiting) != process.label:
         pairs.append(("input", f"{counted(waiting, 'message')} no turn has answered yet;"
                                f" 'vance process run {process.id}' runs it"))
@@ -105,6 +105,14 @@ def process_pairs(process: Process, totals: dict[str, float] | None = None,
     if data.get("result"):
         pairs.append(("result", data["result"]))
     return pairs
+
+
+def _close_reason(process: Process) -> str:
+    """Return a closed process's reason for people: a failed turn reads FAILED, not STALE."""
+    if process.failed_turn:  # the JSON keeps its STALE
+        assert process.outcome is not None
+        return f"FAILED: turn {process.outcome['turn']} failed ({process.close_reason} in --json)"
+    return str(process.close_reason)
 
 
 def as_tree(processes: Sequence[Process]) -> list[tuple[Process, int]]:

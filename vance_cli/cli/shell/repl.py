@@ -10,6 +10,7 @@ the completer, history and keys in ``shell_complete``):
 - ``/wizard NAME`` puts the rendered prompt into the next input buffer; Enter
   sends it to the selector, whatever it starts with (it is never read as a
   slash command), Ctrl-C discards it. It is not written to the history file.
+  A long line wraps between words on the screen (``word_wrap.WordWrap``).
 - Pending events of the session's processes (e.g. an async Slartibartfast
   run that finished) are shown before each prompt, each once per shell run.
 - While the prompt waits, replies that background turns write for the
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from vance_cli.base.paths import ensure
 from vance_cli.base.text_input import decode_utf8
 from vance_cli.cli import output
+from vance_cli.cli.ask import wrap_words
 from vance_cli.cli.commands.process_view import print_event
 from vance_cli.cli.output import terminal_stream
 from vance_cli.cli.shell.complete import ShellCompleter, ShellHistory, Sources, shell_bindings
@@ -109,7 +111,8 @@ def _say(term: Output, text: str, style: str = "") -> None:
     from prompt_toolkit import print_formatted_text
     from prompt_toolkit.formatted_text import FormattedText
 
-    print_formatted_text(FormattedText([(style, text)]), output=term)
+    print_formatted_text(FormattedText([(style, wrap_words(text, term.get_size().columns))]),
+                         output=term)
 
 
 def _show_events(watch: EventWatch) -> None:
@@ -194,6 +197,9 @@ def run_interactive(shell: Shell, term_input: Input | None = None,
     """
     from prompt_toolkit import PromptSession
     from prompt_toolkit.output import create_output
+    from prompt_toolkit.utils import get_cwidth
+
+    from vance_cli.cli.word_wrap import WordWrap  # heavy: prompt_toolkit
 
     ws = shell.ws
     texts = _texts(ws.settings.lang)
@@ -204,7 +210,9 @@ def run_interactive(shell: Shell, term_input: Input | None = None,
     session: PromptSession[str] = PromptSession(
         history=history, completer=ShellCompleter(sources), key_bindings=shell_bindings(),
         input=term_input, output=term, enable_open_in_editor=True, tempfile_suffix=".md",
-        complete_while_typing=True, prompt_continuation=lambda width, _n, _w: " " * width)
+        complete_while_typing=True, prompt_continuation=lambda width, _n, _w: " " * width,
+        # a long line (a wizard's prompt) wraps between words, each row after the prompt
+        input_processors=[WordWrap(lambda: get_cwidth(str(session.message)))])
     watch = EventWatch(ws)
     replies = ReplyWatch(ws)
     _say(term, texts["intro"], "bold")
