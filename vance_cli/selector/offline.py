@@ -177,8 +177,11 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
         chosen = next((pair for pair in eligible if pair[0].main),
                       next((pair for pair in eligible if pair[0].cues), chosen))
     if chosen is not None:
-        # a recipe that says it is not for what the request also asks does not win it
-        chosen = next((pair for pair in eligible if disowns(chosen[0], pair[0])), chosen)
+        # a recipe that says it is not for what the request also asks does not win it: the
+        # recipe whose tag that word is wins, above the threshold even on that one word
+        chosen = next(((hit, evidence(hit) or f"'{chosen[0].recipe.name}' is not for "
+                        f"{_words(hit.terms)}") for hit in hits
+                       if hit.score >= limit and disowns(chosen[0], hit)), chosen)
     verb = lexicon.writing_job(read.text)
     general = next((r for r in inventory if GENERAL_TAG in map(str.casefold, r.tags)), None)
     if verb is not None and general is not None and (chosen is None
