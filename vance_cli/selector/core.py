@@ -103,8 +103,9 @@ def trigger_match(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] 
     whole words, any run of white space or hyphens between them:
     ``übersetze`` fires in "Übersetze diese E-Mail" but not inside the book
     title "Übersetzen als Kunst", ``translate this`` not inside
-    "mistranslate this", and ``for and against`` in "a for-and-against
-    showdown". Quoted or pasted material (``material.request``) is not the
+    "mistranslate this", ``write an essay`` not in "write an essay-grading
+    script" (a compound's head is its last part), and ``for and against`` in
+    "a for-and-against showdown". Quoted or pasted material (``material.request``) is not the
     request: a keyword in it does not occur. Nor does a keyword inside a
     negated stretch: "Do not write an essay, just book me a flight" holds no
     ``write an essay`` (the negation rule of ``lexicon``, the one the ranking
@@ -161,8 +162,12 @@ def _gives_way(task: str, read: str, recipe: Recipe, inventory: Sequence[Recipe]
 
 @functools.cache
 def _whole_words(words: tuple[str, ...]) -> re.Pattern[str]:
-    """Match ``words`` in a row (white space or hyphens between them), not inside longer words."""
-    return re.compile(r"(?<!\w)" + r"[\s-]+".join(map(re.escape, words)) + r"(?!\w)")
+    """Match ``words`` in a row (white space or hyphens between them), not inside longer words.
+
+    Nor as the first part of a hyphenated compound: in "an essay-grading script"
+    the compound's last part is its head, *essay* only says which kind.
+    """
+    return re.compile(r"(?<!\w)" + r"[\s-]+".join(map(re.escape, words)) + r"(?!\w|-\w)")
 
 
 def select(ws: Workspace, task: str, *, model: str | None = None,

@@ -184,9 +184,11 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
                        if hit.score >= limit and disowns(chosen[0], hit)), chosen)
     verb = lexicon.writing_job(read.text)
     general = next((r for r in inventory if GENERAL_TAG in map(str.casefold, r.tags)), None)
-    if verb is not None and general is not None and (chosen is None
-                                                     or not _names_job(chosen[0], verb, read.text,
-                                                                       inventory)):
+    opening = lexicon.opening(read.text)
+    if verb is not None and general is not None and (
+            chosen is None or decoration(chosen[0], opening)
+            or not _names_job(chosen[0], verb, read.text, inventory)):
+        # a phrase of manner or frequency names no deliverable: "a *step by step* guide"
         beside = (f"best '{chosen[0].recipe.name}' matched only {_words(chosen[0].terms)}"
                   if chosen else "no recipe has enough evidence")
         return match(general, f"{OFFLINE}: '{general.name}' is the general worker: the task "

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import pytest
 from routing_rules import decide as _decide
+from routing_rules import inventory as _inventory
+
+from vance_cli.ranking import lexicon
+from vance_cli.selector.core import trigger_match
 
 # -- what a recipe is not for --------------------------------------------------------------
 
@@ -24,3 +28,37 @@ def test_the_word_a_recipe_disowns_wins_for_its_recipe_on_its_own(task: str) -> 
 def test_without_the_disowned_word_the_comparison_stays_an_analysis() -> None:
     assert _decide("Compare the Kobo Libra and the PocketBook Era for reading in bed")[0] \
         == "analyze"
+
+
+# -- a hyphenated compound's head is its last part -----------------------------------------
+
+def test_a_trigger_keyword_as_the_first_part_of_a_compound_does_not_fire() -> None:
+    task = "Write an essay-marking script in Python that counts the words of each answer"
+    assert trigger_match(task, _inventory()) is None
+    assert _decide(task)[0] == "coding"
+
+
+def test_the_first_part_of_a_compound_is_no_head_word() -> None:
+    heads = {t.word for t in lexicon.tokens("Write an essay-marking tool") if t.head}
+    assert "essay" not in heads and "tool" in heads
+
+
+def test_a_phrase_does_not_end_inside_a_compound() -> None:
+    grams = {words for _p, words in lexicon.ngrams("eine Schritt-für-Schritt-Anleitung", 3)}
+    assert ("schritt", "für", "schritt") not in grams
+    assert ("step", "by", "step") in {w for _p, w in lexicon.ngrams("do it step by step", 3)}
+
+
+# -- manner names no deliverable -----------------------------------------------------------
+
+@pytest.mark.parametrize("task", [
+    "Write a step by step tutorial for my neighbour on pairing his new headphones",
+    "Create a step-by-step manual for the office coffee machine",
+    "Erstelle eine Schritt-für-Schritt-Anleitung zum Entkalken der Kaffeemaschine",
+])
+def test_a_guide_done_step_by_step_is_one_piece_of_writing(task: str) -> None:
+    assert _decide(task)[0] == "default"
+
+
+def test_step_by_step_still_runs_a_known_procedure() -> None:
+    assert _decide("Go through our quarterly audit runbook step by step")[0] == "vogon"
