@@ -149,7 +149,8 @@ stands in its clause ("My professor *wants* an *essay*", "Ich *brauche* einen *A
 
 WRITING_VERBS = frozenset("""
 write writes draft drafts formulate rewrite rephrase reword paraphrase word schreib schreibe
-schreiben verfasse verfassen formulier formuliere formulieren umformulieren
+schreiben schreibst verfasse verfassen verfasst formulier formuliere formulieren formulierst
+umformulieren
 """.split())
 """Verbs that ask for one piece of writing, whatever its kind ("*Write* a short poem", "*Draft*
 a polite email", "*Verfasse* eine Rede", "*Rewrite* this sentence so it sounds

@@ -10,7 +10,7 @@ import pytest
 from routing_rules import decide as _decide
 from routing_rules import inventory as _inventory
 
-from vance_cli.ranking import lexicon
+from vance_cli.ranking import lexicon, reading
 from vance_cli.selector.core import trigger_match
 
 # -- what a recipe is not for --------------------------------------------------------------
@@ -62,3 +62,29 @@ def test_a_guide_done_step_by_step_is_one_piece_of_writing(task: str) -> None:
 
 def test_step_by_step_still_runs_a_known_procedure() -> None:
     assert _decide("Go through our quarterly audit runbook step by step")[0] == "vogon"
+
+
+# -- greetings, pleasantries and polite frames ---------------------------------------------
+
+@pytest.mark.parametrize("task", [
+    "Hi Anna, hope you had a lovely weekend! Could you draft a note to the parents' council?",
+    "Sorry to bother you again. Please write a two-line caption for our team photo.",
+    "Moin! Ich hoffe, es geht dir gut. Schreib mir bitte einen Gruß an die Nachbarn.",
+])
+def test_a_pleasantry_before_the_request_is_left_out(task: str) -> None:
+    assert _decide(task)[0] == "default"
+
+
+@pytest.mark.parametrize("task", [
+    "I was wondering if you could write a farewell card text for Tom",
+    "Would you mind drafting a reply to the plumber?",
+    "Mind rewriting this sentence so it sounds warmer: We regret the delay.",
+    "Wärst du so lieb und schreibst mir eine Einladung zum Sommerfest?",
+])
+def test_a_polite_frame_leaves_its_verb_the_predicate(task: str) -> None:
+    assert _decide(task)[0] == "default"
+
+
+def test_a_pleasantry_or_frame_alone_is_kept() -> None:
+    assert reading.read("Hope you're well!").text == "Hope you're well!"
+    assert "Mind" in reading.read("Mind the gap between the two tables in my report").text
