@@ -88,3 +88,16 @@ def test_a_polite_frame_leaves_its_verb_the_predicate(task: str) -> None:
 def test_a_pleasantry_or_frame_alone_is_kept() -> None:
     assert reading.read("Hope you're well!").text == "Hope you're well!"
     assert "Mind" in reading.read("Mind the gap between the two tables in my report").text
+
+
+# -- the fast path weighs the whole request ------------------------------------------------
+
+def test_the_trigger_gives_way_when_the_ranking_names_another_deliverable() -> None:
+    task = "Translate this list into a line chart: Mon 3, Tue 8, Wed 5, Thu 9"
+    assert trigger_match(task, _inventory()) is None
+    assert _decide(task)[0] == "python"
+
+
+def test_the_trigger_still_fires_when_the_request_is_its_recipes() -> None:
+    hit = trigger_match("Translate this into Spanish: The meeting moved to Friday.", _inventory())
+    assert hit is not None and hit[0].name == "translate"
