@@ -951,6 +951,13 @@ _OWNED = Lazy(r"\b(?:my|our|mein\w*|unser\w*)\b((?:\s+[\w-]+){1,3})", re.IGNOREC
 _RECEIVED = Lazy(r"\b(?:sent|forwarded|texted|mailed)\s+(?:to\s+)?(?:me|us)\b|\b(?:mir|uns)\b"
                  r"[^.!?]{0,40}?\b(?:geschickt|gesendet|geschrieben|weitergeleitet)\b",
                  re.IGNORECASE, needs=("sent", "forward", "texted", "mailed", "mir", "uns"))
+RECEIVED_THINGS = frozenset("""
+email e-mail mail message text letter memo note file document attachment pdf report link
+nachricht brief datei dokument anhang bericht
+""".split())
+"""What is sent to a person: a sentence that says one was sent to them ("the *email* my
+boss *sent me*", "die *Datei*, die *mir* Jan geschickt hat") names their own data, as a
+store word of ``OWN_STORES`` does after *my*."""
 _STORE_WORD = re.compile(r"[\w-]+")
 _HOW_WHY = Lazy(r"\b(?:how|wie)\b(?!\s+(?:much|many|often|long|viele?|oft|lange)\b)"
                 r"|\b(?:why|warum|wieso)\b", re.IGNORECASE)
@@ -990,5 +997,5 @@ def own_source(text: str, given: bool) -> str | None:
         for sentence in _SENTENCE.findall(text):
             if _RECEIVED.re.search(sentence) is not None:
                 return next((w.casefold() for w in _STORE_WORD.findall(sentence)
-                             if _store(w.casefold())), None)
+                             if _store(w.casefold()) or w.casefold() in RECEIVED_THINGS), None)
     return None

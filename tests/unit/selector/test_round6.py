@@ -101,3 +101,16 @@ def test_the_trigger_gives_way_when_the_ranking_names_another_deliverable() -> N
 def test_the_trigger_still_fires_when_the_request_is_its_recipes() -> None:
     hit = trigger_match("Translate this into Spanish: The meeting moved to Friday.", _inventory())
     assert hit is not None and hit[0].name == "translate"
+
+
+# -- one's own data, sent to the person ----------------------------------------------------
+
+@pytest.mark.parametrize("task", ["Translate the letter my landlord sent me last week",
+                                  "Fasse die Datei zusammen, die mir Jan gestern geschickt hat"])
+def test_a_thing_sent_to_the_person_and_not_given_is_their_data(task: str) -> None:
+    assert _decide(task)[0] is None
+
+
+def test_a_thing_sent_to_the_person_and_given_is_material() -> None:
+    task = "Translate the letter my landlord sent me: Die Miete steigt ab Mai um 20 Euro."
+    assert _decide(task)[0] == "translate"
