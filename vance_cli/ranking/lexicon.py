@@ -175,6 +175,14 @@ tippfehler rechtschreibung grammatik zeichensetzung formulierung satz sätze abs
 """What an edited text is made of or gets wrong: the object of an editing verb
 (``EDITING_VERBS``) that makes the request one piece of writing."""
 
+EDITED_TEXTS = frozenset("""
+essay article report draft chapter thesis paper blog cv resume
+aufsatz artikel bericht entwurf kapitel arbeit lebenslauf
+""".split())
+"""Texts that a specialised recipe writes but that an editing verb only corrects ("*Proofread*
+this *essay*", "*Korrigiere* meinen *Aufsatz*"): one piece of writing, edited. As the object
+of a writing or making verb they stay the specialised recipe's."""
+
 DOCUMENT_GENRES = frozenset("""
 list checklist agenda itinerary liste tagesordnung quiz worksheet handout flashcards
 guide tutorial manual instructions anleitung bedienungsanleitung handbuch
@@ -563,8 +571,8 @@ def _writing_predicate(clause: list[_Word], at: int, verb_last: bool,
         return None
     german_noun = (verb_last and not last.sentence_start
                    and last.raw[:1].isupper() and last.raw[1:].islower())
-    text = last.word in TEXT_PARTS or is_genre(last.word, german_noun)
-    if edited or (making and _comparative(clause, last)):
+    text = last.word in TEXT_PARTS or last.word in EDITED_TEXTS or is_genre(last.word, german_noun)
+    if edited or (making and _comparative(clause, last) and last.word not in EDITED_TEXTS):
         # an edited text or its flaw: "Fix the *typo*", "Correct my cover *letter*", "Make
         # this *paragraph* shorter", "Korrigiere die *Rechtschreibung*"
         return (first.word if edited else last.word) if text else None

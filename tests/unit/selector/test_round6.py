@@ -11,6 +11,7 @@ from routing_rules import decide as _decide
 from routing_rules import inventory as _inventory
 
 from vance_cli.ranking import lexicon, reading
+from vance_cli.selector import offline
 from vance_cli.selector.core import trigger_match
 
 # -- what a recipe is not for --------------------------------------------------------------
@@ -114,3 +115,35 @@ def test_a_thing_sent_to_the_person_and_not_given_is_their_data(task: str) -> No
 def test_a_thing_sent_to_the_person_and_given_is_material() -> None:
     task = "Translate the letter my landlord sent me: Die Miete steigt ab Mai um 20 Euro."
     assert _decide(task)[0] == "translate"
+
+
+# -- what describes the material is no deliverable -----------------------------------------
+
+@pytest.mark.parametrize(("task", "recipe"), [
+    ("Summarise this roundtable where three perspectives came up: Ana wants growth; Ben wants "
+     "savings; Cleo wants both.", "document-summary"),
+    ("Give me the gist of this research note on caffeine: 40 people slept 30 minutes less.",
+     "document-summary"),
+])
+def test_words_describing_given_material_do_not_outvote_the_predicate(task: str,
+                                                                       recipe: str) -> None:
+    assert _decide(task)[0] == recipe
+
+
+def test_material_is_given_or_pointed_at_and_not_turned_into_something() -> None:
+    assert offline._on_material("Summarise this call: A said yes.", "summarise", False)
+    assert offline._on_material("Summarise the call", "summarise", True)
+    assert not offline._on_material("Summarise the pros and cons of tea", "summarise", False)
+    assert not offline._on_material("Translate this table into a chart", "translate", True)
+
+
+# -- an edited text of a specialised kind --------------------------------------------------
+
+@pytest.mark.parametrize("task", ["Proofread this essay on city trees: Trees is good for cities.",
+                                  "Korrigiere bitte meinen Aufsatz über Bienen."])
+def test_an_essay_to_correct_is_one_piece_of_writing(task: str) -> None:
+    assert _decide(task)[0] == "default"
+
+
+def test_an_essay_to_write_stays_the_essay_recipes() -> None:
+    assert _decide("Write an essay on city trees")[0] == "essay-pipeline"
