@@ -187,6 +187,7 @@ Secretary-General", "current research"), which is a fact or research."""
 QUESTION_OPENERS = frozenset("""
 who what whats wats when where which how is are was were does did do has have
 wer was wann wo welche welcher welches wie ist sind war waren hat haben gibt
+wofür wozu womit woher wohin worüber wovon woran worauf wodurch
 """.split())
 """Words that open a direct question about the world. Not *can*, *could*, *would*, *will*,
 *kannst* …: those open a request ("Can you translate this for tonight?")."""
@@ -213,7 +214,8 @@ _HAND_OVER = frozenset({"send", "email", "forward", "schick", "schicke", "sende"
 _TO_ME = frozenset({"me", "us", "mir", "uns"})
 
 _WH_WORDS = frozenset("who what whats wats when where which how wer was wann wo welche welcher "
-                      "welches wie".split())
+                      "welches wie wofür wozu womit woher wohin worüber wovon woran worauf "
+                      "wodurch".split())
 
 FACT_WORDS = 12
 """Most words of a question that asks for one fact (``fact_question``)."""
@@ -326,6 +328,13 @@ _I_HAVE = Lazy(r"\b(?:do|did)\s+i\s+have\b|\bhave\s+i\b|\bdid\s+i\s+(?!not\b)\w+
                r"|\b(?:habe|hab|hatte)\s+ich\b", re.IGNORECASE)
 """The person as the subject of a question about their own things: *do I have*, *have I*,
 *did I* and a verb ("how much *did I spend*"), *habe ich*."""
+_WRITTEN_TO = Lazy(r"\b(?:me|us|mir|uns)\b.*\b(?:wrote|written|replied|answered|texted|e?-?mailed"
+              r"|called|messaged|sent|(?:zurück)?geschrieben|geantwortet|gemeldet|angerufen|"
+              r"geschickt)\b|\b(?:repl(?:y|ied)|answer(?:ed)?|writ(?:e|ten)|wrote|text(?:ed)?|"
+              r"e-?mail(?:ed)?|call(?:ed)?|messag(?:e|ed)|sen[dt])\s+(?:back\s+)?(?:to\s+)?"
+              r"(?:me|us)\b", re.IGNORECASE)
+"""The person as the one written to, in a question after what happened ("Hat *mir* Jana
+schon *zurückgeschrieben*?", "Has the landlord *replied to me*?"): their own messages."""
 _GENERAL = frozenset("should can could would need must soll sollte sollen kann muss".split())
 _DEADLINE = Lazy(r"\b(?:by|until|till|before|bis)\s+(?:tonight|today|tomorrow|heute(?:\s+abend)?|"
                  r"morgen)\b", re.IGNORECASE, needs=("by", "until", "till", "before", "bis"))
@@ -913,7 +922,8 @@ def live_question(text: str) -> str | None:
     if (question and own and len(words) <= FACT_WORDS and _GENERAL.isdisjoint(words)
             and _WHEN.re.match(text) is not None):
         return "own"  # one's own events to come: "When is my next dentist appointment?"
-    subject = _I_HAVE.re.search(text) is not None  # "which meetings do I have next week"
+    subject = (_I_HAVE.re.search(text) is not None  # "which meetings do I have next week"
+               or (question and _WRITTEN_TO.re.search(text) is not None))
     if (question and (own or subject) and len(words) <= FACT_WORDS
             and (subject or FUTURE_WORDS.isdisjoint(words))
             and _GENERAL.isdisjoint(words) and _OWN_STATE.re.match(text.strip()) is not None):

@@ -147,3 +147,23 @@ def test_an_essay_to_correct_is_one_piece_of_writing(task: str) -> None:
 
 def test_an_essay_to_write_stays_the_essay_recipes() -> None:
     assert _decide("Write an essay on city trees")[0] == "essay-pipeline"
+
+
+# -- question shape: German interrogative adverbs, the person written to -------------------
+
+@pytest.mark.parametrize("task", ["Wofür steht die Abkürzung ADAC", "Wozu dient ein Wärmetauscher"])
+def test_a_german_interrogative_adverb_opens_a_fact_question(task: str) -> None:
+    assert reading.asks(task)
+    assert _decide(task)[0] == "quick-lookup"
+
+
+@pytest.mark.parametrize("task", ["Hat mir die Schule schon zurückgeschrieben?",
+                                  "Has the plumber replied to me yet",
+                                  "Did anyone email me about the parking permit?"])
+def test_a_question_whether_someone_wrote_to_the_person_is_their_data(task: str) -> None:
+    assert reading.live_question(task) == "own"
+    assert _decide(task)[0] is None
+
+
+def test_a_question_about_what_someone_wrote_is_a_fact() -> None:
+    assert _decide("Did Tolstoy write War and Peace")[0] == "quick-lookup"
