@@ -521,6 +521,9 @@ def writing_job(task: str) -> str | None:
       *post* about …" and "a *post* announcing …" name a post, "a *post*
       office" does not.
 
+    - the request names such a piece without a verb (``_named_text``): "*haiku*
+      about the first snow", "cover *letter* for a barista job".
+
     A writing verb later on is a step of a larger request ("Add dark mode
     and *write* tests"). A negated verb or object does not count ("Don't
     write anything, just …").
@@ -564,7 +567,7 @@ def _writing_predicate(clause: list[_Word], at: int, verb_last: bool,
     edited = first.word in EDITING_VERBS and not first.negated
     found = _object_start(clause, at, verb_last, edited)
     if found is None:
-        return None
+        return _named_text(clause, at, joined)
     start, making = found
     last = _object_head(clause[start:], joined)
     if last is None:
@@ -582,6 +585,32 @@ def _writing_predicate(clause: list[_Word], at: int, verb_last: bool,
         # data, not a text to write
         return None
     return last.word if is_genre(last.word, german_noun) else None
+
+
+def _named_text(clause: list[_Word], at: int, joined: frozenset[int]) -> str | None:
+    """The genre a request without a verb names: "*haiku* about the first snow".
+
+    The request opens, after at most an article, with a noun phrase whose head is a
+    short piece of writing (``is_genre``) and which a preposition, a comma or the end
+    closes, with no determiner or pronoun before that head: in "Send *a* message",
+    "Reply *all* to …", "Tweet *this* …" the first word is a verb.
+    """
+    if not clause[0].sentence_start or any(c.word not in ARTICLES for c in clause[:at]):
+        return None
+    head = _object_head(clause[at:], joined)
+    if head is None:
+        return None
+    i = next(i for i, c in enumerate(clause) if c.position == head.position)
+    after = clause[i + 1] if i + 1 < len(clause) else None
+    if (any(c.word in SKIPPABLE or c.word in _DETERMINERS for c in clause[at:i])
+            or (after is not None and after.word not in _OBJECT_ENDS and not after.punctuated)):
+        return None
+    capitalised = head.raw[:1].isupper() and head.raw[1:].islower()
+    return head.word if is_genre(head.word, capitalised) else None
+
+
+_DETERMINERS = frozenset("all alle allen every each jede jeden jedes your deine deinen ihre"
+                         .split())
 
 
 def _object_start(clause: list[_Word], at: int, verb_last: bool,
