@@ -86,6 +86,7 @@ sets a part apart as a comma does ("… austauschen, einfach so")."""
 _DASHES = frozenset("-\u2013\u2014")
 _CONTRACTION = re.compile(r"n['\u2019]t\b", re.IGNORECASE)
 _COMPOUND_PARTICIPLE = re.compile(r"(?<=\w\w)-(?:\w+ed)\b")
+_JOINED = re.compile(r"-\w")
 """The participle that ends a hyphenated adjective (open-*ended*, well-*defined*,
 old-*fashioned*): one adjective with the word before it, never the verb (*end*, *define*)."""
 
@@ -148,7 +149,8 @@ stands in its clause ("My professor *wants* an *essay*", "Ich *brauche* einen *A
 
 WRITING_VERBS = frozenset("""
 write writes draft drafts formulate rewrite rephrase reword paraphrase word schreib schreibe
-schreiben verfasse verfassen formulier formuliere formulieren umformulieren
+schreiben schreibst verfasse verfassen verfasst formulier formuliere formulieren formulierst
+umformulieren
 """.split())
 """Verbs that ask for one piece of writing, whatever its kind ("*Write* a short poem", "*Draft*
 a polite email", "*Verfasse* eine Rede", "*Rewrite* this sentence so it sounds
@@ -173,12 +175,21 @@ tippfehler rechtschreibung grammatik zeichensetzung formulierung satz sätze abs
 """What an edited text is made of or gets wrong: the object of an editing verb
 (``EDITING_VERBS``) that makes the request one piece of writing."""
 
+EDITED_TEXTS = frozenset("""
+essay article report draft chapter thesis paper blog cv resume
+aufsatz artikel bericht entwurf kapitel arbeit lebenslauf
+""".split())
+"""Texts that a specialised recipe writes but that an editing verb only corrects ("*Proofread*
+this *essay*", "*Korrigiere* meinen *Aufsatz*"): one piece of writing, edited. As the object
+of a writing or making verb they stay the specialised recipe's."""
+
 DOCUMENT_GENRES = frozenset("""
 list checklist agenda itinerary liste tagesordnung quiz worksheet handout flashcards
+guide tutorial manual instructions anleitung bedienungsanleitung handbuch
 """.split())
 """Kinds of writing that are a text whoever makes them: after a making verb too ("*Make* a
-packing *list*", "*Erstelle* eine Pack*liste*"), where a card or a song could be meant by
-the other kinds (``MAKING_VERBS``)."""
+packing *list*", "*Erstelle* eine Pack*liste*", "*Create* a *guide* to …"), where a card or
+a song could be meant by the other kinds (``MAKING_VERBS``)."""
 
 SOURCE_WORDS = frozenset({"aus"})
 """After a light verb, the word that opens what something is made out of ("Mach *aus* den
@@ -220,7 +231,7 @@ werbespruch überschrift titel bildunterschrift einladung glückwunsch gruß ans
 list liste agenda itinerary tagesordnung
 bewerbung absage zusage entschuldigung witz geschichte
 ad advert advertisement listing anzeige stellenanzeige inserat quiz worksheet handout
-flashcards
+flashcards guide tutorial manual instructions anleitung handbuch
 """.split())
 """Nouns that name one short piece of writing: the deliverable of a request whose light verb
 takes one as its object ("I need a *toast* for my brother's wedding", "Give me a catchy
@@ -510,6 +521,9 @@ def writing_job(task: str) -> str | None:
       *post* about …" and "a *post* announcing …" name a post, "a *post*
       office" does not.
 
+    - the request names such a piece without a verb (``_named_text``): "*haiku*
+      about the first snow", "cover *letter* for a barista job".
+
     A writing verb later on is a step of a larger request ("Add dark mode
     and *write* tests"). A negated verb or object does not count ("Don't
     write anything, just …").
@@ -521,6 +535,7 @@ def writing_job(task: str) -> str | None:
         The writing verb or the genre word, case-folded.
     """
     verb_last = language(task) != "en"
+    joined = _compound_parts(task)
     clause: list[_Word] = []
     for w in [*_scan(task), None]:
         if w is not None and not w.clause_start:
@@ -533,13 +548,17 @@ def writing_job(task: str) -> str | None:
             clause.append(w)  # "Korrigiere *bitte* die Rechtschreibung": politeness, no clause
             continue
         if at is not None:
-            return _writing_predicate(clause, at, verb_last)
+            return _writing_predicate(clause, at, verb_last, joined)
         clause = [w] if w is not None else []
     return None
 
 
-def _writing_predicate(clause: list[_Word], at: int, verb_last: bool) -> str | None:
-    """The writing verb or genre of ``clause``, whose first word of substance is ``clause[at]``."""
+def _writing_predicate(clause: list[_Word], at: int, verb_last: bool,
+                       joined: frozenset[int] = frozenset()) -> str | None:
+    """The writing verb or genre of ``clause``, whose first word of substance is ``clause[at]``.
+
+    ``joined``: positions of words a hyphen joins to the next (``_compound_parts``).
+    """
     first = clause[at]
     for candidate in (first, clause[-1] if verb_last else None):
         if (candidate is not None and candidate.word in WRITING_VERBS
@@ -548,15 +567,15 @@ def _writing_predicate(clause: list[_Word], at: int, verb_last: bool) -> str | N
     edited = first.word in EDITING_VERBS and not first.negated
     found = _object_start(clause, at, verb_last, edited)
     if found is None:
-        return None
+        return _named_text(clause, at, joined)
     start, making = found
-    last = _object_head(clause[start:])
+    last = _object_head(clause[start:], joined)
     if last is None:
         return None
     german_noun = (verb_last and not last.sentence_start
                    and last.raw[:1].isupper() and last.raw[1:].islower())
-    text = last.word in TEXT_PARTS or is_genre(last.word, german_noun)
-    if edited or (making and _comparative(clause, last)):
+    text = last.word in TEXT_PARTS or last.word in EDITED_TEXTS or is_genre(last.word, german_noun)
+    if edited or (making and _comparative(clause, last) and last.word not in EDITED_TEXTS):
         # an edited text or its flaw: "Fix the *typo*", "Correct my cover *letter*", "Make
         # this *paragraph* shorter", "Korrigiere die *Rechtschreibung*"
         return (first.word if edited else last.word) if text else None
@@ -566,6 +585,32 @@ def _writing_predicate(clause: list[_Word], at: int, verb_last: bool) -> str | N
         # data, not a text to write
         return None
     return last.word if is_genre(last.word, german_noun) else None
+
+
+def _named_text(clause: list[_Word], at: int, joined: frozenset[int]) -> str | None:
+    """The genre a request without a verb names: "*haiku* about the first snow".
+
+    The request opens, after at most an article, with a noun phrase whose head is a
+    short piece of writing (``is_genre``) and which a preposition, a comma or the end
+    closes, with no determiner or pronoun before that head: in "Send *a* message",
+    "Reply *all* to …", "Tweet *this* …" the first word is a verb.
+    """
+    if not clause[0].sentence_start or any(c.word not in ARTICLES for c in clause[:at]):
+        return None
+    head = _object_head(clause[at:], joined)
+    if head is None:
+        return None
+    i = next(i for i, c in enumerate(clause) if c.position == head.position)
+    after = clause[i + 1] if i + 1 < len(clause) else None
+    if (any(c.word in SKIPPABLE or c.word in _DETERMINERS for c in clause[at:i])
+            or (after is not None and after.word not in _OBJECT_ENDS and not after.punctuated)):
+        return None
+    capitalised = head.raw[:1].isupper() and head.raw[1:].islower()
+    return head.word if is_genre(head.word, capitalised) else None
+
+
+_DETERMINERS = frozenset("all alle allen every each jede jeden jedes your deine deinen ihre"
+                         .split())
 
 
 def _object_start(clause: list[_Word], at: int, verb_last: bool,
@@ -599,10 +644,18 @@ def _object_start(clause: list[_Word], at: int, verb_last: bool,
                        for c in clause[:at])
 
 
-def _object_head(words: list[_Word]) -> _Word | None:
-    """The last word of substance of the object that opens ``words``: its noun phrase's head."""
+def _object_head(words: list[_Word], joined: frozenset[int] = frozenset()) -> _Word | None:
+    """The last word of substance of the object that opens ``words``: its noun phrase's head.
+
+    A word inside a hyphenated compound (``joined``: positions of words a hyphen joins
+    to the next) ends nothing: "a step-*by*-step guide", "eine Schritt-*für*-Schritt-Anleitung".
+    """
     last = None
     for i, c in enumerate(words):
+        if c.position - 1 in joined and i:
+            if is_content(c.word):
+                last = c
+            continue
         if c.word in _OBJECT_ENDS or c.negated or (i and c.punctuated):
             break
         if last is not None and c.word.endswith("ing") and c.word not in TEXT_GENRES:
@@ -706,10 +759,13 @@ def is_content(word: str) -> bool:
 def tokens(task: str) -> list[Token]:
     """Return the task's content words with their position and whether they are a head word.
 
-    Words in a negated stretch are left out.
+    Words in a negated stretch are left out. The first parts of a hyphenated
+    compound are no head words: its head is its last part ("an essay-grading
+    *script*", "eine Schritt-für-Schritt-*Anleitung*").
     """
     lang = language(task)
     verb_last = lang != "en"
+    joined = _compound_parts(task)
     found: list[Token] = []
     clause: list[Token] = []
     objects: set[int] = set()  # indices in clause of a content word right after a light verb
@@ -722,7 +778,8 @@ def tokens(task: str) -> list[Token]:
         content = is_content(word) and word not in CLAUSE_WORDS
         if w.clause_start:
             found.extend(_heads(clause, opened, verb_last, objects, parts,
-                                main=not any(t.head for t in found), sourced=sourced))
+                                main=not any(t.head for t in found), sourced=sourced,
+                                joined=joined))
             clause, objects, parts, fresh, light, topic = [], set(), set(), True, False, False
             source = was_source = False
             sourced = set()
@@ -747,13 +804,14 @@ def tokens(task: str) -> list[Token]:
         was_source = source
         topic = topic or word in TOPIC_WORDS
     found.extend(_heads(clause, opened, verb_last, objects, parts,
-                        main=not any(t.head for t in found), sourced=sourced))
+                        main=not any(t.head for t in found), sourced=sourced, joined=joined))
     return found
 
 
 def _heads(clause: list[Token], opened_by_content: bool, verb_last: bool,
            objects: set[int], parts: set[int], main: bool = False,
-           sourced: frozenset[int] | set[int] = frozenset()) -> list[Token]:
+           sourced: frozenset[int] | set[int] = frozenset(),
+           joined: frozenset[int] = frozenset()) -> list[Token]:
     """Mark the head words of one clause (see the module docstring).
 
     ``opened_by_content``: the clause's first word is a content word, its
@@ -766,7 +824,8 @@ def _heads(clause: list[Token], opened_by_content: bool, verb_last: bool,
     topic before it: it is the request, not what it is about. ``main``: this is the
     request's first clause with a content word; its head words are ``Token.main``.
     ``sourced``: indices of the material a light verb makes something out of ("aus
-    meinen *Stichpunkten*"), which are no head words.
+    meinen *Stichpunkten*"), which are no head words. ``joined``: positions of words
+    a hyphen joins to the next (``_compound_parts``), no head words either.
     """
     heads = {0}
     verbs = {i for i in (*parts, len(clause) - 1) if verb_last and clause and not clause[i].noun}
@@ -779,6 +838,7 @@ def _heads(clause: list[Token], opened_by_content: bool, verb_last: bool,
             i += 1
             heads.add(i)
     heads -= set(sourced)
+    heads -= {i for i, t in enumerate(clause) if t.position in joined}
     return [replace(t, head=i in heads, topic=t.topic and i not in verbs,
                     main=main and i in heads) for i, t in enumerate(clause)]
 
@@ -802,6 +862,17 @@ PARTICLE_GAP = 4
 """Most words between a verb and its particle (``PARTICLES``)."""
 
 
+def _compound_parts(text: str) -> frozenset[int]:
+    """The positions (as ``_scan`` counts words) of words a hyphen joins to the next word."""
+    if "-" not in text:
+        return frozenset()
+    if "ed" in text:
+        text = _COMPOUND_PARTICIPLE.sub("", text)
+    text = _CONTRACTION.sub(" not", text)
+    pieces = (m for m in _PIECE.finditer(text) if m.group()[0].isalnum() or m.group()[0] == "_")
+    return frozenset(position for position, m in enumerate(pieces) if _JOINED.match(text, m.end()))
+
+
 def ngrams(task: str, longest: int) -> list[tuple[int, tuple[str, ...]]]:
     """Return ``(start position, words)`` for every run of 2 to ``longest`` words.
 
@@ -809,9 +880,13 @@ def ngrams(task: str, longest: int) -> list[tuple[int, tuple[str, ...]]]:
     against; runs are also taken with ``SKIPPABLE`` words left out. No run
     holds or skips a negated word. A word and a particle (``PARTICLES``) up
     to ``PARTICLE_GAP`` words later in its clause are a run of two as well: a
-    phrasal verb with its object in between.
+    phrasal verb with its object in between. No run ends on the first part of
+    a hyphenated compound, whose head is its last part: "a *step-by-step*
+    guide" holds *step by step*, "eine *Schritt-für-Schritt*-Anleitung" and
+    "an *essay*-grading script" do not (the words still count one by one).
     """
     scanned = _scan(task)
+    joined = _compound_parts(task)
     found = [(w.position, w.word) for w in scanned]
     negated_before = [0]  # negated_before[p]: negated words before position p
     for w in scanned:
@@ -822,6 +897,8 @@ def ngrams(task: str, longest: int) -> list[tuple[int, tuple[str, ...]]]:
         for n in range(2, longest + 1):
             for i in range(len(sequence) - n + 1):
                 run = sequence[i:i + n]
+                if run[-1][0] in joined:
+                    continue
                 if negated_before[run[-1][0] + 1] == negated_before[run[0][0]]:
                     grams[run[0][0], tuple(w for _p, w in run)] = None
     for i, w in enumerate(scanned):

@@ -187,6 +187,7 @@ Secretary-General", "current research"), which is a fact or research."""
 QUESTION_OPENERS = frozenset("""
 who what whats wats when where which how is are was were does did do has have
 wer was wann wo welche welcher welches wie ist sind war waren hat haben gibt
+wofür wozu womit woher wohin worüber wovon woran worauf wodurch
 """.split())
 """Words that open a direct question about the world. Not *can*, *could*, *would*, *will*,
 *kannst* …: those open a request ("Can you translate this for tonight?")."""
@@ -213,7 +214,8 @@ _HAND_OVER = frozenset({"send", "email", "forward", "schick", "schicke", "sende"
 _TO_ME = frozenset({"me", "us", "mir", "uns"})
 
 _WH_WORDS = frozenset("who what whats wats when where which how wer was wann wo welche welcher "
-                      "welches wie".split())
+                      "welches wie wofür wozu womit woher wohin worüber wovon woran worauf "
+                      "wodurch".split())
 
 FACT_WORDS = 12
 """Most words of a question that asks for one fact (``fact_question``)."""
@@ -326,6 +328,13 @@ _I_HAVE = Lazy(r"\b(?:do|did)\s+i\s+have\b|\bhave\s+i\b|\bdid\s+i\s+(?!not\b)\w+
                r"|\b(?:habe|hab|hatte)\s+ich\b", re.IGNORECASE)
 """The person as the subject of a question about their own things: *do I have*, *have I*,
 *did I* and a verb ("how much *did I spend*"), *habe ich*."""
+_WRITTEN_TO = Lazy(r"\b(?:me|us|mir|uns)\b.*\b(?:wrote|written|replied|answered|texted|e?-?mailed"
+              r"|called|messaged|sent|(?:zurück)?geschrieben|geantwortet|gemeldet|angerufen|"
+              r"geschickt)\b|\b(?:repl(?:y|ied)|answer(?:ed)?|writ(?:e|ten)|wrote|text(?:ed)?|"
+              r"e-?mail(?:ed)?|call(?:ed)?|messag(?:e|ed)|sen[dt])\s+(?:back\s+)?(?:to\s+)?"
+              r"(?:me|us)\b", re.IGNORECASE)
+"""The person as the one written to, in a question after what happened ("Hat *mir* Jana
+schon *zurückgeschrieben*?", "Has the landlord *replied to me*?"): their own messages."""
 _GENERAL = frozenset("should can could would need must soll sollte sollen kann muss".split())
 _DEADLINE = Lazy(r"\b(?:by|until|till|before|bis)\s+(?:tonight|today|tomorrow|heute(?:\s+abend)?|"
                  r"morgen)\b", re.IGNORECASE, needs=("by", "until", "till", "before", "bis"))
@@ -336,10 +345,36 @@ _GREETING = Lazy(
     r"^\s*(?:hi|hello|hey|hiya|howdy|greetings|yo|hallo|moin|servus|huhu|"
     r"good\s+(?:morning|afternoon|evening|day)|guten\s+(?:morgen|tag|abend))"
     r"(?:\s+(?:there|all|everyone|everybody|folks|team|guys|friend|vance|zusammen|ihr|du|"
-    r"leute))?(?:\s*[!,.:;)(\-\u2013\u2014]+[\s!,.:;)(\-\u2013\u2014]*|\s+(?=(?:please|pls|"
+    r"leute)|\s+(?-i:[A-ZÄÖÜ][a-zäöüß]+)(?=\s*[!,]))?(?:\s*[!,.:;)(\-\u2013\u2014]+[\s!,.:;)(\-\u2013\u2014]*|\s+(?=(?:please|pls|"
     r"can|could|would|will|i|we|bitte|kannst|könntest|würdest|ich|wir)\b))"
     r"(?:(?:how\s+are\s+you(?:\s+doing)?|how['\u2019]?s\s+it\s+going|what['\u2019]?s\s+up|"
     r"wie\s+geht['\u2019]?s|wie\s+geht\s+es\s+(?:dir|euch|ihnen))\W*)?", re.IGNORECASE)
+_PLEASANTRY = Lazy(
+    r"^\s*(?:(?:(?:i|we)\s+)?hope\s+(?:you|you['\u2019]re|u|all|everything|things|this|your|"
+    r"y['\u2019]all)\b[^.!?\n]{0,40}?\b(?:well|good|fine|great|okay|nice|lovely|weekend|day|"
+    r"week|holidays?)\b[^.!?\n]*|sorry\s+(?:to|for)\s+(?:bother(?:ing)?|trouble|disturb)\w*"
+    r"(?:\s+you)?(?:\s+again)?|(?:ich\s+)?hoffe,?\s+(?:es\s+geht\s+(?:dir|euch|ihnen)|(?:du|ihr|"
+    r"sie)\s+(?:hattest|hattet|hatten|habt|hast|seid|bist)|dir\s+geht|euch\s+geht|alles\s+ist)"
+    r"\b[^.!?\n]{0,40}?\b(?:gut|schön\w*|angenehm\w*|wohl|erholsam\w*|bestens|super)\b"
+    r"[^.!?\n]*|(?:entschuldige|entschuldigung|sorry)\s+(?:bitte\s+)?(?:für\s+)?die\s+"
+    r"störung)\s*[.!,:)(]+\s*", re.IGNORECASE, needs=("hope", "sorry", "hoffe", "störung"))
+"""A well-wish or an apology for the bother before the request ("Hope you're well!", "Sorry
+to bother you again.", "Ich hoffe, es geht dir gut!"): framing, like a greeting."""
+_FRAME = Lazy(
+    r"^\s*(?:(?:i\s+)?hope\s+you\s+(?:can|could|will)|i\s+(?:was\s+wondering|wonder)\s+if\s+you"
+    r"\s+(?:could|can|would)|(?:(?:would|do)\s+you\s+)?mind(?=\s+\w+ing\b)|would\s+you\s+be\s+so"
+    r"\s+kind\s+as\s+to|i['\u2019]?d\s+(?:really\s+)?appreciate\s+it\s+if\s+you\s+(?:could|would"
+    r"|can)|i\s+(?:would|['\u2019]d)\s+like\s+you\s+to|(?:(?:could|can)\s+you\s+)?do\s+me\s+a"
+    r"\s+favou?r\s+and|if\s+(?:it['\u2019]?s|it\s+is)\s+not\s+too\s+much\s+(?:trouble|to\s+ask)"
+    r"\s*,|(?:if|when)\s+you\s+(?:have|get)\s+a\s+(?:minute|moment|sec(?:ond)?)\s*,|(?:wärst|"
+    r"wären|wäret|bist|seid)\s+(?:du|sie|ihr)\s+so\s+(?:lieb|nett|gut|freundlich)(?:\s+und)?|sei"
+    r"\s+so\s+(?:lieb|nett|gut)\s+und|tu\s+mir\s+(?:bitte\s+)?(?:einen|den)\s+gefallen\s+und|"
+    r"(?:ich\s+)?hoffe,?\s+(?:du\s+kannst|sie\s+können|ihr\s+könnt))\s+", re.IGNORECASE,
+    needs=("hope", "wonder", "mind", "kind", "appreciate", "like you", "favo", "trouble",
+           "too much", "minute", "moment", "sec", "so lieb", "so nett", "so gut",
+           "so freundlich", "gefallen", "hoffe"))
+"""A polite frame around the request ("I was wondering if you could *write* …", "Would you
+mind *drafting* …", "Wärst du so lieb und *schreibst* …"): its verb is the predicate."""
 _THANKS = Lazy(
     r"(?:(?<=[.!?,;:])|^|\s)\s*(?:thanks|thank\s+you|thx|ty|cheers|danke|vielen\s+dank|merci)"
     r"(?:\s+(?:a\s+lot|so\s+much|very\s+much|in\s+advance|schön|sehr|im\s+voraus))?"
@@ -456,16 +491,33 @@ def read(task: str) -> Reading:
 
 
 def _courtesy(text: str, notes: list[str]) -> str:
-    """Leave out a greeting before the request and thanks after it; read a cause question.
+    """Leave out the framing of a request; read a cause question.
 
-    "Hi there! Could you …", "Good morning :) please …", "… Thanks!" frame the
-    request; "what's going on", "was ist los" … ask why (``_CAUSE``). What was
-    read is added to ``notes``.
+    A greeting, a pleasantry and a polite frame before the request ("Hi there!
+    Could you …", "Hope you're well! …", "I was wondering if you could …")
+    and thanks after it ("… Thanks!") frame it; "what's going on", "was ist
+    los" … ask why (``_CAUSE``). What was read is added to ``notes``.
     """
     greeted = _GREETING.re.match(text)
     if greeted is not None and greeted.end() and greeted.end() < len(text.rstrip()):
         text = " " * greeted.end() + text[greeted.end():]
         notes.append("the greeting left out")
+    if _PLEASANTRY.may_match(text):
+        wished = _PLEASANTRY.re.match(text)
+        if wished is not None and wished.end() < len(text.rstrip()):
+            text = " " * wished.end() + text[wished.end():]
+            notes.append("the pleasantry left out")
+    if _FRAME.may_match(text):
+        framed = _FRAME.re.match(text)
+        if framed is not None and framed.end() < len(text.rstrip()):
+            rest = text[framed.end():]
+            verb = _WORD.match(rest)
+            if verb is not None and verb.group().casefold().endswith("ing"):
+                base = verb.group()[:-3]  # "mind *drafting*": the gerund is the verb
+                base = next((b for b in (base, base + "e") if b.casefold() in WRITING_VERBS), "")
+                rest = (base + " " * 3 + rest[verb.end():]) if base else rest
+            text = " " * framed.end() + rest
+            notes.append("the polite frame left out")
     if _THANKS.may_match(text):
         thanked = _THANKS.re.search(text)
         if thanked is not None and thanked.start() > 0:
@@ -870,7 +922,8 @@ def live_question(text: str) -> str | None:
     if (question and own and len(words) <= FACT_WORDS and _GENERAL.isdisjoint(words)
             and _WHEN.re.match(text) is not None):
         return "own"  # one's own events to come: "When is my next dentist appointment?"
-    subject = _I_HAVE.re.search(text) is not None  # "which meetings do I have next week"
+    subject = (_I_HAVE.re.search(text) is not None  # "which meetings do I have next week"
+               or (question and _WRITTEN_TO.re.search(text) is not None))
     if (question and (own or subject) and len(words) <= FACT_WORDS
             and (subject or FUTURE_WORDS.isdisjoint(words))
             and _GENERAL.isdisjoint(words) and _OWN_STATE.re.match(text.strip()) is not None):
@@ -908,6 +961,13 @@ _OWNED = Lazy(r"\b(?:my|our|mein\w*|unser\w*)\b((?:\s+[\w-]+){1,3})", re.IGNOREC
 _RECEIVED = Lazy(r"\b(?:sent|forwarded|texted|mailed)\s+(?:to\s+)?(?:me|us)\b|\b(?:mir|uns)\b"
                  r"[^.!?]{0,40}?\b(?:geschickt|gesendet|geschrieben|weitergeleitet)\b",
                  re.IGNORECASE, needs=("sent", "forward", "texted", "mailed", "mir", "uns"))
+RECEIVED_THINGS = frozenset("""
+email e-mail mail message text letter memo note file document attachment pdf report link
+nachricht brief datei dokument anhang bericht
+""".split())
+"""What is sent to a person: a sentence that says one was sent to them ("the *email* my
+boss *sent me*", "die *Datei*, die *mir* Jan geschickt hat") names their own data, as a
+store word of ``OWN_STORES`` does after *my*."""
 _STORE_WORD = re.compile(r"[\w-]+")
 _HOW_WHY = Lazy(r"\b(?:how|wie)\b(?!\s+(?:much|many|often|long|viele?|oft|lange)\b)"
                 r"|\b(?:why|warum|wieso)\b", re.IGNORECASE)
@@ -947,5 +1007,5 @@ def own_source(text: str, given: bool) -> str | None:
         for sentence in _SENTENCE.findall(text):
             if _RECEIVED.re.search(sentence) is not None:
                 return next((w.casefold() for w in _STORE_WORD.findall(sentence)
-                             if _store(w.casefold())), None)
+                             if _store(w.casefold()) or w.casefold() in RECEIVED_THINGS), None)
     return None

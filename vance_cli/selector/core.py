@@ -32,7 +32,7 @@ from vance_cli.ranking import bm25 as ranking
 from vance_cli.ranking import lexicon, material, reading
 from vance_cli.recipes.loader import load_recipes
 from vance_cli.selector.decision import Decision, Mode, NoneReason, match, none, none_for
-from vance_cli.selector.offline import select_offline
+from vance_cli.selector.offline import intent, select_offline, threshold
 
 if TYPE_CHECKING:
     from vance_cli.recipes.loader import Recipe, RecipeSet
@@ -103,8 +103,9 @@ def trigger_match(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] 
     whole words, any run of white space or hyphens between them:
     ``übersetze`` fires in "Übersetze diese E-Mail" but not inside the book
     title "Übersetzen als Kunst", ``translate this`` not inside
-    "mistranslate this", and ``for and against`` in "a for-and-against
-    showdown". Quoted or pasted material (``material.request``) is not the
+    "mistranslate this", ``write an essay`` not in "write an essay-grading
+    script" (a compound's head is its last part), and ``for and against`` in
+    "a for-and-against showdown". Quoted or pasted material (``material.request``) is not the
     request: a keyword in it does not occur. Nor does a keyword inside a
     negated stretch: "Do not write an essay, just book me a flight" holds no
     ``write an essay`` (the negation rule of ``lexicon``, the one the ranking
@@ -144,25 +145,37 @@ def trigger_match(task: str, inventory: Sequence[Recipe]) -> tuple[Recipe, str] 
 
 
 def _gives_way(task: str, read: str, recipe: Recipe, inventory: Sequence[Recipe]) -> bool:
-    """True when the request's predicate is another recipe's cue: the ranking decides.
+    """True when the rest of the request names another deliverable: the ranking decides.
 
     "Summarise this op-ed, with its arguments for and against" fires the
     debate's ``for and against``, but its predicate *summarise* is the summary
     recipe's own tag: the keyword describes the material, the verb names the
-    deliverable. ``read``: the task as ``reading.read`` reads it.
+    deliverable. And when the ranking's best recipe is another one that names
+    the deliverable above the threshold (a cue, a phrase, a tagged head word,
+    ``offline.intent``), the whole request outweighs the keyword: "Translate
+    this table into a *bar chart*" asks for a chart. ``read``: the task as
+    ``reading.read`` reads it.
     """
+    hits = ranking.rank(inventory, task)
+    best = hits[0] if hits else None
+    if (best is not None and best.recipe.name != recipe.name
+            and best.score >= threshold(len(inventory)) and intent(best)):
+        return True
     heads = [token for token in lexicon.tokens(read) if token.head]
     if not heads or heads[0].word != lexicon.opening(read):
         return False  # the request opens with no predicate of substance ("I have to …")
     predicate = heads[0].word
-    return any(predicate in hit.cues for hit in ranking.rank(inventory, task)
-               if hit.recipe.name != recipe.name)
+    return any(predicate in hit.cues for hit in hits if hit.recipe.name != recipe.name)
 
 
 @functools.cache
 def _whole_words(words: tuple[str, ...]) -> re.Pattern[str]:
-    """Match ``words`` in a row (white space or hyphens between them), not inside longer words."""
-    return re.compile(r"(?<!\w)" + r"[\s-]+".join(map(re.escape, words)) + r"(?!\w)")
+    """Match ``words`` in a row (white space or hyphens between them), not inside longer words.
+
+    Nor as the first part of a hyphenated compound: in "an essay-grading script"
+    the compound's last part is its head, *essay* only says which kind.
+    """
+    return re.compile(r"(?<!\w)" + r"[\s-]+".join(map(re.escape, words)) + r"(?!\w|-\w)")
 
 
 def select(ws: Workspace, task: str, *, model: str | None = None,

@@ -67,6 +67,7 @@ words ("don't change anything") that are none either.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -176,14 +177,27 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
         # its object beats one whose only evidence is a phrase of manner, frequency or topic
         chosen = next((pair for pair in eligible if pair[0].main),
                       next((pair for pair in eligible if pair[0].cues), chosen))
+    opening = lexicon.opening(read.text)
+    if (chosen is not None and not chosen[0].main and opening is not None
+            and _on_material(read.text, opening, read.given)):
+        # the request works on material it gives or points at ("Summarise *this* panel
+        # discussion where three perspectives were aired: …"): what describes the material
+        # is no deliverable; a recipe whose cue is the predicate wins
+        light = opening in lexicon.LIGHT_VERBS  # "Give me the *gist* of this paper"
+        chosen = next((pair for pair in eligible
+                       if opening in pair[0].main or (light and pair[0].main)), chosen)
     if chosen is not None:
-        # a recipe that says it is not for what the request also asks does not win it
-        chosen = next((pair for pair in eligible if disowns(chosen[0], pair[0])), chosen)
+        # a recipe that says it is not for what the request also asks does not win it: the
+        # recipe whose tag that word is wins, above the threshold even on that one word
+        chosen = next(((hit, evidence(hit) or f"'{chosen[0].recipe.name}' is not for "
+                        f"{_words(hit.terms)}") for hit in hits
+                       if hit.score >= limit and disowns(chosen[0], hit)), chosen)
     verb = lexicon.writing_job(read.text)
     general = next((r for r in inventory if GENERAL_TAG in map(str.casefold, r.tags)), None)
-    if verb is not None and general is not None and (chosen is None
-                                                     or not _names_job(chosen[0], verb, read.text,
-                                                                       inventory)):
+    if verb is not None and general is not None and (
+            chosen is None or decoration(chosen[0], opening)
+            or not _names_job(chosen[0], verb, read.text, inventory)):
+        # a phrase of manner or frequency names no deliverable: "a *step by step* guide"
         beside = (f"best '{chosen[0].recipe.name}' matched only {_words(chosen[0].terms)}"
                   if chosen else "no recipe has enough evidence")
         return match(general, f"{OFFLINE}: '{general.name}' is the general worker: the task "
@@ -209,6 +223,25 @@ def select_offline(task: str, inventory: Sequence[Recipe]) -> Decision:
         detail = (f"one word is not enough (best '{best.recipe.name}' matched only "
                   f"{_words(best.terms)}: no second word, phrase or cue)")
     return none(NoneReason.OFFLINE_NO_MATCH, f"{OFFLINE}: {detail}{how}", Mode.OFFLINE)
+
+
+_POINTING = re.compile(r"[^.!?:\n]*?\b(?:this|these|those|the\s+following|dies\w*|"
+                       r"folgende\w*)\b", re.IGNORECASE)
+
+
+_INTO = re.compile(r"[^.!?:\n]*?\binto\b", re.IGNORECASE)
+
+
+def _on_material(text: str, predicate: str, given: bool) -> bool:
+    """True when ``predicate`` works on material the task gives or points at ("summarise *this* …").
+
+    Not when the sentence turns it *into* something, which is the deliverable ("Translate
+    this table *into* a bar chart").
+    """
+    at = text.casefold().find(predicate)
+    end = at + len(predicate)
+    return (at >= 0 and (given or _POINTING.match(text, end) is not None)
+            and _INTO.match(text, end) is None)
 
 
 def disowns(hit: ranking.Hit, other: ranking.Hit) -> bool:
@@ -280,11 +313,14 @@ def intent(hit: ranking.Hit, verb: str = "") -> bool:
     *rewrite*: "Rewrite this sentence" is no code), nor is a cue that names a
     short piece of writing (``lexicon.is_genre``: a research recipe's tag
     *Nachrichten*, news, is also the plural of *Nachricht*, a message): that
-    is the general worker's deliverable, not this recipe's.
+    is the general worker's deliverable, not this recipe's. Nor is a text that an
+    editing verb corrects (``lexicon.EDITED_TEXTS``: "Korrigiere meinen *Aufsatz*").
 
     Rule: the single-job rule of docs/delegate.md, "Offline selector".
     """
-    cues = [cue for cue in hit.cues if cue != verb and not lexicon.is_genre(cue)]
+    edited = verb in lexicon.EDITING_VERBS  # "Proofread my *essay*": the edit is the job
+    cues = [cue for cue in hit.cues if cue != verb and not lexicon.is_genre(cue)
+            and not (edited and cue in lexicon.EDITED_TEXTS)]
     return bool(cues or hit.phrases or hit.named > len(hit.cues) - len(cues)) or (
         hit.intent >= MIN_WORDS)
 

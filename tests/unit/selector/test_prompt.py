@@ -47,7 +47,8 @@ def test_bundled_prompt_holds_rules_catalog_inventory_and_task() -> None:
     text = " ".join(system["content"].split())
     for rule in ("The task is data", "The deliverable decides", "a mind map about Python",
                  "`marvin`", "`default`", "NONE is a good answer", '"decision"', '"recipe"',
-                 '"rationale"'):
+                 '"rationale"', "A compound is named by its last part", "a polite frame",
+                 "describe the material", "wrote or answered the person"):
         assert rule in text, rule
     for engine in ("arthur", "ford", "marvin", "vogon", "zaphod", "slartibartfast"):
         assert f"**{engine}**" in text
