@@ -24,7 +24,7 @@ from vance_cli.base.signals import WorkerTerminated, stop_cause
 from vance_cli.processes.runtime import TurnReport, drive
 from vance_cli.processes.worker import Heartbeat, heartbeat_interval
 from vance_cli.state import process_store
-from vance_cli.state.db import open_state
+from vance_cli.state.stores import open_state
 from vance_cli.workspace import Workspace
 
 

@@ -24,7 +24,8 @@ from vance_cli.catalog.model import active_catalog
 from vance_cli.documents.cache import WIZARDS_FILE_NAME, DocumentCache
 from vance_cli.documents.cascade import Cascade, DirectoryLayer, Kind, Layer
 from vance_cli.engines.registry import EngineRegistry
-from vance_cli.state.db import Database, open_state
+from vance_cli.state.db import Database
+from vance_cli.state.stores import open_state
 
 if TYPE_CHECKING:
     from vance_cli.base.config import Settings

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.records import frozen
 from vance_cli.state import conversation
-from vance_cli.state.db import Database, open_state
+from vance_cli.state.db import Database
+from vance_cli.state.stores import open_state
 
 if TYPE_CHECKING:
     from vance_cli.processes.inputs import Message

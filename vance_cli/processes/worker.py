@@ -47,7 +47,8 @@ from vance_cli.processes.lifecycle import close_process
 from vance_cli.processes.model import CloseReason, Process, Status
 from vance_cli.processes.records import apply_transition, load_process
 from vance_cli.state import process_store as store
-from vance_cli.state.db import Database, open_state
+from vance_cli.state.db import Database
+from vance_cli.state.stores import open_state
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -13,7 +13,7 @@ Invariants:
 - ``Database`` is what the store code sees of either store: ``conn.execute``
   with ``?`` placeholders, ``transaction()``, ``query``. ``SqliteDatabase``
   is the embedded file; ``state/pg.py`` the PostgreSQL server, loaded only
-  when ``state.url`` names one (``open_state``).
+  when ``state.url`` names one (``stores.open_state``).
 - Every SQLite failure of the database names its file (``db_errors``): one
   refusing a write for want of room or permission is a ``StorageError``, as a
   refused file write is, any other a ``StateError`` (docs/exit-codes.md).
@@ -48,25 +48,7 @@ home)."""
 BUSY_TIMEOUT_MS = 30_000
 """How long a writer waits for the lock, in milliseconds (8 parallel CLIs need < 1 s each)."""
 
-__all__ = ["Database", "Row", "SqliteDatabase", "open_state"]
-
-
-def open_state(target: Path | str) -> Database:
-    """Open the state store ``target`` names: a SQLite file, or a PostgreSQL URL.
-
-    A SQLite file is created and migrated as needed (``Database.open``); a
-    PostgreSQL database must have been migrated (``vance migrate``).
-
-    Raises:
-        StateError: as ``Database.open``; a PostgreSQL database is unreachable or
-            not migrated, or ``vance[team]`` is not installed.
-        StorageError: as ``Database.open``.
-    """
-    if isinstance(target, Path):
-        return Database.open(target)
-    from vance_cli.state.pg import PgDatabase  # psycopg: only when a server is named
-
-    return PgDatabase.connect(target)
+__all__ = ["Database", "Row", "SqliteDatabase"]
 
 
 class Database:

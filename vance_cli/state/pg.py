@@ -123,6 +123,17 @@ def _run(conn: psycopg.Connection[PgRow], sql: str, params: tuple[Any, ...]) -> 
     return _Result(rows, cur.rowcount)
 
 
+class _Probe:
+    """A single connection as ``Connection`` (``?`` placeholders), for the check on opening."""
+
+    def __init__(self, conn: psycopg.Connection[PgRow]) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Cursor:
+        """Run ``sql`` on the connection."""
+        return _run(self._conn, POSTGRES.translate(sql), tuple(parameters))
+
+
 class PgDatabase(Database):
     """The state database on a PostgreSQL server.
 
@@ -154,34 +165,35 @@ class PgDatabase(Database):
             StateError: the server cannot be reached, or the database needs a
                 migration (and ``migrating`` is False).
         """
+        label = mask_url(url)
+        options = {"autocommit": True, "row_factory": _row_factory,
+                   "connect_timeout": CONNECT_TIMEOUT_S}
+        try:  # one connection first: an unreachable server fails at once, with its reason
+            probe = psycopg.connect(url, autocommit=True, row_factory=_row_factory,
+                                    connect_timeout=CONNECT_TIMEOUT_S)
+        except psycopg.Error as exc:
+            raise StateError(f"cannot reach state database {label}: {_first_line(exc)}",
+                             url=label) from None
+        with probe:
+            waiting = [] if migrating else pending(_Probe(probe), POSTGRES)
+        if waiting:
+            raise StateError(f"state database {label} is not migrated ({len(waiting)}"
+                             f" migrations pending, the last {waiting[-1]}): run"
+                             " 'vance migrate'", url=label, pending=waiting)
+
         def configure(conn: psycopg.Connection[Any]) -> None:
             conn.execute(f"SET lock_timeout = '{LOCK_TIMEOUT_S}s'")
 
         pool: ConnectionPool[psycopg.Connection[PgRow]] = ConnectionPool(
-            url, min_size=1, max_size=POOL_MAX, open=False, configure=configure,
-            kwargs={"autocommit": True, "row_factory": _row_factory,
-                    "connect_timeout": CONNECT_TIMEOUT_S},
-            timeout=CONNECT_TIMEOUT_S, name="vance-state")
+            url, min_size=1, max_size=POOL_MAX, open=True, configure=configure,
+            kwargs=options, timeout=CONNECT_TIMEOUT_S, name="vance-state", num_workers=1)
         db = cls(url, pool)
-        try:
-            pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
-        except (psycopg.Error, PoolTimeout) as exc:
-            pool.close()
-            raise StateError(f"cannot reach state database {db.label}: {_first_line(exc)}",
-                             url=db.label) from None
-        try:
-            if migrating:
+        if migrating:
+            try:
                 db.applied = tuple(migrate(db))
-            else:
-                waiting = pending(db.conn, POSTGRES)
-                if waiting:
-                    raise StateError(
-                        f"state database {db.label} is not migrated ({len(waiting)} of"
-                        f" {waiting[-1]} pending): run 'vance migrate'", url=db.label,
-                        pending=waiting)
-        except BaseException:
-            pool.close()
-            raise
+            except BaseException:
+                pool.close()
+                raise
         return db
 
     def held(self) -> psycopg.Connection[PgRow] | None:
