@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from helpers import run_cli, wait_until
 
+pytestmark = pytest.mark.usefixtures("state_store")  # on both stores (docs/teams.md#tests)
+
 WORKER = Path(__file__).resolve().parent.parent / "workers" / "turn_worker.py"
 FAST = {"VANCE_HEARTBEAT_INTERVAL": "0.1", "VANCE_STALE_TIMEOUT": "2"}
 
@@ -160,7 +162,10 @@ def test_wait_timeout_is_124_and_help_exists(start_worker) -> None:  # type: ign
 
 
 def wait_until_db_open(pid: int, timeout: float = 30) -> None:
-    """Block until process ``pid`` has the state database open (it is inside a command)."""
+    """Block until process ``pid`` has the state database open (it is inside a command).
+
+    On SQLite that is the file among its descriptors; on PostgreSQL a socket (a connection).
+    """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -168,6 +173,9 @@ def wait_until_db_open(pid: int, timeout: float = 30) -> None:
         except OSError:
             links = []
         if any(link.endswith("vance.db") for link in links):
+            return
+        if os.environ.get("VANCE_STATE_URL") and any(  # PostgreSQL: a connection's socket
+                link.startswith("socket:") for link in links):
             return
         time.sleep(0.05)
     raise AssertionError("the command never opened the database")

@@ -25,6 +25,8 @@ import pytest
 from helpers import REPO, run_cli, wait_until
 from llm_server import RecordedRequest, ScriptedLLMServer
 
+pytestmark = pytest.mark.usefixtures("state_store")  # on both stores (docs/teams.md#tests)
+
 PERU = "What is the capital of Peru?"
 LIMA = "The capital of Peru is Lima, on the Pacific coast."
 CHILE = "And of Chile?"
