@@ -197,7 +197,9 @@ def reap_stale(ws: Workspace) -> list[Process]:
                     row, datetime.now(UTC), ws.settings.process_stale_timeout,
                     _liveness(ws)) is None
                 closed.append((process_id, row["worker_pid"] if row and beating else None))
-    for _, pid in closed if not ws.settings.team else ():  # a worker past its deadline still beats (its pid is its own): stop it
+    # a worker past its deadline still beats (its pid is its own): stop it; a team's worker
+    # may be on another host, and sees the close at its next heartbeat
+    for _, pid in closed if not ws.settings.team else ():
         if pid is not None and pid != os.getpid() and is_pid_alive(int(pid)):
             with contextlib.suppress(OSError):
                 os.kill(int(pid), signal.SIGTERM)

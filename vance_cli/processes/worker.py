@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from vance_cli.base.errors import DatabaseLocked, InvalidTransition
+from vance_cli.base.errors import DatabaseLocked, InvalidTransition, StateError
 from vance_cli.base.signals import WorkerTerminated, install_sigterm, stop_cause
 from vance_cli.processes.lifecycle import close_process
 from vance_cli.processes.model import CloseReason, Process, Status
@@ -101,7 +101,9 @@ class Heartbeat:
         """Stamp once (the pacemaker calls it when due).
 
         A stamp that does not land because the process is no longer ours
-        sets ``lost``; a busy database is tried again at the next beat.
+        sets ``lost``; a busy database is tried again at the next beat, and so
+        is a PostgreSQL server that failed or cannot be reached (a dropped
+        connection, a restart: the pool connects anew).
 
         Returns:
             True while the heartbeat goes on.
@@ -117,7 +119,9 @@ class Heartbeat:
                     ours = store.stamp_heartbeat(self._db, self.process_id, self.pid)
             except (sqlite3.Error, DatabaseLocked):  # busy past the wait: try again next beat
                 return True
-            except Exception:  # the database cannot be opened: no more stamps
+            except Exception as exc:  # the database cannot be opened: no more stamps,
+                if isinstance(exc, StateError) and isinstance(self.target, str):
+                    return True  # but a server's failure may pass: try again next beat
                 self._end()
                 return False
             if not ours:
