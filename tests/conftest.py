@@ -130,8 +130,7 @@ def state_store(request: pytest.FixtureRequest, vance_home: Path,
     if store == "sqlite":
         yield store
         return
-    if postgres.ADMIN_URL is None:
-        pytest.skip(postgres.SKIP_REASON)
+    assert postgres.ADMIN_URL is not None  # else skipped at collection (below)
     with postgres.fresh_database() as url:
         monkeypatch.setenv("VANCE_STATE_URL", url)
         yield store
@@ -149,7 +148,13 @@ REAL_MODEL_SKIP = ("a real model takes minutes: run with -m real_model after "
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip the ``real_model`` tests, with the reason, unless the run selects them by ``-m``."""
+    """Skip the ``real_model`` tests unless the run selects them by ``-m``, and the PostgreSQL
+    runs without a server, each with the reason (one summary line per file)."""
+    if postgres.ADMIN_URL is None:
+        no_server = pytest.mark.skip(reason=postgres.SKIP_REASON)
+        for item in items:
+            if item.get_closest_marker("postgres") is not None:
+                item.add_marker(no_server)
     if "real_model" in (config.getoption("-m") or ""):
         return
     skip = pytest.mark.skip(reason=REAL_MODEL_SKIP)
