@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import postgres
 import pytest
 from helpers import CliResult, build_file_tree, run_cli  # noqa: F401 - re-exported for tests
 from llm_server import ScriptedLLMServer
@@ -95,12 +96,65 @@ def llm_server() -> Iterator[ScriptedLLMServer]:
         server.stop()
 
 
+STORES = ("sqlite", "postgresql")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run a test that uses ``state_store`` on both stores.
+
+    One marked ``sqlite_only`` runs on SQLite only; one marked ``postgres`` itself (a test
+    of the PostgreSQL store) on PostgreSQL only.
+    """
+    if "state_store" not in metafunc.fixturenames:
+        return
+    definition = metafunc.definition
+    if definition.get_closest_marker("sqlite_only") is not None:
+        metafunc.parametrize("state_store", ["sqlite"], indirect=True)
+        return
+    if definition.get_closest_marker("postgres") is not None:
+        metafunc.parametrize("state_store", ["postgresql"], indirect=True)
+        return
+    metafunc.parametrize("state_store", [
+        "sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)], indirect=True)
+
+
+@pytest.fixture()
+def state_store(request: pytest.FixtureRequest, vance_home: Path,
+                monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The store the test runs on: ``sqlite`` (the default file) or ``postgresql``.
+
+    On PostgreSQL the test gets a migrated database of its own (``tests/postgres.py``),
+    named by ``VANCE_STATE_URL``; without a server that run is skipped, saying why.
+    """
+    store = getattr(request, "param", "sqlite")
+    if store == "sqlite":
+        yield store
+        return
+    assert postgres.ADMIN_URL is not None  # else skipped at collection (below)
+    with postgres.fresh_database() as url:
+        monkeypatch.setenv("VANCE_STATE_URL", url)
+        yield store
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _postgres_template() -> Iterator[None]:
+    """Drop this worker's PostgreSQL template database when the run ends."""
+    yield
+    postgres.drop_template()
+
+
 REAL_MODEL_SKIP = ("a real model takes minutes: run with -m real_model after "
                    ".ci/real-model setup (docs/development.md)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip the ``real_model`` tests, with the reason, unless the run selects them by ``-m``."""
+    """Skip the ``real_model`` tests unless the run selects them by ``-m``, and the PostgreSQL
+    runs without a server, each with the reason (one summary line per file)."""
+    if postgres.ADMIN_URL is None:
+        no_server = pytest.mark.skip(reason=postgres.SKIP_REASON)
+        for item in items:
+            if item.get_closest_marker("postgres") is not None:
+                item.add_marker(no_server)
     if "real_model" in (config.getoption("-m") or ""):
         return
     skip = pytest.mark.skip(reason=REAL_MODEL_SKIP)

@@ -24,7 +24,7 @@ from vance_cli.base.signals import WorkerTerminated, stop_cause
 from vance_cli.processes.runtime import TurnReport, drive
 from vance_cli.processes.worker import Heartbeat, heartbeat_interval
 from vance_cli.state import process_store
-from vance_cli.state.db import Database
+from vance_cli.state.stores import open_state
 from vance_cli.workspace import Workspace
 
 
@@ -60,13 +60,13 @@ def _run_batch(ws: Workspace, process_ids: Sequence[str]) -> tuple[int, str]:
     settings = ws.settings
     interval = heartbeat_interval(settings.process_heartbeat_interval,
                                   settings.process_stale_timeout)
-    waiting = {pid: Heartbeat(settings.paths.db_file, pid, os.getpid(), interval)
+    waiting = {pid: Heartbeat(settings.state_target, pid, os.getpid(), interval)
                for pid in process_ids[1:]}
     for beat in waiting.values():
         beat.start()
     current: list[str] = []
     signal.signal(signal.SIGTERM, lambda signum, frame: _on_sigterm(
-        settings.paths.db_file, current, frame))
+        settings.state_target, current, frame))
     lines: list[str] = []
     failed = False
     for process_id in process_ids:
@@ -87,12 +87,12 @@ def _run_batch(ws: Workspace, process_ids: Sequence[str]) -> tuple[int, str]:
     return (1 if failed else 0, "; ".join(lines))
 
 
-def _on_sigterm(db_file: Path, current: list[str], frame: FrameType | None) -> None:
+def _on_sigterm(target: Path | str, current: list[str], frame: FrameType | None) -> None:
     """SIGTERM in a batch worker: end the running turn only if its process was stopped."""
     if not current:
         return
     try:  # a connection of its own: the turn may be inside a transaction of ws.db
-        db = Database.open(db_file)
+        db = open_state(target)
         try:
             row = process_store.get_by_id(db, current[0])
         finally:

@@ -25,6 +25,7 @@ from vance_cli.documents.cache import WIZARDS_FILE_NAME, DocumentCache
 from vance_cli.documents.cascade import Cascade, DirectoryLayer, Kind, Layer
 from vance_cli.engines.registry import EngineRegistry
 from vance_cli.state.db import Database
+from vance_cli.state.stores import open_state
 
 if TYPE_CHECKING:
     from vance_cli.base.config import Settings
@@ -103,8 +104,8 @@ class Workspace:
 
     @cached_property
     def db(self) -> Database:
-        """The state database, opened and migrated on first use."""
-        return Database.open(self.settings.paths.db_file)
+        """The state store (``state.url``), opened on first use (a SQLite file is migrated)."""
+        return open_state(self.settings.state_target)
 
     @cached_property
     def document_cache(self) -> DocumentCache:

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from helpers import run_cli, wait_until
 
+pytestmark = pytest.mark.usefixtures("state_store")  # on both stores (docs/teams.md#tests)
+
 WORKER = Path(__file__).resolve().parent.parent / "workers" / "turn_worker.py"
 FAST = {"VANCE_HEARTBEAT_INTERVAL": "0.1", "VANCE_STALE_TIMEOUT": "2"}
 
@@ -77,8 +79,17 @@ def show(process_id: str) -> dict[str, object]:
     return result.json()  # type: ignore[no-any-return]
 
 
+def team() -> bool:
+    """True on a team's PostgreSQL (``state_store``): no pid checks, the heartbeat age only."""
+    return bool(os.environ.get("VANCE_STATE_URL"))
+
+
 def test_sigkilled_worker_is_reported_stale_at_once(start_worker) -> None:  # type: ignore[no-untyped-def]
-    """A gone pid is stale at the next read: no stale timeout to wait for."""
+    """A gone pid is stale at the next read: no stale timeout to wait for.
+
+    On a team's database the worker may be on another host: its silent heartbeat says so,
+    after the stale timeout.
+    """
     parent = create("caller")
     child = create("slart-ish", parent)
     worker, _ = start_worker(child)
@@ -86,9 +97,13 @@ def test_sigkilled_worker_is_reported_stale_at_once(start_worker) -> None:  # ty
     assert running["status"] == "RUNNING"
     worker.send_signal(signal.SIGKILL)
     worker.wait()
+    if team():
+        assert wait_until(lambda: show(child)["status"] == "CLOSED", timeout=30)
     shown = show(child)
     assert (shown["status"], shown["closeReason"]) == ("CLOSED", "STALE")
-    assert f"worker process {worker.pid} is gone" in shown["outcome"]["reason"]  # type: ignore[index]
+    reason = shown["outcome"]["reason"]  # type: ignore[index]
+    assert (f"no heartbeat from worker {worker.pid} for " if team() else
+            f"worker process {worker.pid} is gone") in reason
     events = run_cli(["process", "events", "--for", parent, "--json"]).json()
     assert [(e["source"], e["payload"]["closeReason"]) for e in events] == [(child, "STALE")]
 
@@ -112,6 +127,7 @@ def test_a_frozen_worker_is_stale_by_heartbeat_age(start_worker,  # type: ignore
     assert show(pid)["closeReason"] == "STALE"  # its exit did not turn it back to IDLE
 
 
+@pytest.mark.sqlite_only  # a team's database signals no pid: the test below
 def test_stop_terminates_a_running_worker(start_worker,  # type: ignore[no-untyped-def]
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     # stop signals only a worker whose heartbeat is fresh: on a loaded machine a 2 s stale
@@ -129,6 +145,21 @@ def test_stop_terminates_a_running_worker(start_worker,  # type: ignore[no-untyp
     assert shown["outcome"] == {"reason": "stopped with 'vance process stop'"}
     again = run_cli(["process", "stop", pid])
     assert again.exit_code == 0 and "already CLOSED/STOPPED" in again.stdout
+
+
+@pytest.mark.postgres  # a team's database: the worker may be on another host
+def test_on_a_team_database_stop_reaches_the_worker_through_its_heartbeat(  # type: ignore[no-untyped-def]
+        start_worker, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VANCE_STALE_TIMEOUT", "60")
+    pid = create("long")
+    worker, lines = start_worker(pid, "idle")  # looks at stop requests; 60 s of work
+    result = run_cli(["process", "stop", pid, "--json"])
+    assert result.exit_code == 0, result.stderr
+    data = result.json()
+    assert data["stopped"] is True and data["signalledPid"] is None
+    assert lines.next() == "stop requested\n"  # its next heartbeat did not land
+    assert worker.wait(timeout=20) == 0
+    assert show(pid)["closeReason"] == "STOPPED"
 
 
 @pytest.mark.parametrize(("mode", "code", "reason"), [("done", 0, "DONE"), ("fail", 1, "STALE")])
@@ -160,7 +191,10 @@ def test_wait_timeout_is_124_and_help_exists(start_worker) -> None:  # type: ign
 
 
 def wait_until_db_open(pid: int, timeout: float = 30) -> None:
-    """Block until process ``pid`` has the state database open (it is inside a command)."""
+    """Block until process ``pid`` has the state database open (it is inside a command).
+
+    On SQLite that is the file among its descriptors; on PostgreSQL a socket (a connection).
+    """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -168,6 +202,9 @@ def wait_until_db_open(pid: int, timeout: float = 30) -> None:
         except OSError:
             links = []
         if any(link.endswith("vance.db") for link in links):
+            return
+        if os.environ.get("VANCE_STATE_URL") and any(  # PostgreSQL: a connection's socket
+                link.startswith("socket:") for link in links):
             return
         time.sleep(0.05)
     raise AssertionError("the command never opened the database")

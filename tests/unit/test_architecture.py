@@ -70,14 +70,24 @@ def _modules_after(*args: str) -> set[str]:
     return {m.split(".")[0] for m in line.split(",")}
 
 
+TEAM_LIBRARIES = frozenset({"psycopg", "psycopg_pool", "psycopg_binary", "procrastinate"})
+"""Team mode's libraries (docs/teams.md): never imported while ``state.url`` is unset."""
+
+
 def test_light_commands_import_no_heavy_module() -> None:
     for args in (["--help"], ["recipe", "list", "--json"], ["catalog", "show", "--json"],
                  ["mcp", "--help"]):
         loaded = _modules_after(*args)
         heavy = loaded & {"openai", "questionary", "prompt_toolkit", "jinja2",
-                          "numpy", "httpx", "mcp", "mcp_types", "uvicorn", "starlette"}
+                          "numpy", "httpx", "mcp", "mcp_types", "uvicorn", "starlette",
+                          *TEAM_LIBRARIES}
         assert heavy == set(), (args, heavy)
     assert "rich" not in _modules_after("recipe", "list", "--json")
+
+
+def test_with_state_url_unset_no_team_library_is_imported() -> None:
+    for args in (["process", "list", "--json"], ["migrate"], ["log", "--json"]):
+        assert _modules_after(*args) & TEAM_LIBRARIES == set(), args
 
 
 OFFLINE_DELEGATE = ("delegate", "--task", "Summarize this meeting transcript", "--dry-run",
@@ -89,13 +99,14 @@ def test_offline_delegate_imports_no_llm_prompt_or_ui_module() -> None:
                  ("delegate", "--task", "Write a short essay about tea", "--dry-run", "--json")):
         loaded = _modules_after(*args)
         heavy = loaded & {"openai", "httpx", "httpx2", "jinja2", "json_repair", "questionary",
-                          "prompt_toolkit", "rich", "numpy", "mcp", "mcp_types", "uvicorn"}
+                          "prompt_toolkit", "rich", "numpy", "mcp", "mcp_types", "uvicorn",
+                          *TEAM_LIBRARIES}
         assert heavy == set(), (args, heavy)
 
 
 HEAVY_LIBRARIES = frozenset({"jinja2", "prompt_toolkit", "questionary", "rich", "openai",
                              "json_repair", "filelock", "platformdirs", "pydantic", "yaml",
-                             "uvicorn"})
+                             "uvicorn", *TEAM_LIBRARIES})
 """Third-party modules that may be imported inside a function (each costs a CLI start-up)."""
 
 OFF_PATH_STDLIB = frozenset({"secrets", "tempfile", "glob", "logging", "importlib"})

@@ -181,6 +181,25 @@ def _to_url(value: Any) -> str:
     return text
 
 
+STATE_SCHEMES = ("sqlite", "postgresql", "postgres")
+"""URL schemes of ``state.url``: the embedded SQLite file, or a PostgreSQL server."""
+
+
+def _to_state_url(value: Any) -> str:
+    """Coercer of ``state.url``: ``sqlite://``, ``sqlite:///PATH`` or ``postgresql://…``."""
+    text = _to_str(value)
+    parts = urlsplit(text)
+    scheme = parts.scheme.lower()
+    shown = repr(text) if "@" not in text else "the URL given"  # it may hold a password
+    if scheme not in STATE_SCHEMES:
+        raise ValueError(f"expected a sqlite:// or postgresql:// URL, not {shown}")
+    if scheme == "sqlite" and (parts.netloc or parts.query or
+                               (parts.path and not parts.path.startswith("/"))):
+        raise ValueError(f"expected sqlite:// (the default file) or sqlite:///PATH (an"
+                         f" absolute path), not {shown}")
+    return text
+
+
 def _to_bool(value: Any) -> bool:
     if isinstance(value, bool):
         return value
@@ -284,6 +303,9 @@ KEYS: tuple[KeySpec, ...] = (
             help="times Slartibartfast may repair a recipe that failed validation"),
     KeySpec("log.tasks", _to_bool, ("VANCE_LOG_TASKS",),
             help="store task text in the decision log (false: only its hash)"),
+    KeySpec("state.url", _to_state_url, ("VANCE_STATE_URL",), url=True,
+            help="where the state lives: sqlite:// (the file in the state folder),"
+                 " sqlite:///PATH, or postgresql://… (a team's server; needs vance[team])"),
     KeySpec("process.heartbeat_interval", _to_seconds(HEARTBEAT_MAX), ("VANCE_HEARTBEAT_INTERVAL",),
             help="seconds between heartbeats of a running worker (at most a third of"
                  " process.stale_timeout is used)"),
@@ -373,6 +395,7 @@ def _defaults(environ: Mapping[str, str]) -> dict[str, Any]:
         "fallback.timeout": 240.0,
         "fallback.max_repairs": 2,
         "log.tasks": True,
+        "state.url": None,
         "process.heartbeat_interval": 5.0,
         "process.stale_timeout": 30.0,
         "process.max_tokens": 500_000,
@@ -416,6 +439,7 @@ class Settings:
     fallback_timeout: float
     fallback_max_repairs: int
     log_tasks: bool
+    state_url: str | None
     process_heartbeat_interval: float
     process_stale_timeout: float
     process_max_tokens: int
@@ -441,6 +465,22 @@ class Settings:
     def llm_local(self) -> bool:
         """True when ``llm.local_model`` is set and ``llm.base_url`` is not: the local server."""
         return bool(self.llm_local_model) and not self.llm_base_url
+
+    @property
+    def state_target(self) -> Path | str:
+        """The state store: a SQLite file's path, or a PostgreSQL URL (``state.url``)."""
+        url = self.state_url
+        if not url:
+            return self.paths.db_file
+        parts = urlsplit(url)
+        if parts.scheme.lower() != "sqlite":
+            return url
+        return Path(parts.path) if parts.path not in ("", "/") else self.paths.db_file
+
+    @property
+    def team(self) -> bool:
+        """True when the state lives on a PostgreSQL server (team mode, docs/teams.md)."""
+        return isinstance(self.state_target, str)
 
     def get(self, key: str) -> Any:
         """Return the value of a dotted key (``"llm.model"``)."""

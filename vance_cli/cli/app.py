@@ -48,6 +48,8 @@ COMMANDS: Mapping[str, Entry] = {
                     "List, show, run and render prompt wizards."),
     "model": Entry("vance_cli.cli.commands.model",
                    "Start, show and stop the local model server (llm.local_model)."),
+    "migrate": Entry("vance_cli.cli.commands.migrate",
+                     "Bring the state database's schema up to date (a team's PostgreSQL too)."),
     "mcp": Entry("vance_cli.cli.commands.mcp", "Serve process_create_delegate and the process, "
                  "recipe and wizard tools over MCP (stdio)."),
 }

@@ -20,6 +20,11 @@ Rules (docs/processes.md):
   process's turn records still ``RUNNING`` end ``STALE`` with the reason.
 - The pid check assumes the worker runs on this machine (the state database
   is a local SQLite file); a reused pid is still caught by the heartbeat age.
+  On a team's PostgreSQL (``Settings.team``) a worker may run on another
+  host, where its pid means nothing here: liveness is the heartbeat age
+  alone, and no pid is ever signalled. A stopped or reaped turn's worker
+  finds its process closed at its next heartbeat and stops itself
+  (``run.stop_requested``; docs/teams.md).
 - ``close_process`` closes from whatever live status a process is in, under
   one write transaction; closing a CLOSED process changes nothing.
 - ``wait_process`` polls (50 ms, doubling to 500 ms; never a busy loop) until
@@ -189,9 +194,12 @@ def reap_stale(ws: Workspace) -> list[Process]:
                                            note=reason):
                 conversation.end_running_turns(db, process_id, "STALE", reason)
                 beating = row is not None and stale_reason(
-                    row, datetime.now(UTC), ws.settings.process_stale_timeout) is None
+                    row, datetime.now(UTC), ws.settings.process_stale_timeout,
+                    _liveness(ws)) is None
                 closed.append((process_id, row["worker_pid"] if row and beating else None))
-    for _, pid in closed:  # a worker past its deadline still beats (its pid is its own): stop it
+    # a worker past its deadline still beats (its pid is its own): stop it; a team's worker
+    # may be on another host, and sees the close at its next heartbeat
+    for _, pid in closed if not ws.settings.team else ():
         if pid is not None and pid != os.getpid() and is_pid_alive(int(pid)):
             with contextlib.suppress(OSError):
                 os.kill(int(pid), signal.SIGTERM)
@@ -202,8 +210,18 @@ def reap_stale(ws: Workspace) -> list[Process]:
 
 def _why_reaped(ws: Workspace, row: Row, now: datetime) -> str | None:
     """Say why a RUNNING process is reaped: its worker is gone or silent, or its turn overdue."""
-    reason = stale_reason(row, now, ws.settings.process_stale_timeout)
+    reason = stale_reason(row, now, ws.settings.process_stale_timeout, _liveness(ws))
     return reason or overdue_reason(ws, row, now)
+
+
+def _assume_alive(pid: int) -> bool:
+    """A worker pid of another host: only its heartbeat says whether it lives."""
+    return True
+
+
+def _liveness(ws: Workspace) -> Callable[[int], bool]:
+    """The pid check of this store: the OS's on SQLite; none on a team's PostgreSQL."""
+    return _assume_alive if ws.settings.team else is_pid_alive
 
 
 def overdue_reason(ws: Workspace, row: Row, now: datetime) -> str | None:
@@ -352,7 +370,8 @@ def stop_process(ws: Workspace, ident: str) -> StopResult:
 def _signal_worker(ws: Workspace, after: Process, closed_from: Status) -> int | None:
     """Send SIGTERM to the stopped process's live worker; return its pid, or None."""
     pid = after.worker_pid
-    if closed_from is not Status.RUNNING or pid is None or pid == os.getpid():
+    if closed_from is not Status.RUNNING or pid is None or pid == os.getpid() or \
+            ws.settings.team:  # its worker may be on another host: it sees the close itself
         return None
     fresh = after.heartbeat_at is not None and (
         datetime.now(UTC) - parse_time(after.heartbeat_at)

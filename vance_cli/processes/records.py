@@ -17,7 +17,6 @@ Rules (docs/processes.md):
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -110,7 +109,7 @@ def create_process(ws: Workspace, spec: ProcessSpec, *, found: Recipe | None = N
             queue_initial_inputs(db, process_id, row["goal"], spec.steer)
             store.record_transition(db, process_id, None, Status.INIT.value)
             created = change_status(db, process_id, Status.INIT, Status.IDLE, note="started")
-    except sqlite3.IntegrityError as exc:
+    except db.integrity_errors as exc:
         if store.is_unique_violation(exc):
             raise DuplicateProcessName(name, settings.session, settings.tenant) from None
         raise

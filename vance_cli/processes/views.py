@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from vance_cli.base.records import frozen
 from vance_cli.state import conversation
 from vance_cli.state.db import Database
+from vance_cli.state.stores import open_state
 
 if TYPE_CHECKING:
     from vance_cli.processes.inputs import Message
@@ -108,7 +109,7 @@ class ReplyWatch:
     """
 
     def __init__(self, ws: Workspace) -> None:
-        self.db_file = ws.settings.paths.db_file
+        self.target = ws.settings.state_target
         self.tenant, self.session = ws.settings.tenant, ws.settings.session
         self.last_id = 0
         self._lock = threading.Lock()
@@ -120,7 +121,7 @@ class ReplyWatch:
 
     def open(self) -> Database:
         """Return a connection of its own to the state database (for the watching thread)."""
-        return Database.open(self.db_file)
+        return open_state(self.target)
 
     def new(self, db: Database) -> list[Reply]:
         """Return the replies stored since the last call (or mark), oldest first.

@@ -41,13 +41,14 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from vance_cli.base.errors import DatabaseLocked, InvalidTransition
+from vance_cli.base.errors import DatabaseLocked, InvalidTransition, StateError
 from vance_cli.base.signals import WorkerTerminated, install_sigterm, stop_cause
 from vance_cli.processes.lifecycle import close_process
 from vance_cli.processes.model import CloseReason, Process, Status
 from vance_cli.processes.records import apply_transition, load_process
 from vance_cli.state import process_store as store
 from vance_cli.state.db import Database
+from vance_cli.state.stores import open_state
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -74,15 +75,15 @@ class Heartbeat:
     shorter than one interval never pays for it.
 
     Args:
-        db_path: the state database file.
+        target: the state store (``Settings.state_target``).
         process_id: full process id.
         pid: the worker pid the stamp must match.
         interval: seconds between stamps.
     """
 
-    def __init__(self, db_path: Path, process_id: str, pid: int, interval: float) -> None:
-        self.db_path, self.process_id, self.pid, self.interval = (db_path, process_id, pid,
-                                                                   interval)
+    def __init__(self, target: Path | str, process_id: str, pid: int, interval: float) -> None:
+        self.target, self.process_id, self.pid, self.interval = (target, process_id, pid,
+                                                                 interval)
         self.lost = threading.Event()
         self.beats = 0
         self.due = 0.0
@@ -100,7 +101,9 @@ class Heartbeat:
         """Stamp once (the pacemaker calls it when due).
 
         A stamp that does not land because the process is no longer ours
-        sets ``lost``; a busy database is tried again at the next beat.
+        sets ``lost``; a busy database is tried again at the next beat, and so
+        is a PostgreSQL server that failed or cannot be reached (a dropped
+        connection, a restart: the pool connects anew).
 
         Returns:
             True while the heartbeat goes on.
@@ -111,12 +114,14 @@ class Heartbeat:
             self.due = time.monotonic() + self.interval
             try:
                 if self._db is None:
-                    self._db = Database.open(self.db_path)
+                    self._db = open_state(self.target)
                 with self._db.transaction():
                     ours = store.stamp_heartbeat(self._db, self.process_id, self.pid)
             except (sqlite3.Error, DatabaseLocked):  # busy past the wait: try again next beat
                 return True
-            except Exception:  # the database cannot be opened: no more stamps
+            except Exception as exc:  # the database cannot be opened: no more stamps,
+                if isinstance(exc, StateError) and isinstance(self.target, str):
+                    return True  # but a server's failure may pass: try again next beat
                 self._end()
                 return False
             if not ours:
@@ -316,7 +321,7 @@ def running(ws: Workspace, process_id: str, handle_sigterm: bool = True,
         if on_claim is not None:
             on_claim(current.id)
     settings = ws.settings
-    beat = Heartbeat(settings.paths.db_file, current.id, pid, heartbeat_interval(
+    beat = Heartbeat(settings.state_target, current.id, pid, heartbeat_interval(
         settings.process_heartbeat_interval, settings.process_stale_timeout))
     run = Run(ws, current.id, beat)
     previous = install_sigterm() if handle_sigterm else None

@@ -25,12 +25,12 @@ def add_message(db: Database, process_id: str, role: str, kind: str, content: st
                 tokens_in: int | None = None, tokens_out: int | None = None,
                 meta: Mapping[str, Any] | None = None) -> int:
     """Append one message and return its id (``turn`` None: a pending input)."""
-    cur = db.conn.execute(
+    row = db.conn.execute(
         f"INSERT INTO messages ({_MESSAGE.removeprefix('id, ')}) VALUES"
-        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         (process_id, role, kind, content, utc_now(), turn, model, tokens_in, tokens_out,
-         json.dumps(dict(meta or {}), ensure_ascii=False)))
-    return int(cur.lastrowid or 0)
+         json.dumps(dict(meta or {}), ensure_ascii=False))).fetchall()[0]
+    return int(row[0])
 
 
 def pending_inputs(db: Database, process_id: str) -> list[Row]:

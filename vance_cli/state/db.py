@@ -10,6 +10,10 @@ Invariants:
 - ``transaction()`` nests: an inner call is a SAVEPOINT, as sqlite-utils'
   ``Database.atomic``.
 - The schema is created and migrated on open (``migrations.py``).
+- ``Database`` is what the store code sees of either store: ``conn.execute``
+  with ``?`` placeholders, ``transaction()``, ``query``. ``SqliteDatabase``
+  is the embedded file; ``state/pg.py`` the PostgreSQL server, loaded only
+  when ``state.url`` names one (``stores.open_state``).
 - Every SQLite failure of the database names its file (``db_errors``): one
   refusing a write for want of room or permission is a ``StorageError``, as a
   refused file write is, any other a ``StateError`` (docs/exit-codes.md).
@@ -22,6 +26,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sqlite3
@@ -29,10 +34,11 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from vance_cli.base.errors import STORAGE_ERRNOS, StateError, StorageError, VanceError
 from vance_cli.state.db_errors import database_error
+from vance_cli.state.dialect import SQLITE, Connection, Dialect, Row
 from vance_cli.state.migrations import migrate, pending
 
 FULL_ERRNOS = frozenset({"ENOSPC", "EDQUOT", "EFBIG"})
@@ -42,11 +48,59 @@ home)."""
 BUSY_TIMEOUT_MS = 30_000
 """How long a writer waits for the lock, in milliseconds (8 parallel CLIs need < 1 s each)."""
 
-Row = sqlite3.Row
+__all__ = ["Database", "Row", "SqliteDatabase"]
 
 
 class Database:
-    """An open state database.
+    """An open state database, as the store code sees either store.
+
+    Attributes:
+        dialect: the SQL this store takes (``state/dialect.py``).
+        integrity_errors: what its driver raises for a broken constraint.
+        conn: runs one statement (``?`` placeholders); inside ``transaction()``
+            it runs in the transaction.
+        label: what messages name: the file, or the URL without its password.
+        read_only: why the database was opened read-only (raised by every
+            write), or None when it is writable.
+        applied: the migrations applied when it was opened.
+    """
+
+    dialect: ClassVar[Dialect] = SQLITE
+    integrity_errors: ClassVar[tuple[type[Exception], ...]] = (sqlite3.IntegrityError,)
+    conn: Connection
+    label: str
+    read_only: StorageError | None = None
+    applied: tuple[str, ...] = ()
+
+    @staticmethod
+    def open(path: Path) -> SqliteDatabase:
+        """Open (creating if needed) and migrate the SQLite database at ``path``.
+
+        Raises:
+            As ``SqliteDatabase.open``.
+        """
+        return SqliteDatabase.open(path)
+
+    def transaction(self) -> contextlib.AbstractContextManager[Connection]:
+        """Run a block atomically, holding the write lock; nested calls use a SAVEPOINT."""
+        raise NotImplementedError
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """Run a read query and return all rows."""
+        return self.conn.execute(sql, params).fetchall()
+
+    def query_one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
+        """Run a read query and return the first row or None."""
+        row: Row | None = self.conn.execute(sql, params).fetchone()
+        return row
+
+    def close(self) -> None:
+        """Close the connection (or the pool)."""
+        raise NotImplementedError
+
+
+class SqliteDatabase(Database):
+    """The embedded store: one SQLite file.
 
     Args:
         conn: a connection in autocommit mode (``isolation_level=None``).
@@ -57,13 +111,15 @@ class Database:
 
     def __init__(self, conn: sqlite3.Connection, path: Path,
                  read_only: StorageError | None = None) -> None:
+        self.sqlite = conn
         self.conn = conn
         self.path = path
+        self.label = str(path)
         self.read_only = read_only
         self._depth = 0
 
     @classmethod
-    def open(cls, path: Path) -> Database:
+    def open(cls, path: Path) -> SqliteDatabase:
         """Open (creating if needed) and migrate the database at ``path``.
 
         A database that exists but cannot be written is opened read-only.
@@ -97,7 +153,7 @@ class Database:
             return cls._open_read_only(path, exc)
 
     @classmethod
-    def _open_writable(cls, path: Path) -> Database:
+    def _open_writable(cls, path: Path) -> SqliteDatabase:
         conn: _Connection | None = None
         try:
             conn = _connect(path)
@@ -106,7 +162,7 @@ class Database:
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
             db = cls(conn, path)
-            migrate(db)
+            db.applied = tuple(migrate(db))
         except (sqlite3.DatabaseError, VanceError) as exc:
             if conn is not None:
                 conn.close()
@@ -120,7 +176,7 @@ class Database:
         return db
 
     @classmethod
-    def _open_read_only(cls, path: Path, refused: StorageError) -> Database:
+    def _open_read_only(cls, path: Path, refused: StorageError) -> SqliteDatabase:
         """Open an existing database for reading only, or raise why it cannot be written."""
         why, name = refused, refused.details.get("errno")
         if name not in FULL_ERRNOS:
@@ -151,7 +207,7 @@ class Database:
         raise why
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> Iterator[Connection]:
         """Run a block atomically; nested calls use a SAVEPOINT.
 
         The outermost call starts ``BEGIN IMMEDIATE`` (takes the write lock
@@ -179,7 +235,7 @@ class Database:
             yield self.conn
         except BaseException as exc:
             self._depth -= 1
-            if self.conn.in_transaction:  # SQLite may have rolled back itself (disk full)
+            if self.sqlite.in_transaction:  # SQLite may have rolled back itself (disk full)
                 for statement in rollback.split("; "):
                     self.conn.execute(statement)
             known = database_error(exc, self.path)
@@ -193,22 +249,13 @@ class Database:
             known = exc if isinstance(exc, VanceError) else database_error(exc, self.path)
             if known is None:
                 raise
-            if self._depth == 0 and self.conn.in_transaction:
-                sqlite3.Connection.execute(self.conn, "ROLLBACK")
+            if self._depth == 0 and self.sqlite.in_transaction:
+                sqlite3.Connection.execute(self.sqlite, "ROLLBACK")
             raise known from None
-
-    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
-        """Run a read query and return all rows."""
-        return self.conn.execute(sql, params).fetchall()
-
-    def query_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Row | None:
-        """Run a read query and return the first row or None."""
-        row: Row | None = self.conn.execute(sql, params).fetchone()
-        return row
 
     def close(self) -> None:
         """Close the connection."""
-        self.conn.close()
+        self.sqlite.close()
 
 
 def _empty_or_sqlite(path: Path) -> bool:

@@ -117,10 +117,10 @@ def record(db: Database, tenant: str, session: str, task: str, decision: Decisio
     )
     columns = [c.strip() for c in _COLUMNS.split(",")][1:]
     with db.transaction() as conn:
-        cur = conn.execute(
+        row = conn.execute(
             f"INSERT INTO decisions ({', '.join(columns)})"
-            f" VALUES ({', '.join('?' for _ in columns)})", values)
-    return int(cur.lastrowid or 0)
+            f" VALUES ({', '.join('?' for _ in columns)}) RETURNING id", values).fetchall()[0]
+    return int(row[0])
 
 
 def link_process(db: Database, log_id: int, process_id: str) -> None:

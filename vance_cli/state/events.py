@@ -22,13 +22,13 @@ _COLUMNS = ("id, tenant, recipient_process_id, source_process_id, kind, payload,
 def insert_event(db: Database, tenant: str, recipient: str, source: str | None, *, kind: str,
                  payload: Mapping[str, Any]) -> int:
     """Append one event to ``recipient``'s queue and return its id (ids only grow)."""
-    cur = db.conn.execute(
+    row = db.conn.execute(
         "INSERT INTO events (tenant, recipient_process_id, source_process_id, kind, payload,"
-        " created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        " created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
         (tenant, recipient, source, kind, json.dumps(dict(payload), ensure_ascii=False),
          utc_now()),
-    )
-    return int(cur.lastrowid or 0)
+    ).fetchall()[0]
+    return int(row[0])
 
 
 def select_events(db: Database, tenant: str, *, recipient: str | None = None,

@@ -4,21 +4,27 @@ Each migration is a function applied once, inside its own write transaction,
 in list order (as llm's and sqlite-utils' migrations). Two processes opening a
 fresh database at once serialise on the write lock; the second finds the
 migration recorded and skips it. Never edit a released migration: append a
-new one. ``tests/unit/test_migrations.py`` pins the resulting schema.
+new one. ``tests/unit/state/test_migrations.py`` pins the resulting schema.
+
+Each migration has a PostgreSQL twin of the same name (``migrations_pg.py``);
+``steps`` lists the ones of a dialect. On PostgreSQL they are applied only by
+``vance migrate``: every write transaction takes the one advisory write lock
+(``dialect.POSTGRES``), so two runs at once serialise as on SQLite.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from vance_cli.base.clock import utc_now
+from vance_cli.state.dialect import SQLITE, Connection, Dialect
+from vance_cli.state.migrations_pg import TWINS
 
 if TYPE_CHECKING:
     from vance_cli.state.db import Database
 
-Migration = Callable[[sqlite3.Connection], None]
+Migration = Callable[[Connection], None]
 
 MIGRATIONS: list[tuple[str, Migration]] = []
 """(name, function) in apply order."""
@@ -31,7 +37,7 @@ def migration(func: Migration) -> Migration:
 
 
 @migration
-def m001_processes(conn: sqlite3.Connection) -> None:
+def m001_processes(conn: Connection) -> None:
     """Processes: one row per started recipe run; name unique per (tenant, session)."""
     conn.execute("""
         CREATE TABLE processes (
@@ -71,7 +77,7 @@ def m001_processes(conn: sqlite3.Connection) -> None:
 
 
 @migration
-def m002_events(conn: sqlite3.Connection) -> None:
+def m002_events(conn: Connection) -> None:
     """Pending queue: events addressed to a process (e.g. a child closed)."""
     conn.execute("""
         CREATE TABLE events (
@@ -88,7 +94,7 @@ def m002_events(conn: sqlite3.Connection) -> None:
 
 
 @migration
-def m003_decisions(conn: sqlite3.Connection) -> None:
+def m003_decisions(conn: Connection) -> None:
     """Decision log: one row per selector call (never the API key)."""
     conn.execute("""
         CREATE TABLE decisions (
@@ -114,7 +120,7 @@ def m003_decisions(conn: sqlite3.Connection) -> None:
 
 
 @migration
-def m004_decision_links(conn: sqlite3.Connection) -> None:
+def m004_decision_links(conn: Connection) -> None:
     """Decision log: the process a MATCH started, the JSON mode sent, dry runs; tenant index."""
     conn.execute("ALTER TABLE decisions ADD COLUMN process_id TEXT")
     conn.execute("ALTER TABLE decisions ADD COLUMN json_mode TEXT")
@@ -123,7 +129,7 @@ def m004_decision_links(conn: sqlite3.Connection) -> None:
 
 
 @migration
-def m005_runtime(conn: sqlite3.Connection) -> None:
+def m005_runtime(conn: Connection) -> None:
     """The runtime: a process's messages (inputs and replies), its turns and its LLM calls.
 
     ``processes.result`` becomes ``outcome`` (the structured end: a reason, a recipe path)
@@ -179,13 +185,13 @@ def m005_runtime(conn: sqlite3.Connection) -> None:
 
 
 @migration
-def m006_process_state(conn: sqlite3.Connection) -> None:
+def m006_process_state(conn: Connection) -> None:
     """An orchestrating engine's state between turns (phases, heads, the task tree)."""
     conn.execute("ALTER TABLE processes ADD COLUMN state TEXT")
 
 
 @migration
-def m007_calls_without_process(conn: sqlite3.Connection) -> None:
+def m007_calls_without_process(conn: Connection) -> None:
     """LLM calls outside a process (``vance wizard check``): ``process_id`` may be null.
 
     SQLite cannot drop a NOT NULL in place: the table is rebuilt with its rows and index.
@@ -214,7 +220,7 @@ def m007_calls_without_process(conn: sqlite3.Connection) -> None:
 
 
 @migration
-def m008_wizard_uses(conn: sqlite3.Connection) -> None:
+def m008_wizard_uses(conn: Connection) -> None:
     """One row per wizard prompt rendered for a person (the quick-start cards rank by it)."""
     conn.execute("""
         CREATE TABLE wizard_uses (
@@ -226,21 +232,33 @@ def m008_wizard_uses(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX wizard_uses_tenant ON wizard_uses(tenant, wizard)")
 
 
+def steps(dialect: Dialect) -> list[tuple[str, Migration]]:
+    """Return (name, function) of every migration of ``dialect``, in apply order."""
+    if dialect is SQLITE:
+        return list(MIGRATIONS)
+    return [(name, TWINS[name]) for name, _ in MIGRATIONS]
+
+
 def migrate(db: Database) -> list[str]:
-    """Apply every migration not yet recorded.
+    """Apply every migration of the database's dialect not yet recorded.
 
     Returns:
         Names of the migrations applied now (empty when up to date).
     """
     conn = db.conn
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
-    )
-    done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
-    if all(name in done for name, _ in MIGRATIONS):
+    todo = steps(db.dialect)
+    if db.dialect is not SQLITE:
+        with db.transaction():  # two first runs at once: one creates the table
+            conn.execute("CREATE TABLE IF NOT EXISTS migrations"
+                         " (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    else:
+        conn.execute("CREATE TABLE IF NOT EXISTS migrations"
+                     " (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    done = {row[0] for row in conn.execute("SELECT name FROM migrations").fetchall()}
+    if all(name in done for name, _ in todo):
         return []
     applied: list[str] = []
-    for name, func in MIGRATIONS:
+    for name, func in todo:
         with db.transaction():
             # re-check under the write lock: another process may have won the race
             if conn.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
@@ -252,12 +270,17 @@ def migrate(db: Database) -> list[str]:
     return applied
 
 
-def pending(conn: sqlite3.Connection) -> list[str]:
+def pending(conn: Connection, dialect: Dialect = SQLITE) -> list[str]:
     """Return the names of the migrations not yet recorded, in order, without writing.
 
-    For a database opened read-only: it can be read only when this is empty.
+    For a database opened read-only, or a PostgreSQL database before a command
+    uses it: it can be used only when this is empty.
     """
-    known = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migrations'"
-                         ).fetchone()
-    done = {row[0] for row in conn.execute("SELECT name FROM migrations")} if known else set()
+    if dialect is SQLITE:
+        known = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'"
+                             " AND name = 'migrations'").fetchone()
+    else:
+        known = conn.execute("SELECT to_regclass('migrations')").fetchone()[0]
+    done = ({row[0] for row in conn.execute("SELECT name FROM migrations").fetchall()}
+            if known else set())
     return [name for name, _ in MIGRATIONS if name not in done]

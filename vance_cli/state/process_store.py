@@ -7,7 +7,6 @@ The rules (which transitions are legal, what a process looks like) live in
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -25,7 +24,8 @@ def insert_process(db: Database, row: Mapping[str, Any]) -> None:
     """Insert one process row (keys as the column names; ``params``/``outcome`` as mappings).
 
     Raises:
-        sqlite3.IntegrityError: the (tenant, session, name) is taken or the parent is unknown.
+        IntegrityError: the (tenant, session, name) is taken or the parent is unknown (one
+            of ``db.integrity_errors``).
     """
     values = dict(row)
     values["params"] = json.dumps(values.get("params") or {}, ensure_ascii=False)
@@ -34,8 +34,8 @@ def insert_process(db: Database, row: Mapping[str, Any]) -> None:
     values.setdefault("turns", 0)
     cols = [c.strip() for c in _COLUMNS.split(",")]
     db.conn.execute(
-        f"INSERT INTO processes ({', '.join(cols)}) VALUES ({', '.join(':' + c for c in cols)})",
-        {c: values.get(c) for c in cols},
+        f"INSERT INTO processes ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
+        [values.get(c) for c in cols],
     )
 
 
@@ -267,6 +267,8 @@ def delete_closed(db: Database, process_ids: Sequence[str]) -> list[str]:
     return removed
 
 
-def is_unique_violation(exc: sqlite3.IntegrityError) -> bool:
-    """True when ``exc`` is the (tenant, session, name) uniqueness violation."""
-    return "UNIQUE" in str(exc) and "processes.name" in str(exc)
+def is_unique_violation(exc: Exception) -> bool:
+    """True when ``exc`` is the (tenant, session, name) uniqueness violation (either store)."""
+    text = str(exc)
+    return ("UNIQUE" in text and "processes.name" in text) or \
+        "processes_tenant_session_name_key" in text

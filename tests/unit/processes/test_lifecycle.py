@@ -139,13 +139,15 @@ def test_fresh_running_process_is_left_alone(ws: Workspace) -> None:
 def test_reads_never_write(ws: Workspace) -> None:
     pid = make(ws, "old")
     transition(ws, pid, Status.RUNNING)
-    age(ws, pid, 5.0, pid=999_999_99)  # pid that cannot exist
+    team = ws.settings.team  # a team's database has no pid check: only a silent heartbeat
+    age(ws, pid, 31.0 if team else 5.0, pid=999_999_99)  # pid that cannot exist
     before = ws.db.query("SELECT count(*) FROM process_transitions")[0][0]
     assert [p.status for p in list_processes(ws)] == [Status.RUNNING]
     assert load_process(ws, pid).status is Status.RUNNING
     assert ws.db.query("SELECT count(*) FROM process_transitions")[0][0] == before
     [reaped] = reap_stale(ws)  # the named step closes it
-    assert reaped.status is Status.CLOSED and "is gone" in reaped.outcome["reason"]  # type: ignore[index]
+    assert reaped.status is Status.CLOSED
+    assert ("no heartbeat" if team else "is gone") in reaped.outcome["reason"]  # type: ignore[index]
 
 
 def test_concurrent_reapers_close_once() -> None:
@@ -259,6 +261,7 @@ def _sleeper() -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
 
 
+@pytest.mark.sqlite_only  # on a team's PostgreSQL no pid is signalled: the test below
 def test_stop_signals_a_running_worker_with_a_fresh_heartbeat(ws: Workspace) -> None:
     worker = _sleeper()  # stands in for a worker: a real process we own
     try:
@@ -294,6 +297,45 @@ def test_stop_never_signals_a_pid_whose_heartbeat_is_old(
     finally:
         stranger.kill()
         stranger.wait()
+
+
+@pytest.mark.postgres  # a team's database: workers may run on other hosts
+def test_on_a_team_database_stop_signals_no_pid_and_the_worker_sees_the_close(
+        ws: Workspace) -> None:
+    from vance_cli.processes.worker import Heartbeat
+
+    local = _sleeper()  # a live pid here, but the worker could be any host's pid
+    try:
+        pid = make(ws, "elsewhere")
+        transition(ws, pid, Status.RUNNING)
+        with ws.db.transaction():
+            store.set_worker(ws.db, pid, local.pid)
+        result = stop_process(ws, pid)
+        assert result.stopped and result.signalled_pid is None
+        assert load_process(ws, pid).close_reason == "STOPPED"
+        time.sleep(0.2)
+        assert local.poll() is None  # never signalled
+        beat = Heartbeat(ws.settings.state_target, pid, local.pid, 60)
+        assert beat.stamp() is False and beat.lost.is_set()  # the worker finds out itself
+    finally:
+        local.kill()
+        local.wait()
+
+
+@pytest.mark.postgres
+def test_on_a_team_database_only_the_heartbeat_age_says_a_worker_is_gone(
+        ws: Workspace) -> None:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # no such pid here; on its own host the worker may well live
+    beating, silent = make(ws, "beating"), make(ws, "silent")
+    for pid in (beating, silent):
+        transition(ws, pid, Status.RUNNING)
+    age(ws, beating, 1.0, pid=gone.pid)
+    age(ws, silent, 31.0, pid=gone.pid)
+    assert [p.id for p in reap_stale(ws)] == [silent]
+    assert load_process(ws, beating).status is Status.RUNNING
+    reason = load_process(ws, silent).outcome["reason"]  # type: ignore[index]
+    assert reason.startswith(f"no heartbeat from worker {gone.pid} for 3")
 
 
 def test_a_turn_past_its_deadline_is_reaped_while_its_worker_still_beats(

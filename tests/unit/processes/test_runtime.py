@@ -192,6 +192,36 @@ def test_a_claim_that_loses_the_race_is_cannot_run_and_changes_nothing(
     assert llm.chat_requests == []
 
 
+def test_of_turns_started_at_once_on_their_own_connections_exactly_one_runs(
+        ws: Workspace, llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every turn sees the process IDLE before any claims it: the database picks one."""
+    pid = new_process(ws)
+    llm.reply(LIMA)
+    starters = 4
+    barrier = threading.Barrier(starters, timeout=30)
+    claimable = runtime._claimable
+
+    def all_checked(*args: Any) -> Any:
+        checked = claimable(*args)
+        barrier.wait()
+        return checked
+
+    monkeypatch.setattr(runtime, "_claimable", all_checked)
+    turns = [Background(pid) for _ in range(starters)]
+    settled: list[str | None] = []
+    for turn in turns:
+        try:
+            settled.append(turn.join().settle)
+        except CannotRun:
+            settled.append("lost the claim")
+    assert sorted(settled, key=str) == ["IDLE"] + ["lost the claim"] * (starters - 1)
+    assert len(llm.chat_requests) == 1
+    assert inputs(ws, pid) == [("task", 1)]  # consumed once, by the one turn, at its settle
+    assert [tuple(r) for r in ws.db.query(
+        "SELECT number, outcome FROM turns WHERE process_id = ?", (pid,))] == [(1, "IDLE")]
+    assert load_process(ws, pid).turns == 1
+
+
 def test_ctrl_c_keeps_the_partial_reply_marked_interrupted_and_settles_idle(
         ws: Workspace, llm: ScriptedLLMServer) -> None:
     pid = new_process(ws)

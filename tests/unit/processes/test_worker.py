@@ -156,3 +156,31 @@ def test_running_outside_the_main_thread_leaves_signals_alone(ws: Workspace) -> 
     thread.join()
     assert seen == [Status.RUNNING]
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+@pytest.mark.postgres  # a server's failure, as a team's database meets one
+def test_a_heartbeat_outlives_a_dropped_server_connection(ws: Workspace) -> None:
+    import psycopg
+
+    from vance_cli.processes.records import transition
+    from vance_cli.processes.worker import Heartbeat
+    from vance_cli.state import process_store as store
+
+    pid = make(ws, "beating")
+    transition(ws, pid, Status.RUNNING)
+    with ws.db.transaction():
+        store.set_worker(ws.db, pid, os.getpid())
+    beat = Heartbeat(ws.settings.state_target, pid, os.getpid(), 60)
+    try:
+        assert beat.stamp() is True and beat.beats == 1
+        with psycopg.connect(str(ws.settings.state_target), autocommit=True) as admin:
+            ended = admin.execute(  # the server drops every other connection to the database
+                "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()) AS t"
+            ).fetchone()
+        assert ended is not None and ended[0] >= 1
+        assert beat.stamp() is True  # refused by the dropped connection, or landed anew
+        assert wait_until(lambda: beat.stamp() and beat.beats >= 2, timeout=30)
+        assert not beat.lost.is_set()
+    finally:
+        beat.stop()

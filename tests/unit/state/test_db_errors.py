@@ -14,6 +14,8 @@ from vance_cli.state import db_errors
 from vance_cli.state.db import Database
 from vance_cli.state.db_errors import database_error
 
+pytestmark = pytest.mark.sqlite_only  # SQLite's own failures, on files the tests make
+
 
 def _raised(conn: sqlite3.Connection, sql: str) -> sqlite3.Error:
     with pytest.raises(sqlite3.Error) as info:

@@ -1,10 +1,17 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
+import postgres
+import pytest
+from helpers import run_cli
+
 from vance_cli.state.db import Database
-from vance_cli.state.migrations import MIGRATIONS, migrate
+from vance_cli.state.migrations import MIGRATIONS, migrate, steps
+from vance_cli.state.migrations_pg import TWINS
+from vance_cli.state.stores import open_state
 
 EXPECTED_TABLES = {
     "migrations": ["name", "applied_at"],
@@ -37,14 +44,102 @@ def _schema(path: Path) -> dict[str, list[str]]:
     return {t: [c[1] for c in conn.execute(f"PRAGMA table_info({t})")] for t in tables}
 
 
+@pytest.mark.sqlite_only
 def test_migrated_schema_is_pinned(tmp_path: Path) -> None:
     db = Database.open(tmp_path / "v.db")
     db.close()
     assert _schema(tmp_path / "v.db") == EXPECTED_TABLES
 
 
+@pytest.mark.sqlite_only
 def test_migrations_run_once(tmp_path: Path) -> None:
     db = Database.open(tmp_path / "v.db")
     assert migrate(db) == []
     names = [r[0] for r in db.query("SELECT name FROM migrations ORDER BY rowid")]
     assert names == [name for name, _ in MIGRATIONS]
+
+
+@pytest.mark.sqlite_only
+def test_every_migration_has_its_postgres_twin_in_order() -> None:
+    assert list(TWINS) == [name for name, _ in MIGRATIONS]
+    assert [name for name, _ in steps(Database.dialect)] == list(TWINS)
+
+
+def _pg_schema(url: str) -> dict[str, list[str]]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT table_name, column_name FROM information_schema.columns"
+            " WHERE table_schema = 'public' ORDER BY table_name, ordinal_position").fetchall()
+    schema: dict[str, list[str]] = {}
+    for table, column in rows:
+        schema.setdefault(table, []).append(column)
+    return schema
+
+
+@pytest.mark.postgres  # the PostgreSQL store itself: run there only (tests/conftest.py)
+def test_vance_migrate_gives_postgres_the_same_tables_and_columns() -> None:
+    with postgres.fresh_database(migrated=False) as url:
+        first = run_cli(["migrate", "--json"], env={"VANCE_STATE_URL": url})
+        again = run_cli(["migrate"], env={"VANCE_STATE_URL": url})
+        schema = _pg_schema(url)
+    assert first.exit_code == 0, first.stderr
+    assert first.json()["applied"] == [name for name, _ in MIGRATIONS]
+    assert again.exit_code == 0 and again.stdout.endswith(": up to date\n")
+    assert schema["processes"][-5:] == ["rowid", "result", "turns", "prompt", "state"]
+    schema["processes"].remove("rowid")  # SQLite's implicit rowid, a column of its own here
+    assert {t: sorted(c) for t, c in schema.items()} == \
+        {t: sorted(c) for t, c in EXPECTED_TABLES.items()}
+
+
+@pytest.mark.postgres  # the PostgreSQL store itself: run there only (tests/conftest.py)
+def test_other_commands_refuse_an_unmigrated_postgres_database_naming_vance_migrate() -> None:
+    with postgres.fresh_database(migrated=False) as url:
+        result = run_cli(["process", "list"], env={"VANCE_STATE_URL": url})
+        tables = _pg_schema(url)
+    assert result.exit_code == 1
+    assert "is not migrated (8 migrations pending" in result.stderr
+    assert "run 'vance migrate'" in result.stderr
+    assert tables == {}  # refused before anything was written
+
+
+@pytest.mark.postgres  # the PostgreSQL store itself: run there only (tests/conftest.py)
+def test_two_migrations_at_once_serialise_on_the_write_lock() -> None:
+    from vance_cli.state.pg import PgDatabase
+
+    applied: list[tuple[str, ...]] = []
+    failed: list[BaseException] = []
+
+    def run(url: str) -> None:
+        try:
+            db = PgDatabase.connect(url, migrating=True)
+            applied.append(db.applied)
+            db.close()
+        except BaseException as exc:
+            failed.append(exc)
+
+    with postgres.fresh_database(migrated=False) as url:
+        threads = [threading.Thread(target=run, args=(url,)) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        db = open_state(url)
+        names = [row[0] for row in db.query("SELECT name FROM migrations ORDER BY name")]
+        db.close()
+    assert failed == []
+    assert sorted(len(a) for a in applied) == [0, 0, len(MIGRATIONS)] or \
+        sum(len(a) for a in applied) == len(MIGRATIONS)
+    assert names == [name for name, _ in MIGRATIONS]
+
+
+@pytest.mark.postgres  # the PostgreSQL store itself: run there only (tests/conftest.py)
+def test_an_unreachable_server_is_a_state_error_without_the_password() -> None:
+    assert postgres.ADMIN_URL is not None
+    url = postgres.database_url("vance_no_such_database").replace(
+        "postgresql://postgres@", "postgresql://postgres:s3cret@")
+    result = run_cli(["process", "list"], env={"VANCE_STATE_URL": url})
+    assert result.exit_code == 1
+    assert "cannot reach state database postgresql://postgres:****@/" in result.stderr
+    assert "vance_no_such_database" in result.stderr and "s3cret" not in result.stderr
