@@ -184,6 +184,11 @@ def _compile(spec: Wizard) -> tuple[Template, tuple[CompiledFollowUp, ...]]:
         template = compile_template(spec.prompt_template)
     except TemplateRejected as exc:
         raise ValueError(f"promptTemplate {exc}") from None
+    if spec.validator_prompt is not None:
+        try:  # compiled again by the check: a wizard whose check cannot run is broken here
+            compile_template(spec.validator_prompt)
+        except TemplateRejected as exc:
+            raise ValueError(f"validatorPrompt {exc}") from None
     followups = []
     for index, followup in enumerate(spec.suggested_follow_ups):
         try:
@@ -199,6 +204,11 @@ def _check(spec: Wizard) -> None:
         parse_template(spec.prompt_template)
     except TemplateRejected as exc:
         raise ValueError(f"promptTemplate {exc}") from None
+    if spec.validator_prompt is not None:
+        try:
+            parse_template(spec.validator_prompt)
+        except TemplateRejected as exc:
+            raise ValueError(f"validatorPrompt {exc}") from None
     for index, followup in enumerate(spec.suggested_follow_ups):
         try:
             check_followup(followup)
