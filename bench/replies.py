@@ -13,16 +13,25 @@ process, which reports its wall time and peak RSS (docs/configuration.md
 "Deadlines and caps": the deadline ends the first two at ``--timeout``, the caps
 the others).
 
+Last, whole turns against a trickling server, as ``vance`` commands in child
+processes with a fresh home (issue 26's acceptance): a turn under a
+``--turn-budget`` (``turn.timeout``) in the foreground (``delegate --wait``)
+and in a worker, and the selector under ``llm.timeout`` = ``--timeout``. Each
+is timed from the moment the hostile request reached the server: to the
+command's end (foreground, selector) or to the turn record's end (worker).
+
 Usage: python bench/replies.py [--sizes 10000,100000,200000] [--runs 3] [--timeout 5]
-       [--no-hostile]
+       [--turn-budget 5] [--no-hostile]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -119,12 +128,86 @@ def _hostile(timeout: float) -> None:
         server.stop()
 
 
+PERU = "What is the capital of Peru?"
+
+
+def _vance(args: list[str], env: dict[str, str]) -> tuple[float, dict[str, object]]:
+    """Run ``vance ARGS --json``; return when it ended (``time.monotonic``) and its document."""
+    done = subprocess.run([sys.executable, "-m", "vance_cli", *args, "--json"], cwd=REPO,
+                          env=env, capture_output=True, text=True, check=False)
+    ended = time.monotonic()
+    try:
+        return ended, json.loads(done.stdout)
+    except ValueError:
+        return ended, {"error": (done.stdout + done.stderr).strip()[-200:]}
+
+
+def _turn_record(home: str, process_id: str) -> tuple[float, str]:
+    """The first turn's (seconds, reason) from the state database of ``home``."""
+    os.environ["VANCE_HOME"] = home
+    from vance_cli.base.clock import parse_time
+    from vance_cli.base.config import load_settings
+    from vance_cli.state import conversation
+    from vance_cli.workspace import Workspace
+
+    ws = Workspace(load_settings())
+    try:
+        turn = conversation.turns(ws.db, process_id)[0]
+    finally:
+        ws.close()
+    seconds = (parse_time(turn["ended_at"]) - parse_time(turn["started_at"])).total_seconds()
+    return seconds, str(turn["reason"])
+
+
+def _turns(timeout: float, budget: float) -> None:
+    """Whole turns against a trickling server: foreground, worker, selector (seconds)."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from llm_server import ScriptedLLMServer
+
+    match = json.dumps({"decision": "MATCH", "recipe": "quick-lookup", "rationale": "it fits"})
+    print(f"\n{'trickle, 1 byte / 2 s':34} {'bound s':>8} {'seconds':>8}  outcome")
+    server = ScriptedLLMServer().start()
+    try:
+        with tempfile.TemporaryDirectory(prefix="vance-bench-turns-") as home:
+            env = {**os.environ, **server.env(timeout=60, max_retries=2), "VANCE_HOME": home,
+                   "VANCE_TURN_TIMEOUT": str(budget)}
+            server.reply(match)
+            server.trickle("The capital of Peru is Lima.", every=2.0)
+            ended, doc = _vance(["delegate", "--task", PERU, "--wait"], env)
+            process: dict[str, object] = doc.get("process", {})  # type: ignore[assignment]
+            found: dict[str, object] = process.get("outcome") or {}  # type: ignore[assignment]
+            outcome = str(found.get("reason") or doc.get("error"))
+            print(f"{'turn in the foreground (--wait)':34} {budget:>8.1f} "
+                  f"{ended - server.chat_requests[-1].at:>8.2f}  {outcome[:70]}")
+
+            server.reply(match)
+            server.trickle("The capital of Peru is Lima.", every=2.0)
+            _, doc = _vance(["delegate", "--task", PERU], env)
+            process = doc.get("process", {})  # type: ignore[assignment]
+            pid = str(process.get("id"))
+            _vance(["process", "wait", pid, "--timeout", str(budget * 6)], env)
+            seconds, reason = _turn_record(home, pid)
+            print(f"{'turn in a worker (record)':34} {budget:>8.1f} {seconds:>8.2f}  "
+                  f"{reason[:70]}")
+
+            server.trickle(match, every=0.5)
+            env["VANCE_LLM_TIMEOUT"] = str(timeout)
+            ended, doc = _vance(["delegate", "--task", PERU, "--no-fallback"], env)
+            print(f"{'selector (llm.timeout)':34} {timeout:>8.1f} "
+                  f"{ended - server.chat_requests[-1].at:>8.2f}  "
+                  f"{doc.get('decision')} {doc.get('reason')}")
+    finally:
+        server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000,200000")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=5.0,
                         help="llm.timeout of the hostile cases, seconds")
+    parser.add_argument("--turn-budget", type=float, default=5.0,
+                        help="turn.timeout of the whole-turn cases, seconds")
     parser.add_argument("--no-hostile", action="store_true", help="skip the hostile servers")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -141,6 +224,7 @@ def main() -> None:
         print(f"worst at {size:,} characters: {ms:.1f} ms")
     if not args.no_hostile:
         _hostile(args.timeout)
+        _turns(args.timeout, args.turn_budget)
 
 
 if __name__ == "__main__":

@@ -43,6 +43,21 @@ def test_a_fifo_a_device_and_a_link_out_of_the_layer_are_skipped_with_a_warning(
     assert shown.exit_code != 0 and "not a regular file (a FIFO)" in shown.stderr
 
 
+def test_a_link_loop_in_a_layer_is_a_warning_not_a_crash(project_dir: Path) -> None:
+    for kind, text in (("recipes", RECIPE), ("wizards", WIZARD)):
+        folder = project_dir / kind
+        folder.mkdir(parents=True)
+        (folder / "a.yaml").symlink_to("b.yaml")
+        (folder / "b.yaml").symlink_to("a.yaml")
+        (folder / "fine.yaml").write_text(text)
+    for kind in ("recipe", "wizard"):
+        result = run_cli([kind, "list", "--json"])
+        assert result.exit_code == 0, result.stderr
+        (line,) = [w for w in _warnings(result.stderr) if f"{kind} 'a' " in w]
+        assert "left out" in line and "Too many levels of symbolic links" in line
+        assert "fine" in {entry["name"] for entry in result.json()}
+
+
 def test_a_file_over_the_size_cap_is_refused(project_dir: Path) -> None:
     recipes = project_dir / "recipes"
     recipes.mkdir(parents=True)

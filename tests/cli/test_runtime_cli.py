@@ -570,6 +570,39 @@ def test_a_match_on_slartibartfast_runs_it_and_the_result_names_the_recipe(
     assert len(llm.chat_requests) == 2  # the selector's, then Slartibartfast's
 
 
+def test_a_real_arthur_storm_stops_at_the_depth_limit(llm: ScriptedLLMServer) -> None:
+    """Issue 26's storm from one command: every arthur delegates, the selector picks arthur
+    (discuss) each time, each child runs in its worker; the third arthur is refused."""
+    for _ in range(2):
+        llm.reply(arthur_action("delegate", "Another lead will take this on.", PERU))
+        llm.reply(match("discuss"))
+    llm.reply(arthur_action("delegate", "Another lead will take this on.", PERU))
+    created = run_cli(["process", "create", "--recipe", "discuss", "--name", "lead",
+                       "--steer", PERU, "--wait", "--json"])
+    assert created.exit_code == 0, created.stderr
+    refused = ("was not delegated: delegation depth limit reached: 3 delegating processes in"
+               " the chain (at most 3)")
+
+    def third() -> dict[str, Any] | None:
+        chain = run_cli(["process", "list", "--json"]).json()
+        deepest = [p for p in chain if p["parentProcessId"] and p["parentProcessId"] != lead]
+        return show(deepest[0]["id"]) if deepest else None
+
+    lead = created.json()["id"]
+    assert wait_until(lambda: refused in ((third() or {}).get("result") or ""), timeout=60), \
+        [r.json["messages"][-1]["content"][:80] for r in llm.chat_requests]
+    listed = run_cli(["process", "list", "--json"]).json()
+    assert len(listed) == 3, listed
+    by_id = {p["id"]: p for p in listed}
+    deepest = third()
+    assert deepest is not None
+    middle = by_id[deepest["parentProcessId"]]
+    assert (middle["parentProcessId"], {p["recipe"] for p in listed}) == (lead, {"discuss"})
+    selector = [r for r in llm.chat_requests if '"decision"' in r.body.decode()]
+    assert len(selector) == 2  # one per delegation started: none for the third arthur's
+    assert ("note", "refused") in [(m["role"], m["kind"]) for m in messages(deepest["id"])]
+
+
 def test_the_arthur_storm_stops_at_the_depth_limit_with_a_note(llm: ScriptedLLMServer) -> None:
     """Issue 26: an arthur that always delegates, whose selector picks arthur again, nested
     without end; at the depth limit its delegate starts nothing and says why."""

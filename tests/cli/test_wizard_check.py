@@ -68,3 +68,22 @@ def test_a_failing_llm_is_a_note_not_an_error(llm_server: ScriptedLLMServer,
     assert result.exit_code == 0
     assert result.json()["suggestions"] == []
     assert "the check could not run" in result.stderr
+
+
+def test_a_validator_prompt_that_does_not_compile_is_a_broken_wizard_not_a_crash(
+        llm_server: ScriptedLLMServer, project_dir: Path) -> None:
+    (project_dir / "wizards").mkdir(parents=True)
+    (project_dir / "wizards" / "w.yaml").write_text(
+        "title: W\nvalidatorPrompt: '{{ a'\nfields:\n  - name: a\n    type: string\n"
+        "promptTemplate: x\n", encoding="utf-8")
+    checked = run_cli(["wizard", "check", "w", "--set", "a=1", "--json"], env=llm_server.env())
+    assert checked.exit_code == 2, checked.stdout
+    assert checked.json()["error"] == "wizard_broken"
+    assert "validatorPrompt line 1" in checked.json()["message"]
+    assert llm_server.requests == []
+    linted = run_cli(["wizard", "lint", "--json"])
+    assert linted.exit_code == 1
+    assert [w["reason"] for w in linted.json()["wizards"] if w["name"] == "w"] == [
+        "validatorPrompt line 1: unexpected end of template, expected 'end of print statement'."]
+    listed = run_cli(["wizard", "list", "--json"])
+    assert "wizard 'w' (PROJECT) left out: validatorPrompt line 1" in listed.stderr

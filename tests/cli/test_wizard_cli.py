@@ -127,6 +127,16 @@ def test_show_lists_fields_never_templates() -> None:
     assert "{{" not in human.stdout
 
 
+def test_essay_recipe_asks_its_length_only_for_the_long_format() -> None:
+    short = run_cli(["wizard", "render", "essay-recipe", "--set", "recipeName=x",
+                     "--set", "format=short", "--set", "length=9"])  # hidden: not validated
+    assert short.exit_code == 0, short.stderr
+    assert "Length: short, at most 600 words." in short.stdout
+    long = run_cli(["wizard", "render", "essay-recipe", "--set", "recipeName=x",
+                    "--set", "format=long", "--set", "length=9"])
+    assert long.exit_code == 2 and "length: below_min" in long.stderr
+
+
 def test_show_ignores_available_in_and_unknown_names_suggest() -> None:
     assert run_cli(["wizard", "show", "create-project", "--json"]).exit_code == 0
     unknown = run_cli(["wizard", "show", "gremum", "--json"])

@@ -249,6 +249,31 @@ def test_wizard_check_without_an_llm_is_the_cli_s_document_and_a_note() -> None:
     assert "no LLM configured" in texts(result)[1]
 
 
+def test_wizard_check_with_an_llm_gives_its_suggestions_and_drops_an_unknown_field(
+        llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in llm_server.env().items():
+        monkeypatch.setenv(key, value)
+    reply = json.dumps({"suggestions": [
+        {"field": "members", "suggestion": "Give Bo a persona of their own."},
+        {"field": "budget", "suggestion": "Name a budget."}]})
+    values = {"councilName": "C", "purpose": "P",
+              "members": [{"name": "Ada", "persona": "a"}, {"name": "Bo", "persona": "a"}]}
+    llm_server.reply(reply, prompt_tokens=30, completion_tokens=9)
+    result = call("wizard_check", {"name": "gremium", "values": values})
+    llm_server.reply(reply)
+    cli = run_cli(["wizard", "check", "gremium", "--values", "-", "--json"],
+                  input=json.dumps(values))
+    assert cli.exit_code == 0, cli.stderr
+    assert document(result) == cli.json() == {
+        "suggestions": [{"field": "members", "suggestion": "Give Bo a persona of their own."}],
+        "notes": ["dropped a suggestion for 'budget': not a field of this wizard"]}
+    assert "dropped a suggestion for 'budget'" in texts(result)[1]
+    first, _ = llm_server.chat_requests
+    assert "- Bo: a" in first.json["messages"][-1]["content"]
+    shown = run_cli(["process", "list", "--json"])  # a check starts no process
+    assert shown.exit_code == 0 and shown.json() == []
+
+
 def test_the_docs_give_every_flag_its_real_default() -> None:
     import re
 

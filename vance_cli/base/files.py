@@ -158,8 +158,11 @@ def read_limited(path: Path, limit: int, root: Path | None = None) -> bytes:
         OSError: it cannot be read (missing, permission denied …).
     """
     if root is not None:
-        target = path.resolve()
-        if not target.is_relative_to(root.resolve()):
+        # realpath, not Path.resolve: no extra stat per call, and a link loop is left to the
+        # stat below (ELOOP, an OSError) where resolve raised RuntimeError
+        target = os.path.realpath(path)
+        inside = os.path.realpath(root)
+        if target != inside and not target.startswith(inside.rstrip(os.sep) + os.sep):
             raise FileRefused(f"a link to {target}, outside its layer: not read")
     mode = os.stat(path).st_mode
     if not stat.S_ISREG(mode):

@@ -21,7 +21,7 @@ from vance_cli.base.signals import WorkerTerminated
 from vance_cli.base.wording import counted
 from vance_cli.llm import DEFAULT_MAX_TOKENS, Completion, LLMConfig, complete, safe_endpoint
 from vance_cli.processes import children, delegation
-from vance_cli.processes.budget import Budget
+from vance_cli.processes.budget import Budget, over_ceiling
 from vance_cli.processes.children import ChildResult, ChildTurn
 from vance_cli.processes.inputs import Message
 from vance_cli.processes.launcher import held, launch
@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     from vance_cli.workspace import Workspace
 
 __all__ = ["Budget", "ChildResult", "CloseReason", "Message", "NullSink", "Process", "Settle",
-           "Turn", "TurnEnd", "TurnOutcome", "TurnSink", "TurnStopped", "stop_text"]
+           "Turn", "TurnEnd", "TurnOutcome", "TurnSink", "TurnStopped", "over_ceiling",
+           "stop_text"]
 
 Settle = TurnEnd
 """How a turn ends (the name engines use; ``model.TurnEnd``)."""

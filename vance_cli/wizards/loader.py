@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from vance_cli.base import schema, yamlio
 from vance_cli.base.errors import DocumentError, PathNotFound, UnknownWizard, WizardBroken
+from vance_cli.base.gc_pause import collector_paused
 from vance_cli.base.names import check_name, close_matches
 from vance_cli.base.records import frozen
 from vance_cli.base.sandbox import TemplateRejected, compile_template, parse_template
@@ -183,6 +184,11 @@ def _compile(spec: Wizard) -> tuple[Template, tuple[CompiledFollowUp, ...]]:
         template = compile_template(spec.prompt_template)
     except TemplateRejected as exc:
         raise ValueError(f"promptTemplate {exc}") from None
+    if spec.validator_prompt is not None:
+        try:  # compiled again by the check: a wizard whose check cannot run is broken here
+            compile_template(spec.validator_prompt)
+        except TemplateRejected as exc:
+            raise ValueError(f"validatorPrompt {exc}") from None
     followups = []
     for index, followup in enumerate(spec.suggested_follow_ups):
         try:
@@ -198,6 +204,11 @@ def _check(spec: Wizard) -> None:
         parse_template(spec.prompt_template)
     except TemplateRejected as exc:
         raise ValueError(f"promptTemplate {exc}") from None
+    if spec.validator_prompt is not None:
+        try:
+            parse_template(spec.validator_prompt)
+        except TemplateRejected as exc:
+            raise ValueError(f"validatorPrompt {exc}") from None
     for index, followup in enumerate(spec.suggested_follow_ups):
         try:
             check_followup(followup)
@@ -304,14 +315,16 @@ def load_cascade(cascade: Cascade, cache: DocumentCache | None = None) -> Wizard
         cascade: the wizards cascade.
         cache: parsed-document cache (``Workspace.wizard_cache``); saved at the end.
 
-    Rule: docs/wizards.md "Loading"; docs/documents.md "The cascade".
+    Rule: docs/wizards.md "Loading"; docs/documents.md "The cascade". The garbage
+    collector waits until the load is done (``gc_pause``).
     """
-    report = WizardLoadReport(tuple(load_outcome(ref.name, ref.layer, ref.path, cache,
-                                                 compile=False, root=ref.root,
-                                                 problem=ref.problem)
-                                    for ref in cascade.list()))
-    if cache is not None:
-        cache.save()
+    with collector_paused():
+        report = WizardLoadReport(tuple(load_outcome(ref.name, ref.layer, ref.path, cache,
+                                                     compile=False, root=ref.root,
+                                                     problem=ref.problem)
+                                        for ref in cascade.list()))
+        if cache is not None:
+            cache.save()
     return report
 
 
@@ -338,12 +351,13 @@ def find_wizard(cascade: Cascade, name: str) -> LoadedWizard:
 def lint_cascade(cascade: Cascade) -> WizardLoadReport:
     """Load every wizard file of every layer, shadowed ones included, in layer order."""
     outcomes: list[LoadOutcome] = []
-    for layer in cascade.layers:
-        unreadable: list[tuple[str, Path, str]] = []
-        outcomes += [load_outcome(name, layer.layer, path, root=layer.root)
-                     for name, path in layer.iter_documents(cascade.kind, unreadable)]
-        outcomes += [LoadOutcome(label, layer.layer, folder, reason=reason)
-                     for label, folder, reason in unreadable]
+    with collector_paused():
+        for layer in cascade.layers:
+            unreadable: list[tuple[str, Path, str]] = []
+            outcomes += [load_outcome(name, layer.layer, path, root=layer.root)
+                         for name, path in layer.iter_documents(cascade.kind, unreadable)]
+            outcomes += [LoadOutcome(label, layer.layer, folder, reason=reason)
+                         for label, folder, reason in unreadable]
     return WizardLoadReport(tuple(outcomes))
 
 
@@ -364,5 +378,6 @@ def lint_paths(paths: Iterable[Path]) -> WizardLoadReport:
             files = [path]
         else:
             raise PathNotFound(str(path))
-        outcomes += [load_outcome(f.stem, None, f) for f in files]
+        with collector_paused():
+            outcomes += [load_outcome(f.stem, None, f) for f in files]
     return WizardLoadReport(tuple(outcomes))

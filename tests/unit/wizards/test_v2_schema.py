@@ -105,3 +105,17 @@ def test_the_schema_refuses_bad_steps_with_the_field_named(steps: Any, reason: s
         _wizard("x", {"name": "a", "type": "string"}, {"name": "b", "type": "string"},
                 {"name": "c", "type": "string"}, steps=steps)
     assert reason in caught.value.message
+
+
+@pytest.mark.parametrize("compile_now", [True, False], ids=["load", "listing"])
+@pytest.mark.parametrize(("source", "reason"), [
+    ("{{ members", "validatorPrompt line 1:"),
+    ("{% include 'x' %}", "validatorPrompt line 1:"),
+])
+def test_a_validator_prompt_that_does_not_compile_breaks_the_wizard(
+        source: str, reason: str, compile_now: bool) -> None:
+    with pytest.raises(DocumentError) as caught:
+        parse_wizard({"title": "T", "promptTemplate": "x", "validatorPrompt": source,
+                      "fields": [{"name": "members", "type": "string"}]},
+                     "t", Layer.RESOURCE, Path("t.yaml"), compile_now)
+    assert caught.value.reason.startswith(reason), caught.value.message

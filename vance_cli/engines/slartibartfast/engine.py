@@ -52,10 +52,12 @@ from vance_cli.llm import LLMConfig, complete
 from vance_cli.processes.lifecycle import close_process
 from vance_cli.processes.model import CloseReason, Process, Status
 from vance_cli.processes.records import load_process
+from vance_cli.processes.turn import over_ceiling
 from vance_cli.processes.worker import running
 from vance_cli.recipes.loader import load_recipes
 
 if TYPE_CHECKING:
+    from vance_cli.base.config import Settings
     from vance_cli.engines.slartibartfast.prompt import SlartPrompt
     from vance_cli.llm import Completion
     from vance_cli.processes.worker import Run
@@ -297,7 +299,7 @@ def _generate(ws: Workspace, run: Run, plan: Plan,
     for attempt in range(1, plan.max_attempts + 1):
         remaining = control.check(run, plan)
         answer = _ask(config, messages, remaining, plan, control, attempt)
-        checked = _review(answer, engines, existing, plan, control)
+        checked = _review(answer, engines, existing, plan, control, ws.settings)
         if checked.ok:
             return checked, attempt
         problems = checked.errors
@@ -332,7 +334,7 @@ def _ask(config: LLMConfig, messages: Sequence[Mapping[str, str]], remaining: fl
 
 
 def _review(answer: Completion, engines: Sequence[str], existing: set[str], plan: Plan,
-            control: Control) -> Checked:
+            control: Control, settings: Settings) -> Checked:
 
     found = extract_recipe(answer.text)
     if answer.finish_reason == "length":
@@ -342,6 +344,11 @@ def _review(answer: Completion, engines: Sequence[str], existing: set[str], plan
         checked = Checked(None, None, (found.error or "no recipe found",))
     else:
         checked = check_candidate(found.data, engines, existing)
+        params = checked.data.get("params") if checked.data is not None else None
+        over = over_ceiling(settings, params) if isinstance(params, Mapping) else []
+        if over:  # a process could not be started from it: repaired like any other problem
+            checked = Checked(checked.name, None, tuple(
+                f"{problem}: give a smaller value or leave it out" for problem in over))
     control.audit.end_attempt(model=answer.model, finishReason=answer.finish_reason,
                               latencyMs=answer.latency_ms, rawReply=answer.text,
                               extracted=found.text or None, format=found.format,

@@ -112,6 +112,27 @@ def test_invalid_then_valid_recipe_is_generated_and_spawned(server_env: Scripted
     assert events[0].payload["outcome"]["recipePath"] == fallback.recipe_path
 
 
+def test_a_budget_over_its_ceiling_is_repaired_before_the_recipe_is_stored(
+        server_env: ScriptedLLMServer) -> None:
+    """Issue 26 item 4: a generated recipe with turnSeconds 1e8 was stored and started."""
+    ws = _ws()
+    server_env.reply(NONE)
+    server_env.reply(recipe().replace("  confirm: true\n",
+                                      "  confirm: true\n  budget:\n    turnSeconds: 1e8\n"))
+    server_env.reply(recipe())
+    fallback = _run(ws)
+    assert fallback.outcome is Outcome.GENERATED, fallback.rationale
+    assert fallback.process is not None and fallback.process.params == {"confirm": True}
+    [slart] = _slart(ws)
+    first, second = _audit(ws, slart)["attempts"]
+    assert first["errors"] == ["params.budget.turnSeconds 1e+08 is over the ceiling of 3600"
+                               " (budget.max_turn_seconds): give a smaller value or leave it"
+                               " out"]
+    assert second["valid"]
+    repair = server_env.chat_requests[2].json["messages"][-1]["content"]
+    assert "over the ceiling of 3600 (budget.max_turn_seconds)" in repair
+
+
 def test_stored_recipe_is_canonical_yaml(server_env: ScriptedLLMServer) -> None:
     server_env.reply(NONE)
     server_env.reply(recipe())
