@@ -1,4 +1,4 @@
-"""Bulk loads without the cyclic garbage collector's passes (docs/decisions/0017-gc-pause.md).
+"""Bulk loads without the cyclic garbage collector's passes (docs/decisions/0018-gc-pause.md).
 
 A listing parses a thousand documents; each makes thousands of short-lived
 objects (YAML nodes, template tokens) and leaves a few hundred behind. The
