@@ -31,7 +31,7 @@ def _closed(ws: Workspace, process: Process) -> None:
 
 
 def _params() -> type[Common]:
-    from vance_cli.recipes.params import SlartibartfastParams  # heavy: pydantic
+    from vance_cli.engines.slartibartfast.params import SlartibartfastParams  # heavy: pydantic
 
     return SlartibartfastParams
 

@@ -41,6 +41,7 @@ from vance_cli.base import replies
 from vance_cli.base.errors import BudgetExceeded, DocumentError, VanceError
 from vance_cli.documents.cascade import Kind, load_yaml
 from vance_cli.engines import chat
+from vance_cli.engines.vogon.params import StrategyDocument, VogonParams
 from vance_cli.processes.turn import Message, Process, Turn, TurnEnd, TurnOutcome
 from vance_cli.recipes import params as engine_params
 
@@ -76,7 +77,7 @@ class PhaseFailed(VanceError):
     code = "phase_failed"
 
 
-def load_plan(turn: Turn, params: engine_params.VogonParams) -> dict[str, Any]:
+def load_plan(turn: Turn, params: VogonParams) -> dict[str, Any]:
     """Return the plan to freeze: ``{"strategy", "phases", "result"}``.
 
     Raises:
@@ -96,7 +97,7 @@ def load_plan(turn: Turn, params: engine_params.VogonParams) -> dict[str, Any]:
                             f" (strategies: {known})", path=f"strategies/{params.strategy}.yaml")
     data = load_yaml(ref)
     try:
-        document = engine_params.StrategyDocument.model_validate(data)
+        document = StrategyDocument.model_validate(data)
     except ValueError as exc:
         raise DocumentError(f"strategy '{params.strategy}': {exc}", path=str(ref.path)) \
             from None
@@ -291,10 +292,10 @@ def new_state(turn: Turn) -> dict[str, Any]:
         DocumentError: the plan cannot be loaded (see ``load_plan``).
     """
     try:
-        params = engine_params.parse(engine_params.VogonParams, turn.process.params)
+        params = engine_params.parse(VogonParams, turn.process.params)
     except ValueError as exc:
         raise DocumentError(f"recipe '{turn.process.recipe}': {exc}") from None
-    assert isinstance(params, engine_params.VogonParams)
+    assert isinstance(params, VogonParams)
     return {"engine": "vogon", "plan": load_plan(turn, params), "next": 0, "done": {},
             "order": [], "decisions": {}, "feedback": {}, "waiting": None, "spawns": 0,
             "maxWorkerSpawns": params.maxWorkerSpawns}
