@@ -20,7 +20,7 @@ from vance_cli.base.signals import WorkerTerminated
 from vance_cli.processes import delegation
 from vance_cli.processes.inputs import submit
 from vance_cli.processes.lifecycle import close_process
-from vance_cli.processes.model import NAME_MAX, CloseReason, Process, ProcessSpec, Status
+from vance_cli.processes.model import NAME_MAX, CloseReason, Process, ProcessSpec, Status, TurnEnd
 from vance_cli.processes.records import create_process, load_process
 from vance_cli.recipes.loader import find_recipe
 from vance_cli.state import events as event_store
@@ -207,7 +207,7 @@ def run(ws: Workspace, child: Process, sink: TurnSink, runner: ChildTurn, *,
         stop(ws, [child])
         raise
     error = report.reason if report.failed else None
-    if error is None and report.settle == "BLOCKED":
+    if error is None and report.settle == TurnEnd.BLOCKED:
         asked = " ".join((report.reply or "").split())[-QUESTION_CHARS:]
         error = (f"it stopped to ask the person ({asked}); an orchestrator's worker cannot"
                  " wait for an answer")

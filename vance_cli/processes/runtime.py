@@ -19,7 +19,7 @@ from vance_cli.processes import overflow
 from vance_cli.processes.budget import Budget
 from vance_cli.processes.inputs import Message, has_pending, is_passive, take_events
 from vance_cli.processes.launcher import launch
-from vance_cli.processes.model import CHILD_SETTLED, CloseReason, Process, Status
+from vance_cli.processes.model import CHILD_SETTLED, CloseReason, Process, Status, TurnEnd
 from vance_cli.processes.records import change_status, load_process, notify_parent
 from vance_cli.processes.stream import StreamFile
 from vance_cli.processes.turn import NullSink, Turn, TurnOutcome, TurnSink, TurnStopped, stop_text
@@ -41,22 +41,21 @@ class TurnReport:
     Attributes:
         process: the process after the turn.
         number: the turn's number, or None when no turn ran.
-        settle: how it ended: ``IDLE``, ``BLOCKED``, ``DONE``, ``FAILED``, ``STOPPED``
-            or ``INTERRUPTED``; None when no turn ran.
+        settle: how it ended; None when no turn ran.
         reply: the turn's reply text, if any.
         reason: why it failed or stopped, if it did.
     """
 
     process: Process
     number: int | None = None
-    settle: str | None = None
+    settle: TurnEnd | None = None
     reply: str | None = None
     reason: str | None = None
 
     @property
     def failed(self) -> bool:
         """True when the turn failed (the process closed STALE or STOPPED)."""
-        return self.settle in ("FAILED", "STOPPED")
+        return self.settle in (TurnEnd.FAILED, TurnEnd.STOPPED)
 
 
 def run_turn(ws: Workspace, process_id: str, *, sink: TurnSink | None = None,
@@ -187,23 +186,24 @@ def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink
         except KeyboardInterrupt:
             _settle(ws, run, turn, TurnOutcome(reply=turn.partial or None), interrupted=True)
             interrupted = True
-            report = TurnReport(load_process(ws, process.id), number, "INTERRUPTED",
+            report = TurnReport(load_process(ws, process.id), number, TurnEnd.INTERRUPTED,
                                 turn.partial or None)
         except TurnStopped:
             run.settled()
             with turn.storing():
-                conversation.end_turn(db, process.id, number, "STOPPED", "stopped")
-            report = TurnReport(load_process(ws, process.id), number, "STOPPED",
+                conversation.end_turn(db, process.id, number, TurnEnd.STOPPED, "stopped")
+            report = TurnReport(load_process(ws, process.id), number, TurnEnd.STOPPED,
                                 reason="the process was stopped")
         except Exception as exc:  # every failure ends the turn: the process goes STALE
             reason = _reason(exc)
             with turn.storing():
-                conversation.end_turn(db, process.id, number, "FAILED", reason)
+                conversation.end_turn(db, process.id, number, TurnEnd.FAILED, reason)
             run.close(CloseReason.STALE, {"reason": reason, "turn": number}, note=reason)
-            report = TurnReport(load_process(ws, process.id), number, "FAILED", reason=reason)
+            report = TurnReport(load_process(ws, process.id), number, TurnEnd.FAILED,
+                                reason=reason)
         except BaseException as exc:  # SIGTERM (process stop), an exit: the turn ends STOPPED
             with suppress(Exception), turn.storing():  # the worker is leaving: best effort
-                conversation.end_turn(db, process.id, number, "STOPPED", stop_text(exc))
+                conversation.end_turn(db, process.id, number, TurnEnd.STOPPED, stop_text(exc))
             raise
         else:
             try:
@@ -213,15 +213,15 @@ def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink
                     raise
                 reason = overflow.keep_unsaved(ws, process.id, number, outcome.reply, exc)
                 with turn.storing():  # a smaller write, which may still land
-                    conversation.end_turn(db, process.id, number, "FAILED", reason)
+                    conversation.end_turn(db, process.id, number, TurnEnd.FAILED, reason)
                 run.close(CloseReason.STALE, {"reason": reason, "turn": number}, note=reason)
-                report = TurnReport(load_process(ws, process.id), number, "FAILED",
+                report = TurnReport(load_process(ws, process.id), number, TurnEnd.FAILED,
                                     reason=reason)
             else:
                 after = settled or load_process(ws, process.id)
-                report = TurnReport(after, number, "DONE" if after.status is Status.CLOSED and
-                                    after.close_reason == CloseReason.DONE else outcome.settle,
-                                    outcome.reply)
+                report = TurnReport(after, number, TurnEnd.DONE if after.status is Status.CLOSED
+                                    and after.close_reason == CloseReason.DONE
+                                    else outcome.settle, outcome.reply)
                 if settled is not None and settled.status is Status.CLOSED:
                     ws.engines.run_close_hooks(ws, [settled])
     if interrupted:
@@ -262,20 +262,20 @@ def _settle(ws: Workspace, run: Run, turn: Turn, outcome: TurnOutcome,
                 model=outcome.model, tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out,
                 meta=meta or None)
         result = stored if outcome.reply is not None else None
-        answered = close and not interrupted and outcome.settle == "IDLE" and \
+        answered = close and not interrupted and outcome.settle == TurnEnd.IDLE and \
             bool((outcome.reply or "").strip())
         if not (interrupted and outcome.reply is None):  # Ctrl-C before a token: kept
             conversation.consume(db, [m.id for m in turn.inputs], turn.number)
-        conversation.end_turn(db, pid, turn.number, "INTERRUPTED" if interrupted else
-                              "DONE" if answered else outcome.settle)
-        if outcome.settle == "DONE" or answered:
+        conversation.end_turn(db, pid, turn.number, TurnEnd.INTERRUPTED if interrupted else
+                              TurnEnd.DONE if answered else outcome.settle)
+        if outcome.settle == TurnEnd.DONE or answered:
             settled = change_status(db, pid, Status.RUNNING, Status.CLOSED,
                                     CloseReason.DONE.value, outcome=outcome.outcome,
                                     note="its orchestrator has the answer" if answered
                                     else f"turn {turn.number} done", notify=notify,
                                     result=result)
         else:
-            target = Status.BLOCKED if outcome.settle == "BLOCKED" else Status.IDLE
+            target = Status.BLOCKED if outcome.settle == TurnEnd.BLOCKED else Status.IDLE
             settled = change_status(db, pid, Status.RUNNING, target,
                                     note=f"turn {turn.number} settled", result=result)
             if settled is not None and notify and settled.parent_process_id is not None:
@@ -300,8 +300,8 @@ def _run_whole(ws: Workspace, process: Process, whole: WholeRun, sink: TurnSink,
         conversation.consume(ws.db, [m.id for m in inputs], number)
     wake_parent(ws, closed)
     reply = closed.result
-    settle = "DONE" if closed.close_reason == CloseReason.DONE.value else "FAILED"
-    reason = None if settle == "DONE" else str((closed.outcome or {}).get("reason")
+    settle = TurnEnd.DONE if closed.close_reason == CloseReason.DONE else TurnEnd.FAILED
+    reason = None if settle == TurnEnd.DONE else str((closed.outcome or {}).get("reason")
                                                or closed.close_reason)
     return TurnReport(closed, number, settle, reply, reason)
 

@@ -36,11 +36,8 @@ if TYPE_CHECKING:
     from vance_cli.state.db import Database
     from vance_cli.workspace import Workspace
 
-__all__ = ["Budget", "ChildResult", "CloseReason", "Message", "NullSink", "Process", "Settle",
-           "Turn", "TurnEnd", "TurnOutcome", "TurnSink", "TurnStopped", "stop_text"]
-
-Settle = TurnEnd
-"""How a turn ends (the name engines use; ``model.TurnEnd``)."""
+__all__ = ["Budget", "ChildResult", "CloseReason", "Message", "NullSink", "Process", "Turn",
+           "TurnEnd", "TurnOutcome", "TurnSink", "TurnStopped", "stop_text"]
 
 
 class TurnSink(Protocol):
@@ -78,7 +75,7 @@ class TurnOutcome:
         tokens_out: completion tokens.
     """
 
-    settle: Settle = TurnEnd.IDLE
+    settle: TurnEnd = TurnEnd.IDLE
     reply: str | None = None
     outcome: Mapping[str, Any] | None = None
     notes: Sequence[tuple[str, str]] = ()
@@ -87,7 +84,7 @@ class TurnOutcome:
     tokens_out: int | None = None
 
     @classmethod
-    def answered(cls, completion: Completion, settle: Settle = TurnEnd.IDLE,
+    def answered(cls, completion: Completion, settle: TurnEnd = TurnEnd.IDLE,
                  reply: str | None = None) -> TurnOutcome:
         """An outcome whose reply is ``completion`` (or ``reply``, e.g. its parsed message)."""
         return cls(settle=settle, reply=completion.text if reply is None else reply,
