@@ -46,6 +46,7 @@ class Workspace:
 
     settings: Settings
     cwd: Path = field(default_factory=Path.cwd)
+    _catalog: Catalog | None = field(default=None, init=False, repr=False, compare=False)
 
     @cached_property
     def project_folder(self) -> Path | None:
@@ -118,8 +119,18 @@ class Workspace:
         return DocumentCache.load(self.settings.paths.cache_dir, WIZARDS_FILE_NAME)
 
     def catalog(self) -> Catalog:
-        """Return the active engine catalog (docs/catalog.md), read fresh each call."""
-        return active_catalog(self.settings.paths, self.document_cache)
+        """Return the active engine catalog (docs/catalog.md#reload), read once.
+
+        ``refresh_catalog`` reads it again: a catalog reload does, and the
+        shell before each line.
+        """
+        if self._catalog is None:
+            self._catalog = active_catalog(self.settings.paths, self.document_cache)
+        return self._catalog
+
+    def refresh_catalog(self) -> None:
+        """Read the active catalog again at its next use (another command may have reloaded it)."""
+        self._catalog = None
 
     @cached_property
     def engines(self) -> EngineRegistry:

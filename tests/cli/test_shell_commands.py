@@ -9,10 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+import typer
 from helpers import build_file_tree, run_cli
 
 from vance_cli.base.config import load_settings
 from vance_cli.base.errors import InputError
+from vance_cli.cli.app import app
 from vance_cli.cli.shell.commands import (
     COMMANDS,
     DelegateArgs,
@@ -24,6 +26,7 @@ from vance_cli.cli.shell.commands import (
     parse_wizard_args,
     unknown_command,
 )
+from vance_cli.cli.shell.dispatch import Shell
 from vance_cli.processes.model import Status
 from vance_cli.processes.records import transition
 from vance_cli.state import process_store
@@ -371,3 +374,19 @@ def test_help_speaks_german_in_a_german_session() -> None:
     assert result.exit_code == 0
     assert "einen Wizard ausfüllen" in result.stdout
     assert "fill a wizard" not in result.stdout
+
+
+def test_a_reload_from_another_terminal_applies_to_the_shells_next_line(
+        tmp_path: Path) -> None:
+    extra = ("  deep-thought:\n    purpose: Computes the answer.\n"
+             "    when_to_use: Questions that take long.\n    not_for: Anything urgent.\n")
+    build_file_tree(tmp_path, {"mine.yaml": BUNDLED_CATALOG.read_text(encoding="utf-8")
+                               .rstrip("\n") + "\n" + extra})
+    with typer.main.get_command(app).make_context("vance", ["shell"]) as ctx:
+        shell = Shell(ctx, interactive=False)
+        assert "deep-thought" not in shell.ws.catalog().names  # read, and kept
+        assert run_cli(["catalog", "reload", "--file", str(tmp_path / "mine.yaml")]
+                       ).exit_code == 0  # another terminal
+        assert "deep-thought" not in shell.ws.catalog().names
+        assert shell.run_line("/help").code == 0
+        assert "deep-thought" in shell.ws.catalog().names

@@ -295,6 +295,7 @@ def reload_catalog(ws: Workspace, file: str | Path | None = None, *, bundled: bo
                 return ReloadResult(False, check, previous, previous)
             catalog = replace(check.catalog, activated_at=utc_now())
             atomic_write_text(paths.active_catalog_file, catalog_to_record(catalog))
+            ws.refresh_catalog()
             return ReloadResult(True, check, catalog, previous)
     except filelock.Timeout:
         raise CatalogError(f"another catalog reload holds {lock_path}; gave up after"

@@ -6,9 +6,9 @@ Rules:
 - ``delegate()`` decides and starts the process (or none: a NONE, a dry run);
   the warnings it collected are handed to ``warn`` before any turn runs.
 - The started process's turns run here when the caller waits (``wait``) or
-  its engine is one the caller always waits for (``wait_engines``: a wizard
-  waits for Slartibartfast to name the new recipe); otherwise a background
-  worker runs them.
+  its engine runs whole processes and the caller waits for those
+  (``wait_whole_runs``: a wizard waits for Slartibartfast to name the new
+  recipe); otherwise a background worker runs them.
 - The result shows the process as it is after the start.
 """
 
@@ -49,7 +49,7 @@ class Delegation:
 def delegate_and_start(ws: Workspace, request: DelegateRequest, *,
                        progress: Progress | None = None,
                        fallback: FallbackRunner | None = None, wait: bool = False,
-                       wait_engines: frozenset[str] = frozenset(),
+                       wait_whole_runs: bool = False,
                        warn: Callable[[str], None] | None = None,
                        starter: Starter | None = None) -> Delegation:
     """Delegate one request, then get the started process's turns run.
@@ -60,7 +60,8 @@ def delegate_and_start(ws: Workspace, request: DelegateRequest, *,
         progress: wraps the selector's LLM call (the CLI's spinner).
         fallback: the Slartibartfast fallback runner; None → no fallback.
         wait: run the started process's turns here instead of in a worker.
-        wait_engines: engines whose process runs here even without ``wait``.
+        wait_whole_runs: run here, even without ``wait``, a process whose engine runs
+            it whole (``Engine.run_process``).
         warn: gets each warning of the delegate (recipe files left out), before a turn runs.
         starter: runs the turns; None → ``processes.start.start``.
 
@@ -78,7 +79,8 @@ def delegate_and_start(ws: Workspace, request: DelegateRequest, *,
     target = result.started
     if target is None:
         return Delegation(result)
-    here = wait or target.engine in wait_engines
+    engine = ws.engines.get(target.engine) if wait_whole_runs and not wait else None
+    here = wait or (engine is not None and engine.run_process is not None)
     if starter is None:
         started = start(ws, target.id, wait=here)
     else:

@@ -20,7 +20,7 @@ from vance_cli.base.signals import WorkerTerminated
 from vance_cli.processes import delegation
 from vance_cli.processes.inputs import submit
 from vance_cli.processes.lifecycle import close_process
-from vance_cli.processes.model import NAME_MAX, CloseReason, Process, ProcessSpec, Status
+from vance_cli.processes.model import NAME_MAX, CloseReason, Process, ProcessSpec, Status, TurnEnd
 from vance_cli.processes.records import create_process, load_process
 from vance_cli.recipes.loader import find_recipe
 from vance_cli.state import events as event_store
@@ -29,11 +29,13 @@ if TYPE_CHECKING:
     from vance_cli.processes.runtime import TurnReport
     from vance_cli.processes.turn import Turn, TurnSink
     from vance_cli.recipes.loader import Recipe
+    from vance_cli.state.db import Database
     from vance_cli.workspace import Workspace
 
-ChildTurn = Callable[["Workspace", str, "TurnSink"], "TurnReport"]
-"""Runs one turn of a child inline: ``(workspace, child id, sink)`` → its report (the
-runtime's ``run_turn(inline=True)``, handed to the turn that runs children)."""
+ChildTurn = Callable[["Workspace", Process, "TurnSink", bool], "TurnReport"]
+"""Runs one turn of a child inline: ``(workspace, child, sink, close)`` → its report (the
+runtime's ``run_turn(inline=True)``, handed to the turn that runs children); with
+``close`` a turn that answers closes the child ``DONE`` as it settles."""
 
 NAME_ATTEMPTS = 3
 """Fresh name suffixes tried when a child's name is taken."""
@@ -100,7 +102,8 @@ def child_name(parent: Process, label: str) -> str:
 
 
 def spawn(turn: Turn, recipe: str, goal: str, label: str, *, prompt: str | None = None,
-          title: str = "", params: Mapping[str, Any] | None = None) -> Process:
+          title: str = "", params: Mapping[str, Any] | None = None,
+          also: Callable[[Database, Process], None] | None = None) -> Process:
     """Create a child of the turn's process (``INIT``, its goal pending).
 
     The parent's ``params.model`` goes to the child unless ``params`` sets one.
@@ -113,6 +116,7 @@ def spawn(turn: Turn, recipe: str, goal: str, label: str, *, prompt: str | None 
         prompt: instructions that replace the recipe's prompt, or None.
         title: its title ("" → the recipe's).
         params: its params, overlaid on the recipe's.
+        also: writes more in the creating transaction (``create_process``).
 
     Returns:
         The child.
@@ -130,7 +134,7 @@ def spawn(turn: Turn, recipe: str, goal: str, label: str, *, prompt: str | None 
         spec = ProcessSpec(recipe=recipe, name=child_name(turn.process, label), title=title,
                            goal=goal, params=given, parent=turn.process.id, prompt=prompt)
         try:
-            return create_process(turn.ws, spec, found=found)
+            return create_process(turn.ws, spec, found=found, also=also, parent_known=True)
         except DuplicateProcessName:
             if attempt == NAME_ATTEMPTS - 1:
                 raise
@@ -193,7 +197,7 @@ def run(ws: Workspace, child: Process, sink: TurnSink, runner: ChildTurn, *,
     try:
         if steer is not None:
             submit(ws, child.id, steer)
-        report = runner(ws, child.id, sink)
+        report = runner(ws, child, sink, not keep_open)
     except VanceError as exc:  # no engine code, cannot run, no LLM: the child's failure
         after, _ = close_process(ws, child.id, CloseReason.STALE, {"reason": exc.message},
                                  note=exc.message, notify=False)
@@ -203,7 +207,7 @@ def run(ws: Workspace, child: Process, sink: TurnSink, runner: ChildTurn, *,
         stop(ws, [child])
         raise
     error = report.reason if report.failed else None
-    if error is None and report.settle == "BLOCKED":
+    if error is None and report.settle == TurnEnd.BLOCKED:
         asked = " ".join((report.reply or "").split())[-QUESTION_CHARS:]
         error = (f"it stopped to ask the person ({asked}); an orchestrator's worker cannot"
                  " wait for an answer")

@@ -57,7 +57,10 @@ class CloseReason(StrEnum):
 
 
 class TurnEnd(StrEnum):
-    """How a turn ends (docs/processes.md "Turns")."""
+    """How a turn ends (docs/processes.md "Turns").
+
+    An engine's turn returns the first three; the runtime records the others.
+    """
 
     IDLE = "IDLE"
     """Answered; the process waits for its next input."""
@@ -65,6 +68,12 @@ class TurnEnd(StrEnum):
     """It asks the person and waits for the answer."""
     DONE = "DONE"
     """Finished: the process closes ``DONE``."""
+    FAILED = "FAILED"
+    """It failed: the process closes ``STALE`` with the reason."""
+    STOPPED = "STOPPED"
+    """The process was stopped while the turn ran."""
+    INTERRUPTED = "INTERRUPTED"
+    """Ctrl-C: the partial reply is kept and the process waits ``IDLE``."""
 
 
 class StartHow(StrEnum):

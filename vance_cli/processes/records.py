@@ -17,7 +17,7 @@ Rules (docs/processes.md):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.clock import utc_now
@@ -54,13 +54,19 @@ if TYPE_CHECKING:
 
 
 
-def create_process(ws: Workspace, spec: ProcessSpec, *, found: Recipe | None = None) -> Process:
+def create_process(ws: Workspace, spec: ProcessSpec, *, found: Recipe | None = None,
+                   also: Callable[[Database, Process], None] | None = None,
+                   parent_known: bool = False) -> Process:
     """process_create: resolve the recipe, check the engine, record an IDLE process.
 
     Args:
         ws: workspace (cascade, active catalog, database, tenant and session).
         spec: what to create.
         found: ``spec.recipe`` as the caller found it already (``find_recipe``), or None.
+        also: called as ``also(db, process)`` in the creating transaction, after it:
+            what it writes is stored with the process or not at all (an
+            orchestrator's state naming its new child).
+        parent_known: the parent is the caller's own running process: it is not looked up.
 
     Returns:
         The new process, status ``IDLE``.
@@ -101,19 +107,21 @@ def create_process(ws: Workspace, spec: ProcessSpec, *, found: Recipe | None = N
     }
     try:
         with db.transaction():
-            if spec.parent is not None and store.get_process(db, settings.tenant,
-                                                             spec.parent) is None:
+            if spec.parent is not None and not parent_known and \
+                    store.get_process(db, settings.tenant, spec.parent) is None:
                 raise ProcessNotFound(spec.parent,
                                       message=f"unknown parent process '{spec.parent}'")
             store.insert_process(db, row)
             queue_initial_inputs(db, process_id, row["goal"], spec.steer)
             store.record_transition(db, process_id, None, Status.INIT.value)
             created = change_status(db, process_id, Status.INIT, Status.IDLE, note="started")
+            assert created is not None  # inserted INIT in this transaction
+            if also is not None:
+                also(db, created)
     except db.integrity_errors as exc:
         if store.is_unique_violation(exc):
             raise DuplicateProcessName(name, settings.session, settings.tenant) from None
         raise
-    assert created is not None  # inserted INIT in this transaction
     return created
 
 
@@ -148,7 +156,8 @@ def apply_transition(db: Database, process_id: str, old: Status, new: Status,
 
 def change_status(db: Database, process_id: str, old: Status, new: Status,
                   reason: str | None = None, *, outcome: Mapping[str, Any] | None = None,
-                  note: str | None = None, notify: bool = True) -> Process | None:
+                  note: str | None = None, notify: bool = True, result: str | None = None,
+                  worker_pid: int | None = None) -> Process | None:
     """``apply_transition`` that returns the changed process (``UPDATE … RETURNING``).
 
     Args:
@@ -162,6 +171,8 @@ def change_status(db: Database, process_id: str, old: Status, new: Status,
         notify: post ``child_closed`` to the parent on a close; False for a child
             whose orchestrator runs it inline and has its answer already
             (docs/engines.md "Children").
+        result: also store this result text (a settling turn's reply) in the same update.
+        worker_pid: also record the worker that claimed it and stamp its heartbeat.
 
     Returns:
         The process as it is now; None when another writer changed its status first.
@@ -172,7 +183,8 @@ def change_status(db: Database, process_id: str, old: Status, new: Status,
     check_transition(old, new)
     if new is Status.CLOSED and reason is None:
         raise InvalidTransition("closing a process needs a close reason")
-    row = store.change_status(db, process_id, old.value, new.value, reason, outcome)
+    row = store.change_status(db, process_id, old.value, new.value, reason, outcome,
+                              result=result, worker_pid=worker_pid)
     if row is None:
         return None
     store.record_transition(db, process_id, old.value, new.value, reason, note)

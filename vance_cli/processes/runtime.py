@@ -19,7 +19,7 @@ from vance_cli.processes import overflow
 from vance_cli.processes.budget import Budget
 from vance_cli.processes.inputs import Message, has_pending, is_passive, take_events
 from vance_cli.processes.launcher import launch
-from vance_cli.processes.model import CHILD_SETTLED, CloseReason, Process, Status
+from vance_cli.processes.model import CHILD_SETTLED, CloseReason, Process, Status, TurnEnd
 from vance_cli.processes.records import change_status, load_process, notify_parent
 from vance_cli.processes.stream import StreamFile
 from vance_cli.processes.turn import NullSink, Turn, TurnOutcome, TurnSink, TurnStopped, stop_text
@@ -41,26 +41,26 @@ class TurnReport:
     Attributes:
         process: the process after the turn.
         number: the turn's number, or None when no turn ran.
-        settle: how it ended: ``IDLE``, ``BLOCKED``, ``DONE``, ``FAILED``, ``STOPPED``
-            or ``INTERRUPTED``; None when no turn ran.
+        settle: how it ended; None when no turn ran.
         reply: the turn's reply text, if any.
         reason: why it failed or stopped, if it did.
     """
 
     process: Process
     number: int | None = None
-    settle: str | None = None
+    settle: TurnEnd | None = None
     reply: str | None = None
     reason: str | None = None
 
     @property
     def failed(self) -> bool:
         """True when the turn failed (the process closed STALE or STOPPED)."""
-        return self.settle in ("FAILED", "STOPPED")
+        return self.settle in (TurnEnd.FAILED, TurnEnd.STOPPED)
 
 
 def run_turn(ws: Workspace, process_id: str, *, sink: TurnSink | None = None,
-             adopt: bool = False, retry: bool = False, inline: bool = False) -> TurnReport:
+             adopt: bool = False, retry: bool = False, inline: bool = False,
+             close: bool = False, seen: Process | None = None) -> TurnReport:
     """Run one turn of a process here (the foreground, or a worker's main thread).
 
     Args:
@@ -71,6 +71,9 @@ def run_turn(ws: Workspace, process_id: str, *, sink: TurnSink | None = None,
         retry: reopen a process that failed (``CLOSED/STALE``) and run its pending inputs.
         inline: an orchestrator runs this child inside its own turn and reads the
             report: a settled turn posts no ``child_settled`` and wakes no parent.
+        close: (inline) a turn that answers closes the child ``DONE`` as it settles:
+            its orchestrator has the answer.
+        seen: the process as the caller has just read it (it is not read again).
 
     Returns:
         The TurnReport.
@@ -84,7 +87,7 @@ def run_turn(ws: Workspace, process_id: str, *, sink: TurnSink | None = None,
         KeyboardInterrupt: Ctrl-C, after the turn settled IDLE with the partial reply.
     """
     sink = sink or NullSink()
-    process = load_process(ws, process_id)
+    process = seen if seen is not None else load_process(ws, process_id)
     engine = ws.engines.get(process.engine)
     if engine is None or (engine.run_turn is None and engine.run_process is None):
         raise NoEngineCode(f"engine '{process.engine}' has no local implementation: process"
@@ -97,7 +100,7 @@ def run_turn(ws: Workspace, process_id: str, *, sink: TurnSink | None = None,
         return _run_whole(ws, process, engine.run_process, sink, adopt)
     LLMConfig.from_settings(ws.settings)  # no LLM: raise before anything changes
     assert engine.run_turn is not None
-    return _run_steps(ws, process, engine.run_turn, sink, adopt, inline)
+    return _run_steps(ws, process, engine.run_turn, sink, adopt, inline, close)
 
 
 def _claimable(ws: Workspace, process: Process, adopt: bool, retry: bool) -> Process:
@@ -164,7 +167,7 @@ WholeRun = Callable[["Workspace", Process, TurnSink, bool], Process]
 
 
 def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink,
-               adopt: bool, inline: bool = False) -> TurnReport:
+               adopt: bool, inline: bool = False, close: bool = False) -> TurnReport:
     """The common turn: claim, take inputs, one engine step, settle (see the module rules)."""
     interrupted = False
     report: TurnReport
@@ -183,39 +186,44 @@ def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink
         except KeyboardInterrupt:
             _settle(ws, run, turn, TurnOutcome(reply=turn.partial or None), interrupted=True)
             interrupted = True
-            report = TurnReport(load_process(ws, process.id), number, "INTERRUPTED",
+            report = TurnReport(load_process(ws, process.id), number, TurnEnd.INTERRUPTED,
                                 turn.partial or None)
         except TurnStopped:
             run.settled()
             with turn.storing():
-                conversation.end_turn(db, process.id, number, "STOPPED", "stopped")
-            report = TurnReport(load_process(ws, process.id), number, "STOPPED",
+                conversation.end_turn(db, process.id, number, TurnEnd.STOPPED, "stopped")
+            report = TurnReport(load_process(ws, process.id), number, TurnEnd.STOPPED,
                                 reason="the process was stopped")
         except Exception as exc:  # every failure ends the turn: the process goes STALE
             reason = _reason(exc)
             with turn.storing():
-                conversation.end_turn(db, process.id, number, "FAILED", reason)
+                conversation.end_turn(db, process.id, number, TurnEnd.FAILED, reason)
             run.close(CloseReason.STALE, {"reason": reason, "turn": number}, note=reason)
-            report = TurnReport(load_process(ws, process.id), number, "FAILED", reason=reason)
+            report = TurnReport(load_process(ws, process.id), number, TurnEnd.FAILED,
+                                reason=reason)
         except BaseException as exc:  # SIGTERM (process stop), an exit: the turn ends STOPPED
             with suppress(Exception), turn.storing():  # the worker is leaving: best effort
-                conversation.end_turn(db, process.id, number, "STOPPED", stop_text(exc))
+                conversation.end_turn(db, process.id, number, TurnEnd.STOPPED, stop_text(exc))
             raise
         else:
             try:
-                settled = _settle(ws, run, turn, outcome, notify=not inline)
+                settled = _settle(ws, run, turn, outcome, notify=not inline, close=close)
             except Exception as exc:  # the database refused the reply: keep it in a file
                 if outcome.reply is None:
                     raise
                 reason = overflow.keep_unsaved(ws, process.id, number, outcome.reply, exc)
                 with turn.storing():  # a smaller write, which may still land
-                    conversation.end_turn(db, process.id, number, "FAILED", reason)
+                    conversation.end_turn(db, process.id, number, TurnEnd.FAILED, reason)
                 run.close(CloseReason.STALE, {"reason": reason, "turn": number}, note=reason)
-                report = TurnReport(load_process(ws, process.id), number, "FAILED",
+                report = TurnReport(load_process(ws, process.id), number, TurnEnd.FAILED,
                                     reason=reason)
             else:
-                report = TurnReport(settled or load_process(ws, process.id), number,
-                                    outcome.settle, outcome.reply)
+                after = settled or load_process(ws, process.id)
+                report = TurnReport(after, number, TurnEnd.DONE if after.status is Status.CLOSED
+                                    and after.close_reason == CloseReason.DONE
+                                    else outcome.settle, outcome.reply)
+                if settled is not None and settled.status is Status.CLOSED:
+                    ws.engines.run_close_hooks(ws, [settled])
     if interrupted:
         raise KeyboardInterrupt
     if not inline:
@@ -232,8 +240,11 @@ def _reason(exc: BaseException) -> str:
 
 
 def _settle(ws: Workspace, run: Run, turn: Turn, outcome: TurnOutcome,
-            interrupted: bool = False, notify: bool = True) -> Process | None:
+            interrupted: bool = False, notify: bool = True, close: bool = False) -> Process | None:
     """Store the turn's messages and calls, consume its inputs, set the status: one transaction.
+
+    With ``close``, a turn that answers (it would settle ``IDLE``) closes its
+    process ``DONE`` instead: an inline child whose orchestrator has the answer.
 
     Returns the process as settled (None: someone else changed its status first).
     """
@@ -250,22 +261,27 @@ def _settle(ws: Workspace, run: Run, turn: Turn, outcome: TurnOutcome,
                 db, pid, "assistant", "reply", stored, turn=turn.number,
                 model=outcome.model, tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out,
                 meta=meta or None)
-            store.set_result(db, pid, stored)
+        result = stored if outcome.reply is not None else None
+        answered = close and not interrupted and outcome.settle == TurnEnd.IDLE and \
+            bool((outcome.reply or "").strip())
         if not (interrupted and outcome.reply is None):  # Ctrl-C before a token: kept
             conversation.consume(db, [m.id for m in turn.inputs], turn.number)
-        conversation.end_turn(db, pid, turn.number,
-                              "INTERRUPTED" if interrupted else outcome.settle)
-        if outcome.settle == "DONE":
+        conversation.end_turn(db, pid, turn.number, TurnEnd.INTERRUPTED if interrupted else
+                              TurnEnd.DONE if answered else outcome.settle)
+        if outcome.settle == TurnEnd.DONE or answered:
             settled = change_status(db, pid, Status.RUNNING, Status.CLOSED,
-                                    CloseReason.DONE.value,
-                                    outcome=outcome.outcome, note=f"turn {turn.number} done",
-                                    notify=notify)
+                                    CloseReason.DONE.value, outcome=outcome.outcome,
+                                    note="its orchestrator has the answer" if answered
+                                    else f"turn {turn.number} done", notify=notify,
+                                    result=result)
         else:
-            target = Status.BLOCKED if outcome.settle == "BLOCKED" else Status.IDLE
+            target = Status.BLOCKED if outcome.settle == TurnEnd.BLOCKED else Status.IDLE
             settled = change_status(db, pid, Status.RUNNING, target,
-                                    note=f"turn {turn.number} settled")
+                                    note=f"turn {turn.number} settled", result=result)
             if settled is not None and notify and settled.parent_process_id is not None:
                 notify_parent(db, pid, CHILD_SETTLED)
+        if settled is None and result is not None:  # stopped meanwhile: the reply still counts
+            store.set_result(db, pid, result)
     run.settled()
     return settled
 
@@ -284,8 +300,8 @@ def _run_whole(ws: Workspace, process: Process, whole: WholeRun, sink: TurnSink,
         conversation.consume(ws.db, [m.id for m in inputs], number)
     wake_parent(ws, closed)
     reply = closed.result
-    settle = "DONE" if closed.close_reason == CloseReason.DONE.value else "FAILED"
-    reason = None if settle == "DONE" else str((closed.outcome or {}).get("reason")
+    settle = TurnEnd.DONE if closed.close_reason == CloseReason.DONE else TurnEnd.FAILED
+    reason = None if settle == TurnEnd.DONE else str((closed.outcome or {}).get("reason")
                                                or closed.close_reason)
     return TurnReport(closed, number, settle, reply, reason)
 
@@ -310,13 +326,13 @@ def drive(ws: Workspace, process_id: str, *, sink: TurnSink | None = None,
     if not adopt and process.status not in (Status.CLOSED, Status.RUNNING) and \
             not has_pending(ws, process.id):
         return TurnReport(process)
-    report = run_turn(ws, process.id, sink=sink, adopt=adopt, retry=retry)
+    report = run_turn(ws, process.id, sink=sink, adopt=adopt, retry=retry, seen=process)
     for _ in range(MAX_TURNS_IN_A_ROW - 1):
         process = report.process
         if process.status not in (Status.IDLE, Status.BLOCKED) or \
                 not has_pending(ws, process.id):
             break
-        report = run_turn(ws, process.id, sink=sink)
+        report = run_turn(ws, process.id, sink=sink, seen=process)
     return report
 
 
@@ -340,6 +356,6 @@ def wake_parent(ws: Workspace, child: Process) -> bool:
     return True
 
 
-def _run_inline(ws: Workspace, process_id: str, sink: TurnSink) -> TurnReport:
+def _run_inline(ws: Workspace, child: Process, sink: TurnSink, close: bool) -> TurnReport:
     """A child's turn inside its orchestrator's (``Turn``'s runner): no events, no wake."""
-    return run_turn(ws, process_id, sink=sink, inline=True)
+    return run_turn(ws, child.id, sink=sink, inline=True, close=close, seen=child)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -36,12 +36,8 @@ if TYPE_CHECKING:
     from vance_cli.state.db import Database
     from vance_cli.workspace import Workspace
 
-__all__ = ["Budget", "ChildResult", "CloseReason", "Message", "NullSink", "Process", "Settle",
-           "Turn", "TurnEnd", "TurnOutcome", "TurnSink", "TurnStopped", "over_ceiling",
-           "stop_text"]
-
-Settle = TurnEnd
-"""How a turn ends (the name engines use; ``model.TurnEnd``)."""
+__all__ = ["Budget", "ChildResult", "CloseReason", "Message", "NullSink", "Process", "Turn",
+           "TurnEnd", "TurnOutcome", "TurnSink", "TurnStopped", "over_ceiling", "stop_text"]
 
 
 class TurnSink(Protocol):
@@ -79,7 +75,7 @@ class TurnOutcome:
         tokens_out: completion tokens.
     """
 
-    settle: Settle = TurnEnd.IDLE
+    settle: TurnEnd = TurnEnd.IDLE
     reply: str | None = None
     outcome: Mapping[str, Any] | None = None
     notes: Sequence[tuple[str, str]] = ()
@@ -88,7 +84,7 @@ class TurnOutcome:
     tokens_out: int | None = None
 
     @classmethod
-    def answered(cls, completion: Completion, settle: Settle = TurnEnd.IDLE,
+    def answered(cls, completion: Completion, settle: TurnEnd = TurnEnd.IDLE,
                  reply: str | None = None) -> TurnOutcome:
         """An outcome whose reply is ``completion`` (or ``reply``, e.g. its parsed message)."""
         return cls(settle=settle, reply=completion.text if reply is None else reply,
@@ -130,6 +126,12 @@ class Turn:
         self._calls = 0
         self._unstored: list[dict[str, Any]] = []
         """LLM calls recorded since the turn's last write (``storing``)."""
+        self._kept: dict[str, Any] | None = None
+        """Engine state to store with the turn's next write (``keep_state``)."""
+        self._tokens = 0
+        """LLM tokens (in and out) of the calls this turn recorded."""
+        self._tokens_before: int | None = None
+        """LLM tokens of the process's earlier turns, read once when first needed."""
 
     def load_state(self) -> dict[str, Any]:
         """Return the engine's state of the process as the turn started (a copy; {} when none)."""
@@ -138,8 +140,18 @@ class Turn:
 
     def save_state(self, state: Mapping[str, Any]) -> None:
         """Store the engine's state now (it outlives the turn, also a failed one)."""
-        with self.storing() as db:
-            store.set_state(db, self.process.id, state)
+        self.keep_state(state)
+        with self.storing():
+            pass
+
+    def keep_state(self, state: Mapping[str, Any]) -> None:
+        """Store the engine's state (as it is now) with the turn's next write.
+
+        That write is the next child's creation (``spawn``), the next call's
+        check, a ``save_state`` or the transaction that ends the turn, failed
+        or not; only a worker killed before it loses the state.
+        """
+        self._kept = json.loads(json.dumps(dict(state)))
 
     @contextmanager
     def storing(self) -> Iterator[Database]:
@@ -153,15 +165,24 @@ class Turn:
         Yields:
             The database, inside the transaction.
         """
-        db, calls = self.ws.db, list(self._unstored)
+        db, calls, kept = self.ws.db, list(self._unstored), self._kept
         with db.transaction():
             for call in calls:
                 conversation.add_llm_call(db, self.process.id, self.number, **call)
+            if kept is not None:
+                store.set_state(db, self.process.id, kept)
             yield db
         del self._unstored[:len(calls)]
+        if self._kept is kept:
+            self._kept = None
 
     def history(self) -> list[Message]:
-        """Return the consumed inputs and the replies of earlier turns, oldest first."""
+        """Return the consumed inputs and the replies of earlier turns, oldest first.
+
+        A first turn has none: messages get a turn's number when it settles.
+        """
+        if self.number == 1:
+            return []
         return [Message.from_row(r) for r in conversation.history(self.ws.db, self.process.id)]
 
     @property
@@ -269,9 +290,15 @@ class Turn:
                                  " budget"
                                  " of LLM calls per turn (turn.max_llm_calls)", "llm_calls",
                                  self.budget.llm_calls)
-        used = conversation.llm_totals(self.ws.db, self.process.id)
-        if used[1] + used[2] >= self.budget.tokens:
-            raise BudgetExceeded(f"the process used {used[1] + used[2]} LLM tokens: budget of"
+        if self._tokens_before is None:  # a first turn has no earlier calls
+            if self.number == 1:
+                self._tokens_before = 0
+            else:
+                totals = conversation.llm_totals(self.ws.db, self.process.id, before=self.number)
+                self._tokens_before = int(totals[1]) + int(totals[2])
+        used = self._tokens_before + self._tokens
+        if used >= self.budget.tokens:
+            raise BudgetExceeded(f"the process used {used} LLM tokens: budget of"
                                  f" {self.budget.tokens} tokens (process.max_tokens)",
                                  "tokens", self.budget.tokens)
 
@@ -287,6 +314,7 @@ class Turn:
         call's check, its state, or the transaction that ends it.
         """
         self._calls += 1
+        self._tokens += (tokens_in or 0) + (tokens_out or 0)
         self._unstored.append({"purpose": purpose, "model": model, "endpoint": endpoint,
                                "tokens_in": tokens_in, "tokens_out": tokens_out,
                                "latency_ms": latency_ms, "finish_reason": finish_reason,
@@ -315,8 +343,12 @@ class Turn:
                          finish_reason=answer.finish_reason if answer else None, error=error)
 
     def spawn(self, recipe: str, goal: str, label: str, *, prompt: str | None = None,
-              title: str = "", params: Mapping[str, Any] | None = None) -> Process:
-        """Create a child of this turn's process, ``INIT`` with its goal pending.
+              title: str = "", params: Mapping[str, Any] | None = None,
+              state: Callable[[Process], Mapping[str, Any]] | None = None) -> Process:
+        """Create a child of this turn's process, ``IDLE`` with its goal pending.
+
+        The creation also stores this process's state: ``state(child)`` when
+        given, else what ``keep_state`` kept, in one transaction.
 
         Args:
             recipe: the child's recipe.
@@ -325,13 +357,21 @@ class Turn:
             prompt: instructions that replace the recipe's prompt, or None.
             title: its title ("" → the recipe's).
             params: its params, overlaid on the recipe's (the parent's model goes on).
+            state: given the child, returns this process's state to store with it.
 
         Raises:
             UnknownRecipe, InputError, UnknownEngine: the child cannot be created.
             CannotRun: it would nest orchestrators too deep, or run its own ancestry again.
         """
-        return children.spawn(self, recipe, goal, label, prompt=prompt, title=title,
-                              params=params)
+        def also(db: Database, child: Process) -> None:
+            chosen = state(child) if state is not None else self._kept
+            if chosen is not None:
+                store.set_state(db, self.process.id, chosen)
+
+        child = children.spawn(self, recipe, goal, label, prompt=prompt, title=title,
+                               params=params, also=also)
+        self._kept = None
+        return child
 
     def run_child(self, child: Process, *, keep_open: bool = False,
                   steer: str | None = None) -> ChildResult:

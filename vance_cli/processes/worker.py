@@ -45,7 +45,7 @@ from vance_cli.base.errors import DatabaseLocked, InvalidTransition, StateError
 from vance_cli.base.signals import WorkerTerminated, install_sigterm, stop_cause
 from vance_cli.processes.lifecycle import close_process
 from vance_cli.processes.model import CloseReason, Process, Status
-from vance_cli.processes.records import apply_transition, load_process
+from vance_cli.processes.records import apply_transition, change_status, load_process
 from vance_cli.state import process_store as store
 from vance_cli.state.db import Database
 from vance_cli.state.stores import open_state
@@ -312,12 +312,12 @@ def running(ws: Workspace, process_id: str, handle_sigterm: bool = True,
     db, pid = ws.db, os.getpid()
     with db.transaction():
         current = seen if seen is not None and not adopt else load_process(ws, process_id)
-        if not (adopt and current.status is Status.RUNNING and current.worker_pid == pid) and \
-                not apply_transition(db, current.id, current.status, Status.RUNNING,
-                                     note=f"worker {pid}"):
+        if adopt and current.status is Status.RUNNING and current.worker_pid == pid:
+            store.set_worker(db, current.id, pid)  # handed over: the heartbeat starts now
+        elif change_status(db, current.id, current.status, Status.RUNNING,
+                           note=f"worker {pid}", worker_pid=pid) is None:
             raise InvalidTransition(f"process {current.id} is no longer"
                                     f" {current.status.value}: another writer came first")
-        store.set_worker(db, current.id, pid)
         if on_claim is not None:
             on_claim(current.id)
     settings = ws.settings

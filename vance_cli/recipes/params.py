@@ -1,12 +1,12 @@
-"""Engine params: one schema per engine, for a recipe's ``params`` and a process's.
+"""Engine params: the params every engine knows (``Common``), checked and read.
 
 A recipe's ``params`` are checked against its engine's schema when the
 recipe loads (a recipe whose params break it is left out, with the
 reason), again when a process starts (the recipe's params overlaid by the
 caller's ``--param``), and when Slartibartfast writes a recipe; engines read
-their params through the same schema, with its defaults. Each engine names
-its schema in its descriptor (``Engine.params``); an engine without one
-takes any params.
+their params through the same schema, with its defaults. Each engine keeps
+its schema (a subclass of ``Common``) in its own package and names it in
+its descriptor (``Engine.params``); an engine without one takes any params.
 
 Every engine knows ``model`` (the model of its calls), ``budget``
 (``llmCalls``, ``tokens``, ``turnSeconds``: docs/processes.md "Budgets") and
@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
@@ -32,8 +32,6 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
-    field_validator,
-    model_validator,
 )
 
 from vance_cli.base import schema
@@ -42,11 +40,17 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 """A phase or head name: a letter or digit first, then letters, digits, ``_ . -``."""
 
 
-def _lower(value: Any) -> Any:
+def lowered(value: Any) -> Any:
+    """Return a string stripped and lower-cased (a choice's spelling); anything else as is."""
     return value.strip().lower() if isinstance(value, str) else value
 
 
-def _name(value: str) -> str:
+def valid_name(value: str) -> str:
+    """Return ``value`` when it is a valid phase or head name (``NAME``).
+
+    Raises:
+        ValueError: it is not.
+    """
     if not NAME.match(value):
         raise ValueError(f"{value!r} is not a valid name (letters, digits, '_', '.', '-')")
     return value
@@ -74,183 +78,6 @@ class Common(BaseModel):
     model: str | None = None
     budget: Budget | None = None
     passive: bool = False
-
-
-class FordParams(Common):
-    """ford: one concrete job (docs/engines.md "ford"); more keys feed the recipe's prompt."""
-
-    model_config = ConfigDict(extra="allow")
-
-    temperature: float = Field(default=0.7, ge=0, le=2)
-    maxTokens: int = Field(default=4096, ge=1, le=200_000)
-
-
-class ArthurParams(Common):
-    """arthur: the conversational lead (docs/engines.md "arthur")."""
-
-    model_config = ConfigDict(extra="allow")
-
-    maxActions: int = Field(default=3, ge=1, le=10)
-    maxContextTokens: int = Field(default=64_000, ge=1_000)
-
-
-class SlartibartfastParams(Common):
-    """slartibartfast: its run (set by vance: ``runId``, ``auditFile``, the cutoff)."""
-
-    model_config = ConfigDict(extra="allow")
-
-
-class Checkpoint(BaseModel):
-    """A phase's checkpoint: the process waits ``BLOCKED`` for the person's answer.
-
-    - ``approval``: yes goes on; no (optionally ``no: why``) runs the phase
-      again with the answer as feedback;
-    - ``decision``: the answer must be one of ``options``; it is kept as the
-      phase's decision for later inputs (``{{ decisions.<phase> }}``);
-    - ``feedback``: any text goes on, kept for later inputs (``{{ feedback.<phase> }}``).
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    type: Annotated[Literal["approval", "decision", "feedback"], BeforeValidator(_lower)]
-    message: str = ""
-    options: list[str] = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _options_for_decisions(self) -> Checkpoint:
-        if self.type == "decision" and len(self.options) < 2:
-            raise ValueError("a decision checkpoint needs at least two options")
-        return self
-
-
-class Scorer(BaseModel):
-    """A loop's scorer: an LLM call that rates the phase's output (``{score, summary}``)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    prompt: str = "Rate how well the text does what the task asks."
-    threshold: float = Field(default=0.7, ge=0, le=1)
-
-
-class Loop(BaseModel):
-    """A phase that runs again, with the scorer's summary as feedback, until it scores enough."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    maxIterations: int = Field(default=3, ge=1, le=10)
-    scorer: Scorer | None = None
-
-
-class Phase(BaseModel):
-    """One phase of a vogon plan: a worker (a ford child process) and its input."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: Name
-    worker: str | None = None
-    """A recipe name; without one, ``default`` runs the phase with ``prompt``."""
-    prompt: str | None = None
-    """The worker's instructions when it has no recipe of its own (a template)."""
-    input: str = ""
-    """The worker's task: a template over ``task``, ``params``, ``phases`` (earlier outputs),
-    ``decisions``, ``feedback``; empty: the task and the previous phase's output."""
-    checkpoint: Checkpoint | None = None
-    loop: Loop | None = None
-
-    @field_validator("name")
-    @classmethod
-    def _valid_name(cls, value: str) -> str:
-        return _name(value)
-
-    @model_validator(mode="after")
-    def _worker_or_prompt(self) -> Phase:
-        if not self.worker and not (self.prompt or "").strip():
-            raise ValueError(f"phase '{self.name}' needs a worker (a recipe) or a prompt")
-        return self
-
-
-class VogonParams(Common):
-    """vogon: fixed phases with checkpoints (docs/engines.md "vogon").
-
-    More keys feed its templates (``{{ params.words }}``).
-    """
-
-    model_config = ConfigDict(extra="allow")
-
-    strategy: str | None = None
-    """A playbook by name: the document ``strategies/<name>.yaml`` (its ``phases``, ``result``)."""
-    phases: list[Phase] = Field(default_factory=list)
-    result: str = ""
-    """The result: a template over the same names as a phase's input; empty: the last output."""
-    maxWorkerSpawns: int = Field(default=50, ge=1, le=500)
-
-    @model_validator(mode="after")
-    def _one_plan(self) -> VogonParams:
-        if self.strategy and self.phases:
-            raise ValueError("give 'strategy' or 'phases', not both")
-        names = [p.name for p in self.phases]
-        if len(set(names)) != len(names):
-            raise ValueError("phase names must be unique")
-        return self
-
-
-class StrategyDocument(BaseModel):
-    """A vogon playbook document (``strategies/<name>.yaml``)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    title: str = ""
-    description: str = ""
-    phases: list[Phase] = Field(min_length=1)
-    result: str = ""
-
-
-class Head(BaseModel):
-    """One head of a zaphod council: a name, a persona, the recipe that answers."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: Name
-    persona: str = ""
-    recipe: str = "default"
-
-    @field_validator("name")
-    @classmethod
-    def _valid_name(cls, value: str) -> str:
-        return _name(value)
-
-
-class ZaphodParams(Common):
-    """zaphod: a council or a debate of heads (docs/engines.md "zaphod")."""
-
-    pattern: Annotated[Literal["council", "debate"], BeforeValidator(_lower)] = "council"
-    heads: list[Head] = Field(default_factory=list, max_length=10)
-    """Without heads, a first call picks ``personas`` heads that fit the question."""
-    personas: int = Field(default=3, ge=2, le=10)
-    maxRounds: int = Field(default=3, ge=1, le=10)
-    synthesisPrompt: str = ""
-    maxParallel: int = Field(default=4, ge=1, le=10)
-
-    @model_validator(mode="after")
-    def _unique_heads(self) -> ZaphodParams:
-        names = [h.name for h in self.heads]
-        if len(set(names)) != len(names):
-            raise ValueError("head names must be unique")
-        if self.pattern == "debate" and len(self.heads) == 1:
-            raise ValueError("a debate needs at least two heads")
-        return self
-
-
-class MarvinParams(Common):
-    """marvin: a task tree (docs/engines.md "marvin")."""
-
-    maxTreeNodes: int = Field(default=30, ge=1, le=200)
-    maxTreeDepth: int = Field(default=3, ge=1, le=5)
-    maxItems: int = Field(default=20, ge=1, le=100)
-    maxLlmCalls: int = Field(default=60, ge=2, le=1000)
-    """LLM calls of one turn, marvin's own and its children's together."""
-    availableRecipes: list[str] = Field(default_factory=list)
-    """Recipes a task may name; empty: any visible recipe but marvin's own engine."""
 
 
 def problems(model: type[Common] | None, params: Mapping[str, Any]) -> list[str]:

@@ -153,13 +153,20 @@ def add_llm_call(db: Database, process_id: str | None, turn: int | None, purpose
          finish_reason, error, utc_now()))
 
 
-def llm_totals(db: Database, process_id: str, turn: int | None = None) -> Row:
-    """Return ``calls, tokens_in, tokens_out, latency_ms`` summed over a process (or one turn)."""
+def llm_totals(db: Database, process_id: str, turn: int | None = None, *,
+               before: int | None = None) -> Row:
+    """Return ``calls, tokens_in, tokens_out, latency_ms`` summed over a process.
+
+    Only the calls of turn ``turn``, or of the turns before ``before``, when given.
+    """
     where = "process_id = ?"
     params: list[Any] = [process_id]
     if turn is not None:
         where += " AND turn = ?"
         params.append(turn)
+    if before is not None:
+        where += " AND turn < ?"
+        params.append(before)
     row = db.query_one("SELECT count(*), coalesce(sum(tokens_in), 0),"
                        " coalesce(sum(tokens_out), 0), coalesce(sum(latency_ms), 0)"
                        f" FROM llm_calls WHERE {where}", params)

@@ -61,19 +61,31 @@ def update_status(db: Database, process_id: str, expected: str, new: str,
 
 
 def change_status(db: Database, process_id: str, expected: str, new: str,
-                  close_reason: str | None = None, outcome: Mapping[str, Any] | None = None
-                  ) -> Row | None:
+                  close_reason: str | None = None, outcome: Mapping[str, Any] | None = None,
+                  *, result: str | None = None, worker_pid: int | None = None) -> Row | None:
     """``update_status`` that returns the changed row (``UPDATE … RETURNING``, no re-read).
+
+    The same statement also stores ``result`` (a settling turn's reply) and
+    ``worker_pid`` with a heartbeat stamp (a claim), when given.
 
     Returns:
         The row as it is now; None when another writer changed the status first.
     """
+    now = utc_now()
+    extra = ""
+    values: list[Any] = []
+    if result is not None:
+        extra += ", result = ?"
+        values.append(result)
+    if worker_pid is not None:
+        extra += ", worker_pid = ?, heartbeat_at = ?"
+        values += [worker_pid, now]
     rows = db.query(
         "UPDATE processes SET status = ?, close_reason = COALESCE(?, close_reason),"
-        " outcome = COALESCE(?, outcome), updated_at = ? WHERE id = ? AND status = ?"
+        f" outcome = COALESCE(?, outcome), updated_at = ?{extra} WHERE id = ? AND status = ?"
         f" RETURNING {_COLUMNS}",
-        (new, close_reason, json.dumps(outcome) if outcome is not None else None, utc_now(),
-         process_id, expected),
+        (new, close_reason, json.dumps(outcome) if outcome is not None else None, now,
+         *values, process_id, expected),
     )
     return rows[0] if rows else None
 

@@ -243,3 +243,20 @@ def test_concurrent_reloads_in_threads_serialise(tmp_path: Path) -> None:
     assert errors == []
     active = active_catalog(load_settings().paths)
     assert active.source in {str(f) for f in files}
+
+
+def test_a_workspace_reads_the_catalog_once_until_refreshed(ws: Workspace,
+                                                             tmp_path: Path) -> None:
+    first = ws.catalog()
+    assert ws.catalog() is first and "deep-thought" not in first.names
+    other = Workspace(load_settings())  # another command reloads meanwhile
+    try:
+        assert reload_catalog(other, write(tmp_path, "engines.yaml", with_extra())).activated
+        assert "deep-thought" in other.catalog().names
+    finally:
+        other.close()
+    assert ws.catalog() is first  # read once: this command keeps what it started with
+    ws.refresh_catalog()
+    assert "deep-thought" in ws.catalog().names
+    assert reload_catalog(ws, bundled=True).activated  # its own reload refreshes it
+    assert "deep-thought" not in ws.catalog().names

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -10,6 +11,7 @@ from vance_cli.base.config import load_settings
 from vance_cli.delegate.flow import DelegateResult
 from vance_cli.delegate.request import DelegateRequest
 from vance_cli.delegate.start import delegate_and_start
+from vance_cli.engines import vogon
 from vance_cli.processes.model import StartHow, Status
 from vance_cli.processes.start import Started, start
 from vance_cli.workspace import Workspace
@@ -24,13 +26,17 @@ def ws(vance_home: object) -> Iterator[Workspace]:
     workspace.close()
 
 
-@pytest.mark.parametrize(("wait", "wait_engines", "here"), [
-    (True, frozenset(), True),
-    (False, frozenset({"vogon"}), True),
-    (False, frozenset({"zaphod"}), False),
+@pytest.mark.parametrize(("wait", "whole", "wait_whole_runs", "here"), [
+    (True, False, False, True),
+    (False, True, True, True),  # vogon as an engine that runs its process whole
+    (False, True, False, False),
+    (False, False, True, False),  # vogon as it is: turns, run by a worker
 ])
 def test_the_started_process_runs_here_when_waited_for(
-        ws: Workspace, wait: bool, wait_engines: frozenset[str], here: bool) -> None:
+        ws: Workspace, monkeypatch: pytest.MonkeyPatch, wait: bool, whole: bool,
+        wait_whole_runs: bool, here: bool) -> None:
+    if whole:
+        monkeypatch.setattr(vogon, "ENGINE", replace(vogon.ENGINE, run_process=lambda *_: None))
     calls: list[tuple[str, bool]] = []
 
     def starter(result: DelegateResult, run_here: bool) -> Started:
@@ -39,7 +45,7 @@ def test_the_started_process_runs_here_when_waited_for(
         return start(ws, result.started.id, wait=run_here)
 
     done = delegate_and_start(ws, DelegateRequest(task=ESSAY), wait=wait,
-                              wait_engines=wait_engines, starter=starter)
+                              wait_whole_runs=wait_whole_runs, starter=starter)
     assert calls == [("vogon", here)] and done.here is here
     assert done.started is not None and done.started.how == StartHow.WAITING_FOR_LLM
     assert done.result.to_json()["process"]["status"] == Status.IDLE.value

@@ -108,7 +108,7 @@ class Delegated:
 def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False, *,
                  fallback: bool = True, background: bool = False,
                  fallback_timeout: float | None = None, wait: bool = False,
-                 wait_engines: frozenset[str] = frozenset()) -> Delegated:
+                 wait_whole_runs: bool = False) -> Delegated:
     """Delegate one request, run its process, print the result (delegate, wizards, the shell).
 
     Args:
@@ -119,8 +119,9 @@ def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False,
         background: run it in a detached worker (``--async-fallback``).
         fallback_timeout: its cutoff in seconds; None → ``fallback.timeout``.
         wait: run the started process's first turn here (streaming) instead of a worker.
-        wait_engines: engines whose process runs here even without ``wait`` (a wizard
-            waits for Slartibartfast, as the fallback does, to name the new recipe).
+        wait_whole_runs: run here, even without ``wait``, a process its engine runs
+            whole (a wizard waits for Slartibartfast, as the fallback does, to name
+            the new recipe).
 
     Returns:
         What was decided and started, for callers that act on it (exit codes, follow-ups).
@@ -140,7 +141,7 @@ def run_delegate(ws: Workspace, request: DelegateRequest, as_json: bool = False,
     done = delegate_and_start(
         ws, request, progress=lambda: output.status(output.SELECTOR_SPINNER),
         fallback=make_runner(fallback, background, fallback_timeout), wait=wait,
-        wait_engines=wait_engines, warn=output.warn, starter=run)
+        wait_whole_runs=wait_whole_runs, warn=output.warn, starter=run)
     if not (done.here and not as_json):  # run_here printed the decision before the turn
         print_result(done.result, as_json, done.started)
     return Delegated(done.result, done.started, waited=wait)

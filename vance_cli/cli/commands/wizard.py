@@ -315,18 +315,14 @@ def _edited(asker: Any, text: str, print_only: bool) -> str:
     return edited
 
 
-WAIT_ENGINES = frozenset({"slartibartfast"})
-"""Engines whose process a wizard's prompt runs here, not in the background: a
-Slartibartfast run then prints the new recipe's name and how to start and promote it,
-as the fallback does (docs/wizards.md)."""
-
-
 def _submit(ws: Workspace, text: str, flow: _Flow) -> None:
     """Send the prompt to the delegate selector: the code path and output of ``vance delegate``."""
     decide_on, block = split_followups(text)  # the links are for the assistant, not the selector
     request = DelegateRequest(task=text, dry_run=flow.dry_run,
                               decide_on=decide_on if block else None)
-    done = run_delegate(ws, request, flow.as_json, wait_engines=WAIT_ENGINES)
+    # a whole run (Slartibartfast) runs here, not in the background: it then prints the
+    # new recipe's name and how to start and promote it, as the fallback does
+    done = run_delegate(ws, request, flow.as_json, wait_whole_runs=True)
     if done.exit_code:  # the selector's LLM call or the first turn failed
         raise typer.Exit(done.exit_code)
 

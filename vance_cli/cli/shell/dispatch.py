@@ -150,6 +150,7 @@ class Shell:
         parsed = parse_line(line)
         if parsed.kind == "empty":
             return LineResult()
+        self.ws.refresh_catalog()  # a reload from another terminal applies from this line
         cards, self.cards = self.cards, {}  # the cards are gone after the first message
         if parsed.kind == "task" and parsed.text.strip() in cards:
             name = cards[parsed.text.strip()]

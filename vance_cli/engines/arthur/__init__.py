@@ -22,7 +22,7 @@ def _turn(turn: Turn) -> TurnOutcome:
 
 
 def _params() -> type[Common]:
-    from vance_cli.recipes.params import ArthurParams  # heavy: pydantic
+    from vance_cli.engines.arthur.params import ArthurParams  # heavy: pydantic
 
     return ArthurParams
 

@@ -33,7 +33,7 @@ from vance_cli.delegate.flow import delegate
 from vance_cli.delegate.request import DelegateRequest
 from vance_cli.engines import chat
 from vance_cli.engines.slartibartfast.fallback import Fallback
-from vance_cli.processes.turn import Settle, Turn, TurnEnd, TurnOutcome
+from vance_cli.processes.turn import Turn, TurnEnd, TurnOutcome
 from vance_cli.recipes.loader import load_recipes
 from vance_cli.selector.decision import Mode
 
@@ -169,7 +169,7 @@ def run_turn(turn: Turn) -> TurnOutcome:
                            purpose="action", schema=ACTION_SCHEMA, temperature=0.3)
     actions, problems = read_actions(answer.text, limit)
     notes += [("action", p) for p in problems]
-    settle: Settle = TurnEnd.IDLE
+    settle: TurnEnd = TurnEnd.IDLE
     said: list[str] = []
     started = 0
     for action in actions:

@@ -21,7 +21,7 @@ def _turn(turn: Turn) -> TurnOutcome:
 
 
 def _params() -> type[Common]:
-    from vance_cli.recipes.params import FordParams  # heavy: pydantic
+    from vance_cli.engines.ford.params import FordParams  # heavy: pydantic
 
     return FordParams
 

@@ -27,7 +27,7 @@ def _turn(turn: Turn) -> TurnOutcome:
 
 
 def _params() -> type[Common]:
-    from vance_cli.recipes.params import MarvinParams  # heavy: pydantic
+    from vance_cli.engines.marvin.params import MarvinParams  # heavy: pydantic
 
     return MarvinParams
 

@@ -42,6 +42,7 @@ from vance_cli.delegate.batch_input import Item
 from vance_cli.delegate.flow import delegate
 from vance_cli.delegate.request import DelegateRequest
 from vance_cli.engines import chat
+from vance_cli.engines.marvin.params import MarvinParams
 from vance_cli.processes.turn import CloseReason, Process, Turn, TurnEnd, TurnOutcome
 from vance_cli.recipes import params as engine_params
 from vance_cli.recipes.loader import find_recipe, load_recipes
@@ -86,12 +87,12 @@ def plan_schema(names: list[str]) -> dict[str, Any]:
     return {**PLAN_SCHEMA, "$defs": {"task": task}}
 
 
-def _params(turn: Turn) -> engine_params.MarvinParams:
+def _params(turn: Turn) -> MarvinParams:
     try:
-        params = engine_params.parse(engine_params.MarvinParams, turn.process.params)
+        params = engine_params.parse(MarvinParams, turn.process.params)
     except ValueError as exc:
         raise DocumentError(f"recipe '{turn.process.recipe}': {exc}") from None
-    assert isinstance(params, engine_params.MarvinParams)
+    assert isinstance(params, MarvinParams)
     return params
 
 
@@ -143,7 +144,7 @@ def walk(node: Mapping[str, Any], depth: int = 0) -> Iterator[tuple[dict[str, An
         yield from walk(child, depth + 1)
 
 
-def check_limits(tree: Mapping[str, Any], params: engine_params.MarvinParams) -> str | None:
+def check_limits(tree: Mapping[str, Any], params: MarvinParams) -> str | None:
     """Return why the tree breaks a limit, or None when it fits."""
     nodes = list(walk(tree))
     count = len(nodes) + sum(len(n.get("items") or ()) for n, _ in nodes)
@@ -161,7 +162,7 @@ def check_limits(tree: Mapping[str, Any], params: engine_params.MarvinParams) ->
     return None
 
 
-def _usable(turn: Turn, params: engine_params.MarvinParams) -> list[Any]:
+def _usable(turn: Turn, params: MarvinParams) -> list[Any]:
     """Return the recipes a task may name (at most 40: the prompt lists them)."""
     inventory = [r for r in load_recipes(turn.ws).inventory() if r.engine != MARVIN]
     if params.availableRecipes:
@@ -175,7 +176,7 @@ def _recipes_text(recipes: list[Any]) -> str:
             + "\n".join(lines))
 
 
-def plan(turn: Turn, params: engine_params.MarvinParams) -> dict[str, Any]:
+def plan(turn: Turn, params: MarvinParams) -> dict[str, Any]:
     """Ask for the task tree (one correction when the reply holds none).
 
     Raises:
@@ -211,7 +212,7 @@ def plan(turn: Turn, params: engine_params.MarvinParams) -> dict[str, Any]:
 class Runner:
     """Runs the tree's nodes for one turn, saving the tree after each."""
 
-    def __init__(self, turn: Turn, params: engine_params.MarvinParams,
+    def __init__(self, turn: Turn, params: MarvinParams,
                  state: dict[str, Any]) -> None:
         self.turn = turn
         self.params = params

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from vance_cli.processes.engine import Engine
 
 if TYPE_CHECKING:
-    from vance_cli.processes.model import Process
     from vance_cli.processes.turn import TurnSink
+    from vance_cli.processes.whole import Process
     from vance_cli.recipes.params import Common
     from vance_cli.workspace import Workspace
 
@@ -31,7 +31,7 @@ def _closed(ws: Workspace, process: Process) -> None:
 
 
 def _params() -> type[Common]:
-    from vance_cli.recipes.params import SlartibartfastParams  # heavy: pydantic
+    from vance_cli.engines.slartibartfast.params import SlartibartfastParams  # heavy: pydantic
 
     return SlartibartfastParams
 

@@ -49,7 +49,7 @@ from vance_cli.base.clock import utc_now
 from vance_cli.base.files import atomic_write_text
 
 if TYPE_CHECKING:
-    from vance_cli.processes.model import Process
+    from vance_cli.processes.whole import Process
     from vance_cli.workspace import Workspace
 
 SLART_FOLDER = "_slart"

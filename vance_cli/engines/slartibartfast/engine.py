@@ -49,18 +49,22 @@ from vance_cli.engines.slartibartfast.extract import extract_recipe
 from vance_cli.engines.slartibartfast.prompt import load_prompt
 from vance_cli.engines.slartibartfast.validate import SLART_ENGINE, Checked, check_candidate
 from vance_cli.llm import LLMConfig, complete
-from vance_cli.processes.lifecycle import close_process
-from vance_cli.processes.model import CloseReason, Process, Status
-from vance_cli.processes.records import load_process
 from vance_cli.processes.turn import over_ceiling
-from vance_cli.processes.worker import running
+from vance_cli.processes.whole import (
+    CloseReason,
+    Process,
+    Status,
+    close_process,
+    load_process,
+    running,
+)
 from vance_cli.recipes.loader import load_recipes
 
 if TYPE_CHECKING:
     from vance_cli.base.config import Settings
     from vance_cli.engines.slartibartfast.prompt import SlartPrompt
     from vance_cli.llm import Completion
-    from vance_cli.processes.worker import Run
+    from vance_cli.processes.whole import Run
     from vance_cli.workspace import Workspace
 
 Progress = Callable[[], AbstractContextManager[object]]

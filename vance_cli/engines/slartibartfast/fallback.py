@@ -40,8 +40,7 @@ from vance_cli.engines.slartibartfast.launch import start_background
 from vance_cli.engines.slartibartfast.outcome import FallbackResult, Outcome, _replace, outcome_of
 from vance_cli.engines.slartibartfast.start import caller_of, start_slart
 from vance_cli.engines.slartibartfast.supervisor import supervise
-from vance_cli.processes.model import ProcessSpec
-from vance_cli.processes.records import create_process
+from vance_cli.processes.whole import ProcessSpec, create_process
 
 if TYPE_CHECKING:
     from vance_cli.delegate.request import DelegateRequest

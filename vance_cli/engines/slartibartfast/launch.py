@@ -21,10 +21,7 @@ from typing import TYPE_CHECKING
 from vance_cli.base.errors import VanceError
 from vance_cli.engines.slartibartfast.outcome import FallbackResult, Outcome
 from vance_cli.engines.slartibartfast.start import caller_of, start_slart
-from vance_cli.processes.launcher import start_worker
-from vance_cli.processes.lifecycle import close_process
-from vance_cli.processes.model import CloseReason
-from vance_cli.processes.session import session_root
+from vance_cli.processes.whole import CloseReason, close_process, session_root, start_worker
 
 if TYPE_CHECKING:
     from vance_cli.delegate.request import DelegateRequest

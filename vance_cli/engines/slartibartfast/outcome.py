@@ -11,7 +11,7 @@ from vance_cli.base.records import frozen
 from vance_cli.engines.slartibartfast.audit import AUDIT_FILE, Audit, layer_path
 
 if TYPE_CHECKING:
-    from vance_cli.processes.model import Process
+    from vance_cli.processes.whole import Process
 
 
 

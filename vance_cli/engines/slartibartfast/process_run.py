@@ -23,8 +23,7 @@ from vance_cli.engines.slartibartfast.audit import AUDIT_FILE, Audit
 from vance_cli.engines.slartibartfast.engine import Control, open_audit, plan_for
 from vance_cli.engines.slartibartfast.start import new_run_folder
 from vance_cli.engines.slartibartfast.supervisor import supervise
-from vance_cli.processes.model import CloseReason, Process
-from vance_cli.processes.records import load_process, set_result, update_params
+from vance_cli.processes.whole import CloseReason, Process, load_process, set_result, update_params
 
 if TYPE_CHECKING:
     from vance_cli.processes.turn import TurnSink

@@ -25,14 +25,18 @@ from vance_cli.delegate.flow import caller_model
 from vance_cli.delegate.request import default_name
 from vance_cli.engines.slartibartfast.audit import AUDIT_FILE, Audit, run_folder
 from vance_cli.engines.slartibartfast.engine import Control, plan_for
-from vance_cli.processes.lifecycle import close_process
-from vance_cli.processes.model import NAME_MAX, ProcessSpec
-from vance_cli.processes.records import create_process, load_process
+from vance_cli.processes.whole import (
+    NAME_MAX,
+    ProcessSpec,
+    close_process,
+    create_process,
+    load_process,
+)
 
 if TYPE_CHECKING:
     from vance_cli.delegate.request import DelegateRequest
     from vance_cli.engines.slartibartfast.engine import Plan
-    from vance_cli.processes.model import Process
+    from vance_cli.processes.whole import Process
     from vance_cli.workspace import Workspace
 
 

@@ -34,9 +34,7 @@ from vance_cli.engines.slartibartfast.engine import (
     cutoff_reason,
     run_engine,
 )
-from vance_cli.processes.lifecycle import close_process
-from vance_cli.processes.model import CloseReason, Process, Status
-from vance_cli.processes.records import load_process
+from vance_cli.processes.whole import CloseReason, Process, Status, close_process, load_process
 
 if TYPE_CHECKING:
     from vance_cli.workspace import Workspace

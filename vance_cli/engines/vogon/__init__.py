@@ -23,7 +23,7 @@ def _turn(turn: Turn) -> TurnOutcome:
 
 
 def _params() -> type[Common]:
-    from vance_cli.recipes.params import VogonParams  # heavy: pydantic
+    from vance_cli.engines.vogon.params import VogonParams  # heavy: pydantic
 
     return VogonParams
 

@@ -41,7 +41,8 @@ from vance_cli.base import replies
 from vance_cli.base.errors import BudgetExceeded, DocumentError, VanceError
 from vance_cli.documents.cascade import Kind, load_yaml
 from vance_cli.engines import chat
-from vance_cli.processes.turn import Message, Turn, TurnEnd, TurnOutcome
+from vance_cli.engines.vogon.params import StrategyDocument, VogonParams
+from vance_cli.processes.turn import Message, Process, Turn, TurnEnd, TurnOutcome
 from vance_cli.recipes import params as engine_params
 
 DEFAULT_WORKER = "default"
@@ -76,7 +77,7 @@ class PhaseFailed(VanceError):
     code = "phase_failed"
 
 
-def load_plan(turn: Turn, params: engine_params.VogonParams) -> dict[str, Any]:
+def load_plan(turn: Turn, params: VogonParams) -> dict[str, Any]:
     """Return the plan to freeze: ``{"strategy", "phases", "result"}``.
 
     Raises:
@@ -96,7 +97,7 @@ def load_plan(turn: Turn, params: engine_params.VogonParams) -> dict[str, Any]:
                             f" (strategies: {known})", path=f"strategies/{params.strategy}.yaml")
     data = load_yaml(ref)
     try:
-        document = engine_params.StrategyDocument.model_validate(data)
+        document = StrategyDocument.model_validate(data)
     except ValueError as exc:
         raise DocumentError(f"strategy '{params.strategy}': {exc}", path=str(ref.path)) \
             from None
@@ -182,17 +183,22 @@ def run_phase(turn: Turn, state: dict[str, Any], index: int, feedback: str | Non
                                  f" {state['maxWorkerSpawns']} workers (params.maxWorkerSpawns)",
                                  "worker_spawns", state["maxWorkerSpawns"])
         goal = _revision(base, last, feedback) if last and feedback else base
+
+        def under_way(child: Process) -> dict[str, Any]:
+            """The state stored with the worker's creation: it is counted and shown."""
+            return {**state, "spawns": state["spawns"] + 1,
+                    "current": {"name": name, "child": child.id}}
+
         try:
             child = turn.spawn(recipe, goal, name,
-                                   prompt=None if phase.get("worker") else phase.get("prompt"),
-                                   title=f"{turn.process.title}: {name}")
+                               prompt=None if phase.get("worker") else phase.get("prompt"),
+                               title=f"{turn.process.title}: {name}", state=under_way)
         except VanceError as exc:
             raise PhaseFailed(f"phase '{name}': its worker cannot start: {exc.message}") from None
         state["spawns"] += 1
         record["children"].append(child.id)
         record["rounds"] = round_number
         state["current"] = {"name": name, "child": child.id}
-        turn.save_state(state)
         turn.sink.status(f"phase {index + 1}/{len(phases)} {name}: running ({recipe},"
                          f" process {child.id[:8]})")
         result = turn.run_child(child)
@@ -286,10 +292,10 @@ def new_state(turn: Turn) -> dict[str, Any]:
         DocumentError: the plan cannot be loaded (see ``load_plan``).
     """
     try:
-        params = engine_params.parse(engine_params.VogonParams, turn.process.params)
+        params = engine_params.parse(VogonParams, turn.process.params)
     except ValueError as exc:
         raise DocumentError(f"recipe '{turn.process.recipe}': {exc}") from None
-    assert isinstance(params, engine_params.VogonParams)
+    assert isinstance(params, VogonParams)
     return {"engine": "vogon", "plan": load_plan(turn, params), "next": 0, "done": {},
             "order": [], "decisions": {}, "feedback": {}, "waiting": None, "spawns": 0,
             "maxWorkerSpawns": params.maxWorkerSpawns}
@@ -336,7 +342,7 @@ def run_turn(turn: Turn) -> TurnOutcome:
             state["waiting"] = {"index": index, "type": checkpoint["type"]}
         else:
             state["next"] = index + 1
-        turn.save_state(state)  # the phase and what comes next: one write
+        turn.keep_state(state)  # the phase and what comes next: with the next worker or the end
         turn.sink.status(f"phase {index + 1}/{len(phases)} {phase['name']}: done")
         if checkpoint:
             question = _question(phase, turn.process.id)

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from vance_cli.recipes.params import Common
 
 DEFAULT_HEAD_RECIPE = "default"
-"""A head's recipe when it names none (``recipes.params.Head``)."""
+"""A head's recipe when it names none (``zaphod.params.Head``)."""
 
 
 def _turn(turn: Turn) -> TurnOutcome:
@@ -26,7 +26,7 @@ def _turn(turn: Turn) -> TurnOutcome:
 
 
 def _params() -> type[Common]:
-    from vance_cli.recipes.params import ZaphodParams  # heavy: pydantic
+    from vance_cli.engines.zaphod.params import ZaphodParams  # heavy: pydantic
 
     return ZaphodParams
 

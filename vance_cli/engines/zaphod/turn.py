@@ -30,6 +30,7 @@ from vance_cli.base import replies
 from vance_cli.base.errors import CannotRun, DocumentError, VanceError
 from vance_cli.delegate.request import slugify
 from vance_cli.engines import chat
+from vance_cli.engines.zaphod.params import ZaphodParams
 from vance_cli.processes.turn import Process, Turn, TurnEnd, TurnOutcome
 from vance_cli.recipes import params as engine_params
 
@@ -177,7 +178,7 @@ def consensus(turn: Turn, question: str, seats: Sequence[Seat]) -> tuple[bool, s
     return agreed is True, str(found.get("reason") or "").strip()
 
 
-def _run_round(turn: Turn, seats: list[Seat], params: engine_params.ZaphodParams,
+def _run_round(turn: Turn, seats: list[Seat], params: ZaphodParams,
                number: int, question: str) -> None:
     jobs: list[tuple[Process, str | None]] = []
     live = [s for s in seats if s.live]
@@ -219,10 +220,10 @@ def run_turn(turn: Turn) -> TurnOutcome:
         DocumentError: the params break the schema. LLMError, BudgetExceeded: a call failed.
     """
     try:
-        params = engine_params.parse(engine_params.ZaphodParams, turn.process.params)
+        params = engine_params.parse(ZaphodParams, turn.process.params)
     except ValueError as exc:
         raise DocumentError(f"recipe '{turn.process.recipe}': {exc}") from None
-    assert isinstance(params, engine_params.ZaphodParams)
+    assert isinstance(params, ZaphodParams)
     question = "\n\n".join(m.content for m in turn.inputs if m.role == "user") \
         or turn.process.goal
     seats = [Seat(h.name, h.persona, h.recipe) for h in params.heads] or \
@@ -264,7 +265,7 @@ def run_turn(turn: Turn) -> TurnOutcome:
                        tokens_in=answer.prompt_tokens, tokens_out=answer.completion_tokens)
 
 
-def _state(params: engine_params.ZaphodParams, seats: Sequence[Seat], rounds: int,
+def _state(params: ZaphodParams, seats: Sequence[Seat], rounds: int,
            agreed: bool, why: str) -> dict[str, Any]:
     return {"engine": "zaphod", "pattern": params.pattern, "rounds": rounds,
             "consensusReached": agreed, "consensusReason": why or None,
