@@ -608,7 +608,8 @@ def load_settings(
             base = paths.config_dir if source == "file" else Path.cwd()
             values[spec.attr] = absolute_path(values[spec.attr], base)
         origin[spec.key] = source
-    unknown = sorted(set(file_values) - set(_BY_KEY))
+    unknown = sorted(k for k in set(file_values) - set(_BY_KEY)
+                     if not k.startswith("tools.servers."))  # tools.sources: MCP servers
     warnings = tuple(f"{paths.config_file}: unknown key '{k}' ignored" for k in unknown)
     if env.get("OPENAI_API_BASE") and values["llm_api_key"] and not values["llm_base_url"]:
         warnings += (OPENAI_API_BASE_WARNING,)

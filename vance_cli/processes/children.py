@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from vance_cli.base.errors import CannotRun, DuplicateProcessName, VanceError
 from vance_cli.base.records import frozen
 from vance_cli.base.signals import WorkerTerminated
-from vance_cli.processes import delegation
+from vance_cli.processes import delegation, tool_use
 from vance_cli.processes.inputs import submit
 from vance_cli.processes.lifecycle import close_process
 from vance_cli.processes.model import NAME_MAX, CloseReason, Process, ProcessSpec, Status
@@ -103,7 +103,8 @@ def spawn(turn: Turn, recipe: str, goal: str, label: str, *, prompt: str | None 
           title: str = "", params: Mapping[str, Any] | None = None) -> Process:
     """Create a child of the turn's process (``INIT``, its goal pending).
 
-    The parent's ``params.model`` goes to the child unless ``params`` sets one.
+    The parent's ``params.model`` goes to the child unless ``params`` sets one; keys of
+    ``params`` that would give the child tools (``tool_use.WIDENING``) are dropped.
 
     Args:
         turn: the orchestrator's turn.
@@ -122,7 +123,8 @@ def spawn(turn: Turn, recipe: str, goal: str, label: str, *, prompt: str | None 
         CannotRun: it would nest orchestrators too deep, or run its own ancestry again.
     """
     found = check_nesting(turn, recipe)
-    given = dict(params or {})
+    # a child gets its own recipe's tools, never more: an orchestrator cannot widen them
+    given = {k: v for k, v in (params or {}).items() if k not in tool_use.WIDENING}
     model = turn.process.params.get("model")
     if model and "model" not in given:
         given["model"] = model

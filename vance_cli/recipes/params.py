@@ -76,7 +76,25 @@ class Common(BaseModel):
     passive: bool = False
 
 
-class FordParams(Common):
+class ToolParams(BaseModel):
+    """The tool loop's params (docs/tools.md#recipes): which tools, how many rounds, approval."""
+
+    allowedTools: list[str] | None = None
+    """Tool names the process may call (built-ins, ``srv.tool`` or ``srv.*``); none: no tools."""
+    allowedToolsAdd: list[str] = Field(default_factory=list)
+    allowedToolsRemove: list[str] = Field(default_factory=list)
+    """Names or fnmatch patterns taken away."""
+    maxIterations: int = Field(default=5, ge=1, le=50)
+    """Model calls of a turn that may ask for tools."""
+    toolApproval: Annotated[Literal["refuse", "checkpoint"], BeforeValidator(_lower)] = "refuse"
+    """A call that asks, with no one to ask: refused, or parked (``BLOCKED``) for approval."""
+    toolsAllow: list[str] = Field(default_factory=list)
+    toolsDeny: list[str] = Field(default_factory=list)
+    toolsAsk: list[str] = Field(default_factory=list)
+    """The recipe's gate rules, after the config's (patterns as ``tools.allow``)."""
+
+
+class FordParams(Common, ToolParams):
     """ford: one concrete job (docs/engines.md "ford"); more keys feed the recipe's prompt."""
 
     model_config = ConfigDict(extra="allow")
@@ -85,7 +103,7 @@ class FordParams(Common):
     maxTokens: int = Field(default=4096, ge=1, le=200_000)
 
 
-class ArthurParams(Common):
+class ArthurParams(Common, ToolParams):
     """arthur: the conversational lead (docs/engines.md "arthur")."""
 
     model_config = ConfigDict(extra="allow")
