@@ -59,6 +59,9 @@ class TurnSink(Protocol):
 class NullSink:
     """A sink that drops everything (background turns without a listener)."""
 
+    yes_tools: tuple[str, ...] = ()
+    """Tools the command allows without asking (``--yes-tools`` of ``process run --json``)."""
+
     def text(self, piece: str) -> None:
         """Drop the piece."""
 

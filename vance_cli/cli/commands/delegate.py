@@ -19,6 +19,7 @@ from vance_cli.base.records import frozen
 from vance_cli.cli import context, output
 from vance_cli.cli.args import parse_assignments, piped_stdin, read_stdin
 from vance_cli.cli.commands.fallback import check_flags, fallback_pairs, make_runner
+from vance_cli.cli.commands.process_view import YesToolsOpt
 from vance_cli.delegate.flow import DelegateResult
 from vance_cli.delegate.request import DelegateRequest, ItemsFormat, with_material
 from vance_cli.delegate.start import delegate_and_start
@@ -205,6 +206,7 @@ def command(
         "--fallback-timeout", metavar="S",
         help="Stop Slartibartfast after S seconds (default: config fallback.timeout, 240).")
     ] = None,
+    yes_tools: YesToolsOpt = None,
     wait: Annotated[bool, typer.Option(
         "--wait", "-w", help="Run the process's first turn here and wait for the answer "
         "(it streams in on a terminal); exit 1 if the turn fails. Batch: wait for every "
@@ -239,7 +241,7 @@ def command(
     request = DelegateRequest(
         task=text, name=name, title=title, steer=steer,
         params=parse_assignments(param, "--param"), caller=caller, dry_run=dry_run,
-        log_task=not no_log, decide_on=decide_on,
+        log_task=not no_log, decide_on=decide_on, yes_tools=tuple(yes_tools or ()),
     )
     done = run_delegate(context.workspace(ctx), request, as_json, fallback=not no_fallback,
                         background=async_fallback, fallback_timeout=fallback_timeout, wait=wait)

@@ -1,0 +1,89 @@
+"""``vance tools``, ``--yes-tools`` and the tool calls in ``process messages`` (docs/tools.md).
+
+The MCP server here is written with the SDK's own server class (``MCPServer``, FastMCP
+before SDK 2), added with ``vance tools add``, and called by a ford turn.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from helpers import build_file_tree, run_cli
+from llm_server import ScriptedLLMServer
+
+SERVER = '''
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("echo")
+
+
+@server.tool()
+def shout(text: str) -> str:
+    """Return the text in capitals, with an exclamation mark."""
+    return text.upper() + "!"
+
+
+server.run()
+'''
+
+
+def test_an_mcp_servers_tool_is_called_and_its_result_reaches_the_next_request(
+        llm_server: ScriptedLLMServer, tmp_path: Path) -> None:
+    build_file_tree(tmp_path, {"srv.py": SERVER})
+    added = run_cli(["tools", "add", "echo", "--", sys.executable, str(tmp_path / "srv.py")])
+    assert added.exit_code == 0, added.stderr
+    listed = run_cli(["tools", "list", "--json"])
+    assert listed.exit_code == 0, listed.stderr
+    names = {row["name"]: row for row in listed.json()}
+    assert {"read_file", "run_python", "fetch_url", "echo.shout"} <= set(names)
+    assert names["echo.shout"]["description"].startswith("Return the text in capitals")
+
+    llm_server.reply(None, tool_calls=[("echo__shout", {"text": "hello"})])
+    llm_server.reply("The server says HELLO!")
+    created = run_cli(["process", "create", "--recipe", "default", "--goal", "shout hello",
+                       "--param", 'allowedToolsAdd:=["echo.*"]', "--yes-tools", "echo.shout",
+                       "--wait", "--json"], env=llm_server.env())
+    assert created.exit_code == 0, created.stderr
+    first, second = (r.json for r in llm_server.chat_requests)
+    assert [t["function"]["name"] for t in first["tools"]] == ["echo__shout"]
+    [result] = [m for m in second["messages"] if m["role"] == "tool"]
+    assert result["content"] == "HELLO!"
+
+    pid = created.json()["id"]
+    shown = run_cli(["process", "messages", pid, "--json"])
+    [call] = [m for m in shown.json() if m["role"] == "tool"]
+    assert call["meta"]["tool"] == "echo.shout" and call["meta"]["decision"] == "yes-tools"
+    table = run_cli(["process", "messages", pid])
+    assert 'echo.shout {"text": "hello"} → ok' in table.stdout
+
+    assert run_cli(["tools", "rm", "echo"]).exit_code == 0
+    assert run_cli(["tools", "rm", "echo"]).exit_code == 1
+
+
+def test_without_yes_tools_an_mcp_tool_asks_and_a_json_turn_refuses_it(
+        llm_server: ScriptedLLMServer, tmp_path: Path) -> None:
+    build_file_tree(tmp_path, {"srv.py": SERVER})
+    assert run_cli(["tools", "add", "echo", "--", sys.executable,
+                    str(tmp_path / "srv.py")]).exit_code == 0
+    llm_server.reply(None, tool_calls=[("echo__shout", {"text": "hello"})])
+    llm_server.reply("I was not allowed to.")
+    created = run_cli(["process", "create", "--recipe", "default", "--goal", "shout hello",
+                       "--param", 'allowedToolsAdd:=["echo.*"]', "--wait", "--json"],
+                      env=llm_server.env())
+    assert created.exit_code == 0, created.stderr
+    [result] = [m for m in llm_server.chat_requests[1].json["messages"] if m["role"] == "tool"]
+    assert result["content"].startswith("refused: echo.shout needs the user's approval")
+
+
+def test_tools_add_checks_its_arguments() -> None:
+    both = run_cli(["tools", "add", "x", "--url", "http://127.0.0.1:1/mcp", "--", "cmd"])
+    assert both.exit_code != 0 and "not both" in both.stderr
+    dotted = run_cli(["tools", "add", "a.b", "--", "cmd"])
+    assert dotted.exit_code != 0 and "not a valid server name" in dotted.stderr
+    url = run_cli(["tools", "add", "web", "--url", "http://127.0.0.1:1/mcp", "--json"])
+    assert url.exit_code == 0 and url.json()["url"] == "http://127.0.0.1:1/mcp"
+    shown = run_cli(["config", "show"])
+    assert "unknown key" not in shown.stderr
+    assert json.loads(run_cli(["tools", "rm", "web", "--json"]).stdout)["removed"] is True
