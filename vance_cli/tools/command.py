@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from vance_cli.tools import sandbox
 from vance_cli.tools.floor import check_path, shown
-from vance_cli.tools.tool import Tool, ToolContext, ToolLabel, ToolResult
-from vance_cli.tools.typed import Refused, typed_tool
+from vance_cli.tools.tool import Refused, Tool, ToolContext, ToolLabel, ToolResult
+from vance_cli.tools.typed import typed_tool
 
 
 class RunCommandArgs(BaseModel):

@@ -15,16 +15,13 @@ import ipaddress
 import socket
 import time
 from html.parser import HTMLParser
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+import httpx2
 from pydantic import BaseModel, ConfigDict, Field
 
-from vance_cli.tools.tool import Tool, ToolContext, ToolLabel, ToolResult
-from vance_cli.tools.typed import Refused, typed_tool
-
-if TYPE_CHECKING:
-    import httpx2
+from vance_cli.tools.tool import Refused, Tool, ToolContext, ToolLabel, ToolResult
+from vance_cli.tools.typed import typed_tool
 
 MAX_REDIRECTS = 5
 """Redirects followed at most."""
@@ -137,8 +134,6 @@ def _body(response: httpx2.Response, cap: int) -> tuple[bytes, bool]:
 
 
 def _fetch(args: FetchUrlArgs, context: ToolContext) -> ToolResult:
-    import httpx2  # the first call pays for it, not vance's start
-
     cap = int(context.options.get("tools.fetch.max_bytes", 2_000_000))
     seconds = TIMEOUT_SECONDS
     if context.deadline is not None:

@@ -17,8 +17,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from vance_cli.tools.floor import check_path, floor_reason, shown
-from vance_cli.tools.tool import Tool, ToolContext, ToolLabel, ToolResult
-from vance_cli.tools.typed import Refused, typed_tool
+from vance_cli.tools.tool import Refused, Tool, ToolContext, ToolLabel, ToolResult
+from vance_cli.tools.typed import typed_tool
 
 READ_MAX_BYTES = 100_000
 """Bytes of a file one ``read_file`` call returns at most."""

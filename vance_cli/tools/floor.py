@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vance_cli.tools.tool import ToolContext
-from vance_cli.tools.typed import Refused
+from vance_cli.tools.tool import Refused, ToolContext
 
 HOME_FLOOR = (".ssh", ".aws", ".gnupg", ".netrc")
 """Entries of the home folder on the deny floor (keys and credentials)."""

@@ -77,6 +77,10 @@ class ToolResult:
         return cls(text=why, ok=False, details=details)
 
 
+class Refused(Exception):
+    """A call a tool will not run; the message tells the model why (never leaves ``run``)."""
+
+
 ToolRun = Callable[[Mapping[str, Any], ToolContext], ToolResult]
 """Runs one call: takes the call's arguments (as the model sent them, unchecked) and the
 context; returns the result (never raises for a bad call: see the module docstring)."""

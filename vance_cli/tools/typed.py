@@ -12,13 +12,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from vance_cli.tools.tool import Tool, ToolContext, ToolLabel, ToolResult
+from vance_cli.tools.tool import Refused, Tool, ToolContext, ToolLabel, ToolResult
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
-
-
-class Refused(Exception):
-    """A call the tool will not run; the message tells the model why (never leaves ``run``)."""
 
 
 def schema_of(model: type[BaseModel]) -> dict[str, Any]:

@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from vance_cli.base.errors import StorageError
 from vance_cli.base.files import atomic_write_text
 from vance_cli.tools.floor import check_path, shown
-from vance_cli.tools.tool import Tool, ToolContext, ToolLabel, ToolResult
-from vance_cli.tools.typed import Refused, typed_tool
+from vance_cli.tools.tool import Refused, Tool, ToolContext, ToolLabel, ToolResult
+from vance_cli.tools.typed import typed_tool
 
 WRITE_MAX_BYTES = 1_000_000
 """Largest file ``write_file`` writes."""
