@@ -253,7 +253,8 @@ def decide_for(turn: Turn, context: ToolContext) -> Decide:
 
 
 def make_loop(turn: Turn, tools: Sequence[Tool], *, stream: bool, temperature: float | None,
-              max_tokens: int) -> tuple[ToolLoop, TurnGate]:
+              max_tokens: int, answer_schema: Mapping[str, Any] | None = None
+              ) -> tuple[ToolLoop, TurnGate]:
     """Return the loop of a turn over ``tools`` and its gate (calls stored as they end)."""
     context = context_for(turn)
     turn_gate = TurnGate(turn, decide_for(turn, context))
@@ -264,10 +265,10 @@ def make_loop(turn: Turn, tools: Sequence[Tool], *, stream: bool, temperature: f
     def model(messages: Sequence[Mapping[str, Any]], *,
               tools: Sequence[Mapping[str, Any]] | None = None,
               schema: Mapping[str, Any] | None = None) -> Any:
-        return turn.complete(messages, purpose="tools" if tools or schema else "reply",
+        return turn.complete(messages, purpose="tools" if tools else "reply",
                              stream=stream and schema is None, schema=schema,
                              temperature=temperature, max_tokens=max_tokens, tools=tools)
 
     loop = ToolLoop(tools, model, turn_gate, context, iterations,
-                    on_call=lambda record: store_call(turn, record))
+                    on_call=lambda record: store_call(turn, record), answer_schema=answer_schema)
     return loop, turn_gate

@@ -268,8 +268,13 @@ class Turn:
 
     def use_tools(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Tool], *,
                   stream: bool = True, temperature: float | None = 0.0,
-                  max_tokens: int = DEFAULT_MAX_TOKENS) -> tuple[LoopEnd, list[tuple[str, str]]]:
+                  max_tokens: int = DEFAULT_MAX_TOKENS,
+                  answer_schema: Mapping[str, Any] | None = None
+                  ) -> tuple[LoopEnd, list[tuple[str, str]]]:
         """Run the tool loop from ``messages`` (docs/tools.md#the-loop); each call is stored.
+
+        ``answer_schema``: the JSON schema of the answer, sent with the tools (arthur's
+        action); None: a free-text answer, streamed to the sink when ``stream``.
 
         Returns:
             How the loop ended, and the turn's notes about it (how it ended, refused asks).
@@ -278,7 +283,7 @@ class Turn:
             As ``complete``.
         """
         loop, gate = tool_use.make_loop(self, tools, stream=stream, temperature=temperature,
-                                        max_tokens=max_tokens)
+                                        max_tokens=max_tokens, answer_schema=answer_schema)
         end = loop.run(messages)
         return end, tool_use.loop_notes(end, loop, gate)
 

@@ -172,11 +172,14 @@ class ToolLoop:
         on_call: receives each ended call.
         result_limit: characters of a result kept.
         mode: ``native`` (tool calling), or ``json`` (JSON actions from the start).
+        answer_schema: the JSON schema of the answer (arthur's action), sent with the tools
+            (native); None: the answer is free text.
     """
 
     def __init__(self, tools: Sequence[Tool], model: Model, gate: Gate, context: ToolContext,
                  max_iterations: int, on_call: OnCall | None = None,
-                 result_limit: int = RESULT_LIMIT, mode: str = "native") -> None:
+                 result_limit: int = RESULT_LIMIT, mode: str = "native",
+                 answer_schema: Mapping[str, Any] | None = None) -> None:
         self.tools = {wire_name(t.name): t for t in tools}
         self.model = model
         self.gate = gate
@@ -185,6 +188,7 @@ class ToolLoop:
         self.on_call = on_call
         self.result_limit = result_limit
         self.mode = mode
+        self.answer_schema = answer_schema
         self._calls: list[CallRecord] = []
         self._helped = False
 
@@ -209,14 +213,15 @@ class ToolLoop:
         chat.append({"role": "user", "content": (
             f"[vance: the tool calls are spent ({self.max_iterations}, maxIterations). Answer"
             " now from what the tools returned; call no more tools.]")})
-        last = self.model(chat)
+        last = self.model(chat, schema=self.answer_schema)
         return self._end(self._answer_text(last), "max_iterations", last, rounds, chat)
 
     # -- native tool calling -------------------------------------------------
     def _native(self, chat: list[dict[str, Any]]
                 ) -> tuple[Completion, bool, Mapping[str, Any] | None]:
         try:
-            answer = self.model(chat, tools=[self._definition(t) for t in self.tools.values()])
+            answer = self.model(chat, tools=[self._definition(t) for t in self.tools.values()],
+                                schema=self.answer_schema)
         except LLMError as exc:
             if exc.details.get("reason") != "tools_refused":
                 raise
@@ -283,7 +288,8 @@ class ToolLoop:
             return answer.text
         found = replies.find_object(answer.text)
         if found is not None and str(found.get("action", "")).lower() == "answer":
-            return str(found.get("text") or "")
+            text = found.get("text")
+            return text if isinstance(text, str) else json.dumps(text)
         return answer.text
 
     # -- one call --------------------------------------------------------------

@@ -182,3 +182,23 @@ def test_python_computes_two_to_the_hundred_for_real(
     assert "1267650600228229401496703205376" in (load_process(ws, pid).result or "")
     [stored] = calls_of(ws, pid)
     assert stored.meta["tool"] == "run_python" and stored.meta["ok"] is True
+
+
+def test_arthur_reads_a_file_before_its_action(
+        ws: Workspace, llm_server: ScriptedLLMServer) -> None:
+    build_file_tree(Path.cwd(), {"notes.txt": "the launch moved to May"})
+    llm_server.reply(None, tool_calls=[("read_file", {"path": "notes.txt"})])
+    llm_server.reply(json.dumps({"action": "answer", "message": "The launch moved to May.",
+                                 "task": "", "options": []}))
+    pid = run(ws, "discuss", "when is the launch? see notes.txt",
+              allowedToolsAdd=["read_file"])
+
+    first, second = (r.json for r in llm_server.chat_requests)
+    assert [t["function"]["name"] for t in first["tools"]] == ["read_file"]
+    assert "response_format" in first
+    [result] = tool_messages(second)
+    assert result["content"].endswith("the launch moved to May") or \
+        "the launch moved to May" in result["content"]
+    assert load_process(ws, pid).result == "The launch moved to May."
+    [stored] = calls_of(ws, pid)
+    assert stored.meta["tool"] == "read_file"
