@@ -35,6 +35,12 @@ SEARCH_MAX_FILE_BYTES = 2_000_000
 SEARCH_LINE_CHARS = 300
 """Characters of one matching line shown at most."""
 
+SEARCH_SCAN_CHARS = 10_000
+"""Characters of one line searched at most (a long line cannot stall a slow pattern)."""
+
+SEARCH_MAX_FILES = 20_000
+"""Files one ``search_files`` call reads at most."""
+
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv",
                           ".mypy_cache", ".ruff_cache", ".pytest_cache"})
 """Folders listings and searches do not enter (unless asked for by path)."""
@@ -151,8 +157,9 @@ def _search_files(args: SearchFilesArgs, context: ToolContext) -> ToolResult:
         p for p in _walk(root, True, context) if p.is_file() and not p.is_symlink())
     matches: list[str] = []
     cut = False
-    for path in files:
-        if context.deadline is not None and time.monotonic() > context.deadline:
+    for count, path in enumerate(files):
+        if count == SEARCH_MAX_FILES or (
+                context.deadline is not None and time.monotonic() > context.deadline):
             cut = True
             break
         if not fnmatchcase(path.name, args.glob) or path.stat().st_size > SEARCH_MAX_FILE_BYTES:
@@ -161,7 +168,7 @@ def _search_files(args: SearchFilesArgs, context: ToolContext) -> ToolResult:
         if _is_binary(data[:8192]):
             continue
         for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-            if regex.search(line):
+            if regex.search(line, 0, SEARCH_SCAN_CHARS):
                 if len(matches) == SEARCH_MAX_MATCHES:
                     cut = True
                     break
@@ -169,7 +176,8 @@ def _search_files(args: SearchFilesArgs, context: ToolContext) -> ToolResult:
         if cut:
             break
     if cut:
-        matches.append(f"[cut at {len(matches)} matches: narrow the pattern, path or glob]")
+        matches.append(f"[search stopped at {len(matches)} matches (or {SEARCH_MAX_FILES} files,"
+                       " or the turn's time): narrow the pattern, path or glob]")
     text = "\n".join(matches) if matches else f"no line matches {args.pattern!r}"
     return ToolResult(text=text, details={"matches": len(matches) - cut, "truncated": cut})
 

@@ -1,18 +1,18 @@
 """Running a program with limits: bubblewrap where it works, resource limits always.
 
 Rule (docs/tools.md#run_python-and-run_command): every run gets ``RLIMIT_CPU``, ``RLIMIT_AS``
-(memory), ``RLIMIT_FSIZE`` and no core files, its own session (the whole group is killed at
-the wall-time limit), a minimal environment (no API keys) and capped output. Where
-``bwrap`` runs, the program also sees the file system read-only except its writable folders,
-the deny floor hidden (empty folders over ``~/.ssh``, ``~/.aws``, vance's folders), and no
-network (``--unshare-all``). Without ``bwrap``, ``unshare --net`` cuts the network where the
-kernel lets it; else the network stays open and ``Ran.sandbox`` says so.
+(memory), ``RLIMIT_FSIZE`` and no core files (``LIMITER`` sets them, then becomes the program),
+its own session (the whole group is killed at the wall-time limit), a minimal environment (no
+API keys) and capped output. Where ``bwrap`` runs, the program also sees the file system
+read-only except its writable folders, the deny floor hidden (empty folders over ``~/.ssh``,
+``~/.aws``, vance's folders), and no network (``--unshare-all``). Without ``bwrap``,
+``unshare --net`` cuts the network where the kernel lets it; else the network stays open and
+``Ran.sandbox`` says so.
 """
 
 from __future__ import annotations
 
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -148,15 +148,26 @@ def _bwrap_argv(bwrap: str, context: ToolContext, workdir: Path,
     return [*argv, "--chdir", str(workdir), "--"]
 
 
-def _limit(limits: Limits) -> None:
-    """Set the resource limits in the child, before it runs the program."""
+LIMITER = (
+    "import os, resource, sys\n"
+    "cpu, memory, size = (int(v) for v in sys.argv[1:4])\n"
+    "resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))\n"
+    "if memory:\n"
+    "    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))\n"
+    "resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))\n"
+    "resource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
+    "os.execvp(sys.argv[4], sys.argv[4:])\n"
+)
+"""Sets the limits, then becomes the program: a ``preexec_fn`` could deadlock in a process
+with threads (a worker's heartbeat), a separate short-lived Python cannot."""
+
+
+def _limited(argv: Sequence[str], limits: Limits) -> list[str]:
+    """Return ``argv`` behind ``LIMITER`` with the limits of ``limits``."""
     cpu = max(1, int(limits.cpu_seconds + 0.999))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    if limits.memory_mb:
-        memory = limits.memory_mb * 2**20
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_MAX, FILE_SIZE_MAX))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    memory = limits.memory_mb * 2**20
+    return [sys.executable, "-I", "-S", "-c", LIMITER, str(cpu), str(memory),
+            str(FILE_SIZE_MAX), *argv]
 
 
 def environment_path() -> str:
@@ -217,9 +228,8 @@ def run_limited(argv: Sequence[str], context: ToolContext, limits: Limits, workd
         start = time.monotonic()
         with stdout_path.open("wb") as stdout, stderr_path.open("wb") as stderr:
             child = subprocess.Popen(
-                full, cwd=workdir, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                env=_environment(workdir), start_new_session=True,
-                preexec_fn=lambda: _limit(limits))  # noqa: PLW1509 - no threads start here
+                _limited(full, limits), cwd=workdir, env=_environment(workdir),
+                stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, start_new_session=True)
             killed = False
             try:
                 status = child.wait(timeout=limits.wall_seconds)
