@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from helpers import build_file_tree, run_cli
+from terminal import Key, end, spawn_vance
 from llm_server import ScriptedLLMServer
 
 SERVER = '''
@@ -87,3 +88,33 @@ def test_tools_add_checks_its_arguments() -> None:
     shown = run_cli(["config", "show"])
     assert "unknown key" not in shown.stderr
     assert json.loads(run_cli(["tools", "rm", "web", "--json"]).stdout)["removed"] is True
+
+
+def _pty_write(llm_server: ScriptedLLMServer, answer: str) -> tuple[int, str]:
+    """Run a coding turn on a terminal that asks about a write_file; answer it."""
+    llm_server.reply(None, tool_calls=[("write_file", {"path": "out.txt", "content": "hi\n"})])
+    llm_server.reply("Done.")
+    child = spawn_vance(["process", "create", "--recipe", "coding", "--goal",
+                         "write hi into out.txt", "--wait"], env=llm_server.env())
+    child.expect("The turn wants to call the tool write_file with:")
+    child.expect('"path": "out.txt"')
+    child.expect(r"\[y\]es / \[n\]o / \[a\]lways for this process:")
+    child.send(answer + Key.ENTER)
+    child.expect("Done.")
+    return end(child), ""
+
+
+def test_on_a_terminal_a_write_asks_and_no_leaves_the_file_untouched(
+        llm_server: ScriptedLLMServer) -> None:
+    (Path.cwd() / "out.txt").write_text("before\n", encoding="utf-8")
+    status, _ = _pty_write(llm_server, "n")
+    assert status == 0
+    assert (Path.cwd() / "out.txt").read_text(encoding="utf-8") == "before\n"
+    [result] = [m for m in llm_server.chat_requests[1].json["messages"] if m["role"] == "tool"]
+    assert result["content"].startswith("refused: the user declined this write_file call")
+
+
+def test_on_a_terminal_yes_lets_the_write_run(llm_server: ScriptedLLMServer) -> None:
+    status, _ = _pty_write(llm_server, "y")
+    assert status == 0
+    assert (Path.cwd() / "out.txt").read_text(encoding="utf-8") == "hi\n"
