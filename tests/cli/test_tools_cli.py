@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from helpers import build_file_tree, run_cli
-from terminal import Key, end, spawn_vance
 from llm_server import ScriptedLLMServer
+from terminal import Key, end, spawn_vance
 
 SERVER = '''
 from mcp.server.mcpserver import MCPServer

@@ -361,8 +361,8 @@ class ToolLoop:
                                   "checkpoint:yes", started)
         else:
             record = self._record(name, arguments, ToolResult.failed(
-                "refused by the permission gate: the person said no"), False, "checkpoint:no",
-                started)
+                f"refused: the user declined this {name} call. Do not retry it; go on"
+                " without it."), False, "checkpoint:no", started)
         if self.mode == "json":
             chat.append({"role": "user", "content": f"Result of {name}:\n{record.result}"})
         else:

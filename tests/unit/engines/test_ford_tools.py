@@ -17,7 +17,7 @@ from helpers import build_file_tree
 from llm_server import ScriptedLLMServer
 
 from vance_cli.base.config import load_settings
-from vance_cli.processes.inputs import transcript
+from vance_cli.processes.inputs import submit, transcript
 from vance_cli.processes.model import ProcessSpec
 from vance_cli.processes.records import create_process, load_process
 from vance_cli.processes.runtime import run_turn
@@ -202,3 +202,29 @@ def test_arthur_reads_a_file_before_its_action(
     assert load_process(ws, pid).result == "The launch moved to May."
     [stored] = calls_of(ws, pid)
     assert stored.meta["tool"] == "read_file"
+
+
+@pytest.mark.parametrize(("answer", "written"), [("yes", True), ("no", False)])
+def test_a_checkpoint_parks_the_call_until_a_steer_answers_it(
+        ws: Workspace, llm_server: ScriptedLLMServer, answer: str, written: bool) -> None:
+    llm_server.reply(None, tool_calls=[("write_file", {"path": "out.txt", "content": "hi\n"})])
+    pid = run(ws, "coding", "write hi into out.txt", toolApproval="checkpoint")
+
+    process = load_process(ws, pid)
+    assert process.status.value == "BLOCKED"
+    assert "write_file" in (process.result or "") and f"steer {pid} yes" in (process.result or "")
+    assert not (Path.cwd() / "out.txt").exists()
+    assert calls_of(ws, pid)[-1].meta["decision"] == "checkpoint"
+
+    llm_server.reply("Written." if written else "Not written.")
+    submit(ws, pid, answer)
+    run_turn(ws, pid)
+    assert (Path.cwd() / "out.txt").exists() is written
+    process = load_process(ws, pid)
+    assert process.status.value == "IDLE"
+    assert process.result == ("Written." if written else "Not written.")
+    last = llm_server.chat_requests[-1].json
+    [result] = tool_messages(last)
+    assert result["tool_call_id"] == "call_0_write_file"
+    assert ("declined" in result["content"]) is not written
+    assert calls_of(ws, pid)[-1].meta["decision"] == f"checkpoint:{answer}"
