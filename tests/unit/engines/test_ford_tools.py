@@ -19,8 +19,9 @@ from llm_server import ScriptedLLMServer
 from vance_cli.base.config import load_settings
 from vance_cli.processes.inputs import submit, transcript
 from vance_cli.processes.model import ProcessSpec
-from vance_cli.processes.records import create_process, load_process
-from vance_cli.processes.runtime import run_turn
+from vance_cli.processes.records import create_process, list_processes, load_process
+from vance_cli.processes.runtime import drive, run_turn
+from vance_cli.processes.turn import Budget, NullSink, Turn
 from vance_cli.workspace import Workspace
 
 APP = '''
@@ -163,10 +164,20 @@ def test_a_server_without_tool_calling_gets_json_actions(
     assert any("JSON actions" in n for n in notes_of(ws, pid))
 
 
-def test_orchestrators_cannot_widen_a_childs_tools() -> None:
-    from vance_cli.processes.tool_use import WIDENING
+def test_an_orchestrators_tools_do_not_reach_its_workers(
+        ws: Workspace, llm_server: ScriptedLLMServer) -> None:
+    for phase in ("OUTLINE", "DRAFT", "REVIEW", "FINAL"):
+        llm_server.reply(phase)
+    essay = create_process(ws, ProcessSpec(
+        recipe="essay-pipeline", name="tea", goal="Write a short essay about tea",
+        params={"allowedToolsAdd": ["read_file", "write_file"], "toolsAllow": ["write_file"]}))
+    assert drive(ws, essay.id).reply == "FINAL"
 
-    assert {"allowedTools", "allowedToolsAdd", "toolsAllow"} <= set(WIDENING)
+    workers = [p for p in list_processes(ws) if p.parent_process_id == essay.id]
+    assert len(workers) == 4
+    for worker in workers:
+        assert not set(worker.params) & {"allowedTools", "allowedToolsAdd", "toolsAllow"}
+    assert all("tools" not in r.json for r in llm_server.chat_requests)
 
 
 def test_python_computes_two_to_the_hundred_for_real(
@@ -228,3 +239,15 @@ def test_a_checkpoint_parks_the_call_until_a_steer_answers_it(
     assert result["tool_call_id"] == "call_0_write_file"
     assert ("declined" in result["content"]) is not written
     assert calls_of(ws, pid)[-1].meta["decision"] == f"checkpoint:{answer}"
+
+
+def test_a_child_spawned_with_tool_params_gets_only_its_recipes_and_narrowing(
+        ws: Workspace) -> None:
+    parent = create_process(ws, ProcessSpec(recipe="essay-pipeline", name="parent"))
+    turn = Turn(ws, parent, 1, [], NullSink(), Budget(10, 10_000, 60.0))
+    child = turn.spawn("code-read", "read", "w", params={
+        "allowedTools": ["run_command"], "allowedToolsAdd": ["write_file"],
+        "toolsAllow": ["write_file"], "allowedToolsRemove": ["search_files"]})
+    assert child.params["allowedTools"] == ["read_file", "list_files", "search_files"]
+    assert "allowedToolsAdd" not in child.params and "toolsAllow" not in child.params
+    assert child.params["allowedToolsRemove"] == ["search_files"]
