@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from vance_cli.base.errors import CannotRun, DuplicateProcessName, VanceError
 from vance_cli.base.records import frozen
 from vance_cli.base.signals import WorkerTerminated
-from vance_cli.processes import delegation, tool_use
+from vance_cli.processes import delegation
 from vance_cli.processes.inputs import submit
 from vance_cli.processes.lifecycle import close_process
 from vance_cli.processes.model import NAME_MAX, CloseReason, Process, ProcessSpec, Status
@@ -99,12 +99,17 @@ def child_name(parent: Process, label: str) -> str:
     return base[:NAME_MAX - len(suffix)] + suffix
 
 
+WIDENING = ("allowedTools", "allowedToolsAdd", "toolsAllow")
+"""Params that give a process tools: an orchestrator never passes them to a child, which
+gets its own recipe's tools and never more (docs/tools.md#recipes)."""
+
+
 def spawn(turn: Turn, recipe: str, goal: str, label: str, *, prompt: str | None = None,
           title: str = "", params: Mapping[str, Any] | None = None) -> Process:
     """Create a child of the turn's process (``INIT``, its goal pending).
 
     The parent's ``params.model`` goes to the child unless ``params`` sets one; keys of
-    ``params`` that would give the child tools (``tool_use.WIDENING``) are dropped.
+    ``params`` that would give the child tools (``WIDENING``) are dropped.
 
     Args:
         turn: the orchestrator's turn.
@@ -124,7 +129,7 @@ def spawn(turn: Turn, recipe: str, goal: str, label: str, *, prompt: str | None 
     """
     found = check_nesting(turn, recipe)
     # a child gets its own recipe's tools, never more: an orchestrator cannot widen them
-    given = {k: v for k, v in (params or {}).items() if k not in tool_use.WIDENING}
+    given = {k: v for k, v in (params or {}).items() if k not in WIDENING}
     model = turn.process.params.get("model")
     if model and "model" not in given:
         given["model"] = model

@@ -4,7 +4,7 @@ Rules (docs/tools.md):
 - A process's tools are its params' ``allowedTools``, plus ``allowedToolsAdd``,
   minus ``allowedToolsRemove`` (names; ``srv.tool`` or ``srv.*`` for an MCP
   server's). An orchestrator's params cannot widen a child's: ``children.spawn``
-  drops ``WIDENING`` keys.
+  drops ``children.WIDENING`` keys.
 - Each call passes the gate (``tools.gate``). An ``ask`` is answered, in order:
   by a grant of the process (``always``, or a call approved at a checkpoint),
   by ``--yes-tools`` of the command (an input's ``yesTools`` meta, or the sink's
@@ -34,9 +34,6 @@ if TYPE_CHECKING:
 TOOL_PARAMS = ("allowedTools", "allowedToolsAdd", "allowedToolsRemove", "maxIterations",
                "toolApproval", "toolsAllow", "toolsDeny", "toolsAsk")
 """The params of the tool loop (every engine with tools knows them)."""
-
-WIDENING = ("allowedTools", "allowedToolsAdd", "toolsAllow")
-"""Params that give a process tools: an orchestrator never passes them to a child."""
 
 DEFAULT_MAX_ITERATIONS = 5
 """Model calls of a turn that may ask for tools, when the recipe sets no ``maxIterations``."""

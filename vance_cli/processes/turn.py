@@ -20,7 +20,7 @@ from vance_cli.base.records import frozen
 from vance_cli.base.signals import WorkerTerminated
 from vance_cli.base.wording import counted
 from vance_cli.llm import DEFAULT_MAX_TOKENS, Completion, LLMConfig, complete, safe_endpoint
-from vance_cli.processes import children, delegation, tool_use
+from vance_cli.processes import children, delegation
 from vance_cli.processes.budget import Budget
 from vance_cli.processes.children import ChildResult, ChildTurn
 from vance_cli.processes.inputs import Message
@@ -30,12 +30,12 @@ from vance_cli.processes.model import CloseReason, Process, StartHow, TurnEnd
 from vance_cli.processes.records import load_process
 from vance_cli.state import conversation
 from vance_cli.state import process_store as store
-from vance_cli.tools.loop import LoopEnd
-from vance_cli.tools.tool import Tool
 
 if TYPE_CHECKING:
     from vance_cli.processes.worker import Run
     from vance_cli.state.db import Database
+    from vance_cli.tools.loop import LoopEnd
+    from vance_cli.tools.tool import Tool
     from vance_cli.workspace import Workspace
 
 __all__ = ["Budget", "ChildResult", "CloseReason", "LoopEnd", "Message", "NullSink", "Process",
@@ -264,6 +264,8 @@ class Turn:
 
     def tools(self) -> tuple[list[Tool], list[str]]:
         """Return the tools the process may call (its params) and why any named one is missing."""
+        from vance_cli.processes import tool_use  # deferred: loads with a turn that has tools
+
         return tool_use.resolve(self.ws, tool_use.tool_names(self.process.params))
 
     def use_tools(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Tool], *,
@@ -282,6 +284,8 @@ class Turn:
         Raises:
             As ``complete``.
         """
+        from vance_cli.processes import tool_use  # deferred: as in ``tools``
+
         loop, gate = tool_use.make_loop(self, tools, stream=stream, temperature=temperature,
                                         max_tokens=max_tokens, answer_schema=answer_schema)
         end = loop.run(messages)
@@ -305,6 +309,8 @@ class Turn:
         Raises:
             As ``complete``.
         """
+        from vance_cli.processes import tool_use  # deferred: as in ``tools``
+
         loop, gate = tool_use.make_loop(self, tools, stream=stream, temperature=temperature,
                                         max_tokens=max_tokens)
         call = dict(parked.get("call") or {})

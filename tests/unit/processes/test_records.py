@@ -153,7 +153,7 @@ def test_wal_mode(ws: Workspace) -> None:
 
 
 def test_params_stored_as_json(ws: Workspace) -> None:
-    proc = create_process(ws, ProcessSpec(recipe="coding", name="j", params={"n": 3}))
+    proc = create_process(ws, ProcessSpec(recipe="default", name="j", params={"n": 3}))
     raw = sqlite3.connect(ws.settings.paths.db_file).execute(
         "SELECT params FROM processes WHERE id = ?", (proc.id,)).fetchone()[0]
     assert json.loads(raw) == {"n": 3}

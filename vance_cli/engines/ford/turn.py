@@ -16,11 +16,14 @@ Recipe params: ``model``, ``temperature`` (default 0.7), ``maxTokens``
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vance_cli.engines import chat
 from vance_cli.llm import DEFAULT_MAX_TOKENS
-from vance_cli.processes.turn import LoopEnd, Turn, TurnEnd, TurnOutcome
+from vance_cli.processes.turn import Turn, TurnEnd, TurnOutcome
+
+if TYPE_CHECKING:
+    from vance_cli.processes.turn import LoopEnd
 
 DEFAULT_TEMPERATURE = 0.7
 """Sampling temperature of a reply when the recipe sets none."""
