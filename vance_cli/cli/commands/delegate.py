@@ -19,7 +19,6 @@ from vance_cli.base.records import frozen
 from vance_cli.cli import context, output
 from vance_cli.cli.args import parse_assignments, piped_stdin, read_stdin
 from vance_cli.cli.commands.fallback import check_flags, fallback_pairs, make_runner
-from vance_cli.cli.commands.process_view import YesToolsOpt
 from vance_cli.delegate.flow import DelegateResult
 from vance_cli.delegate.request import DelegateRequest, ItemsFormat, with_material
 from vance_cli.delegate.start import delegate_and_start
@@ -28,6 +27,12 @@ from vance_cli.workspace import Workspace
 if TYPE_CHECKING:
     from vance_cli.processes.start import Started
 
+
+YesToolsOpt = Annotated[list[str] | None, typer.Option(
+    "--yes-tools", metavar="NAME", help="Let the turn call tool NAME (or a pattern: srv.*) "
+    "without asking; repeatable; for this command only (docs/tools.md).")]
+"""``--yes-tools``, as ``process_view.YesToolsOpt`` (not imported: that module stays off the
+delegate path)."""
 
 def read_task(value: str) -> str:
     """Return the task: ``value`` itself, or stdin when it is ``-`` (white space trimmed)."""
