@@ -21,6 +21,7 @@ from vance_cli.processes.inputs import submit, transcript
 from vance_cli.processes.model import ProcessSpec
 from vance_cli.processes.records import create_process, list_processes, load_process
 from vance_cli.processes.runtime import drive, run_turn
+from vance_cli.processes.stream import stream_path
 from vance_cli.processes.turn import Budget, NullSink, Turn
 from vance_cli.workspace import Workspace
 
@@ -251,3 +252,33 @@ def test_a_child_spawned_with_tool_params_gets_only_its_recipes_and_narrowing(
     assert child.params["allowedTools"] == ["read_file", "list_files", "search_files"]
     assert "allowedToolsAdd" not in child.params and "toolsAllow" not in child.params
     assert child.params["allowedToolsRemove"] == ["search_files"]
+
+
+class Lines:
+    """A sink that keeps the status lines (what a terminal and the shell show)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def text(self, piece: str) -> None:
+        pass
+
+    def status(self, line: str) -> None:
+        self.lines.append(line)
+
+
+def test_each_call_is_one_live_line_for_the_listener_and_for_follow(
+        ws: Workspace, llm_server: ScriptedLLMServer) -> None:
+    build_file_tree(Path.cwd(), {"a.txt": "alpha", "b.txt": "beta"})
+    llm_server.reply(None, tool_calls=[("read_file", {"path": "a.txt"}),
+                                       ("read_file", {"path": "b.txt"})])
+    llm_server.reply("alpha and beta")
+    process = create_process(ws, ProcessSpec(recipe="code-read", name="p", goal="read both"))
+    sink = Lines()
+    run_turn(ws, process.id, sink=sink)
+
+    assert len(sink.lines) == 2
+    assert sink.lines[0].startswith('tool read_file {"path": "a.txt"} → ok, ')
+    assert sink.lines[1].startswith('tool read_file {"path": "b.txt"} → ok, ')
+    followed = stream_path(ws, process.id).read_text(encoding="utf-8")
+    assert followed.count("» tool read_file") == 2
