@@ -9,7 +9,9 @@ Rules (docs/tools.md#the-loop):
   without tools then asks for the answer from what the tools returned.
   ``LoopEnd.ended`` says which (``answered``, ``max_iterations``), or
   ``blocked`` when the gate parks a call for approval.
-- A server that refuses ``tools`` (``LLMError`` reason ``tools_refused``) is
+- A server that refuses ``tools`` (``LLMError`` reason ``tools_refused``), or a
+  model that writes a call as text instead of calling (``{"name": "run_python",
+  "arguments": …}`` in its reply: the server has no tool calling for it), is
   asked for one JSON action per call instead, on the structured-output path:
   ``{"action": "tool", "tool": …, "arguments": {…}}`` or
   ``{"action": "answer", "text": …}``.
@@ -228,6 +230,9 @@ class ToolLoop:
             self.mode = "json"
             return self._json(chat)
         if not answer.tool_calls:
+            if self._names_a_tool(answer.text):  # a call written as text: no tool calling
+                self.mode = "json"
+                return self._json(chat)
             return answer, False, None
         chat.append({"role": "assistant", "content": answer.text or None,
                      "tool_calls": [{"id": c.id, "type": "function",
@@ -241,6 +246,16 @@ class ToolLoop:
                 return answer, True, blocked
             chat.append({"role": "tool", "tool_call_id": call.id, "content": record.result})
         return answer, True, None
+
+    def _names_a_tool(self, text: str) -> bool:
+        """True when a reply's text holds a tool call as JSON (``{"name": tool, …}``)."""
+        found = replies.find_object(text)
+        if found is None:
+            return False
+        function = found.get("function")
+        name = found.get("name") or found.get("tool") or (
+            function.get("name") if isinstance(function, Mapping) else None)
+        return isinstance(name, str) and wire_name(name) in self.tools
 
     @staticmethod
     def _definition(tool: Tool) -> dict[str, Any]:

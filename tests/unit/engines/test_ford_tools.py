@@ -282,3 +282,18 @@ def test_each_call_is_one_live_line_for_the_listener_and_for_follow(
     assert sink.lines[1].startswith('tool read_file {"path": "b.txt"} → ok, ')
     followed = stream_path(ws, process.id).read_text(encoding="utf-8")
     assert followed.count("» tool read_file") == 2
+
+
+def test_a_model_that_writes_its_call_as_text_gets_json_actions(
+        ws: Workspace, llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply('```json\n{"name": "run_python", "arguments": {"code": "2**100"}}\n```')
+    llm_server.reply(json.dumps({"action": "tool", "tool": "run_python",
+                                 "arguments": {"code": "print(2**100)"}}))
+    llm_server.reply(json.dumps({"action": "answer", "text": "1267650600228229401496703205376"}))
+    pid = run(ws, "python", "what is 2**100 exactly")
+
+    native, first, second = (r.json for r in llm_server.chat_requests)
+    assert "tools" in native and "tools" not in first
+    assert first["response_format"]["type"] in ("json_schema", "json_object")
+    assert "1267650600228229401496703205376" in second["messages"][-1]["content"]
+    assert load_process(ws, pid).result == "1267650600228229401496703205376"
