@@ -231,6 +231,17 @@ def _to_patterns(value: Any) -> tuple[str, ...]:
     return tuple(items)
 
 
+TOOL_CALLING = ("auto", "native", "json")
+"""Values of ``tools.calling``: how the tool loop asks for calls (docs/tools.md#the-loop)."""
+
+
+def _to_tool_calling(value: Any) -> str:
+    text = _to_str(value).lower()
+    if text not in TOOL_CALLING:
+        raise ValueError(f"expected one of {', '.join(TOOL_CALLING)}")
+    return text
+
+
 def _to_json_mode(value: Any) -> str:
     text = _to_str(value).lower()
     if text not in JSON_MODES:
@@ -350,6 +361,10 @@ KEYS: tuple[KeySpec, ...] = (
     KeySpec("tools.python.memory_mb", _to_count(TOOL_MEMORY_MB_MAX),
             ("VANCE_TOOLS_PYTHON_MEMORY_MB",),
             help="address space of one run_python or run_command call, in MiB"),
+    KeySpec("tools.calling", _to_tool_calling, ("VANCE_TOOLS_CALLING",),
+            help="how the tool loop asks for calls: native (the tools API), json (one JSON"
+                 " action per call, for models without tool calling), auto (native, json"
+                 " after a refusal or a call written as text)"),
 )
 """Every setting, in display order."""
 
@@ -437,6 +452,7 @@ def _defaults(environ: Mapping[str, str]) -> dict[str, Any]:
         "tools.fetch.max_bytes": 2_000_000,
         "tools.python.timeout": 30.0,
         "tools.python.memory_mb": 1024,
+        "tools.calling": "auto",
     }
 
 
@@ -487,6 +503,7 @@ class Settings:
     tools_fetch_max_bytes: int
     tools_python_timeout: float
     tools_python_memory_mb: int
+    tools_calling: str
     origin: Mapping[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 

@@ -267,5 +267,7 @@ def make_loop(turn: Turn, tools: Sequence[Tool], *, stream: bool, temperature: f
                              temperature=temperature, max_tokens=max_tokens, tools=tools)
 
     loop = ToolLoop(tools, model, turn_gate, context, iterations,
-                    on_call=lambda record: store_call(turn, record), answer_schema=answer_schema)
+                    on_call=lambda record: store_call(turn, record), answer_schema=answer_schema,
+                    mode="json" if turn.ws.settings.tools_calling == "json" else "native",
+                    auto=turn.ws.settings.tools_calling == "auto")
     return loop, turn_gate

@@ -174,6 +174,8 @@ class ToolLoop:
         on_call: receives each ended call.
         result_limit: characters of a result kept.
         mode: ``native`` (tool calling), or ``json`` (JSON actions from the start).
+        auto: step down from ``native`` to ``json`` (a refusal, a call as text); False
+            keeps native (``tools.calling: native``).
         answer_schema: the JSON schema of the answer (arthur's action), sent with the tools
             (native); None: the answer is free text.
     """
@@ -181,7 +183,7 @@ class ToolLoop:
     def __init__(self, tools: Sequence[Tool], model: Model, gate: Gate, context: ToolContext,
                  max_iterations: int, on_call: OnCall | None = None,
                  result_limit: int = RESULT_LIMIT, mode: str = "native",
-                 answer_schema: Mapping[str, Any] | None = None) -> None:
+                 answer_schema: Mapping[str, Any] | None = None, auto: bool = True) -> None:
         self.tools = {wire_name(t.name): t for t in tools}
         self.model = model
         self.gate = gate
@@ -191,6 +193,7 @@ class ToolLoop:
         self.result_limit = result_limit
         self.mode = mode
         self.answer_schema = answer_schema
+        self.auto = auto
         self._calls: list[CallRecord] = []
         self._helped = False
 
@@ -225,12 +228,12 @@ class ToolLoop:
             answer = self.model(chat, tools=[self._definition(t) for t in self.tools.values()],
                                 schema=self.answer_schema)
         except LLMError as exc:
-            if exc.details.get("reason") != "tools_refused":
+            if exc.details.get("reason") != "tools_refused" or not self.auto:
                 raise
             self.mode = "json"
             return self._json(chat)
         if not answer.tool_calls:
-            if self._names_a_tool(answer.text):  # a call written as text: no tool calling
+            if self.auto and self._names_a_tool(answer.text):  # a call as text: no tool calling
                 self.mode = "json"
                 return self._json(chat)
             return answer, False, None

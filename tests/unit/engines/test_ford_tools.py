@@ -297,3 +297,19 @@ def test_a_model_that_writes_its_call_as_text_gets_json_actions(
     assert first["response_format"]["type"] in ("json_schema", "json_object")
     assert "1267650600228229401496703205376" in second["messages"][-1]["content"]
     assert load_process(ws, pid).result == "1267650600228229401496703205376"
+
+
+def test_tools_calling_json_asks_for_json_actions_from_the_start(
+        llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in llm_server.env().items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("VANCE_TOOLS_CALLING", "json")
+    workspace = Workspace(load_settings())
+    try:
+        llm_server.reply(json.dumps({"action": "answer", "text": "no tool needed"}))
+        pid = run(workspace, "python", "say hi")
+        [request] = (r.json for r in llm_server.chat_requests)
+        assert "tools" not in request and "response_format" in request
+        assert load_process(workspace, pid).result == "no tool needed"
+    finally:
+        workspace.close()
