@@ -118,3 +118,38 @@ def test_on_a_terminal_yes_lets_the_write_run(llm_server: ScriptedLLMServer) -> 
     status, _ = _pty_write(llm_server, "y")
     assert status == 0
     assert (Path.cwd() / "out.txt").read_text(encoding="utf-8") == "hi\n"
+
+
+def test_process_steer_yes_approves_a_call_parked_at_a_checkpoint(
+        llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply(None, tool_calls=[("write_file", {"path": "out.txt", "content": "hi\n"})])
+    created = run_cli(["process", "create", "--recipe", "coding", "--goal", "write hi",
+                       "--param", "toolApproval=checkpoint", "--wait", "--json"],
+                      env=llm_server.env())
+    assert created.exit_code == 0, created.stderr
+    process = created.json()
+    assert process["status"] == "BLOCKED" and not (Path.cwd() / "out.txt").exists()
+
+    llm_server.reply("Written.")
+    steered = run_cli(["process", "steer", process["id"], "yes", "--wait", "--json"],
+                      env=llm_server.env())
+    assert steered.exit_code == 0, steered.stderr
+    assert (Path.cwd() / "out.txt").read_text(encoding="utf-8") == "hi\n"
+    assert run_cli(["process", "result", process["id"]]).stdout.strip() == "Written."
+
+
+def test_yes_tools_of_a_steer_allows_the_tool_for_that_turn_only(
+        llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply("Ready.")
+    created = run_cli(["process", "create", "--recipe", "coding", "--goal", "get ready",
+                       "--wait", "--json"], env=llm_server.env())
+    pid = created.json()["id"]
+    llm_server.reply(None, tool_calls=[("write_file", {"path": "a.txt", "content": "a"})])
+    llm_server.reply("Wrote a.")
+    run_cli(["process", "steer", pid, "write a", "--yes-tools", "write_file", "--wait",
+             "--json"], env=llm_server.env())
+    assert (Path.cwd() / "a.txt").read_text(encoding="utf-8") == "a"
+    llm_server.reply(None, tool_calls=[("write_file", {"path": "b.txt", "content": "b"})])
+    llm_server.reply("Could not write b.")
+    run_cli(["process", "steer", pid, "write b", "--wait", "--json"], env=llm_server.env())
+    assert not (Path.cwd() / "b.txt").exists()
