@@ -7,10 +7,12 @@ before SDK 2), added with ``vance tools add``, and called by a ford turn.
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
 import sys
 from pathlib import Path
 
-from helpers import build_file_tree, run_cli
+from helpers import build_file_tree, run_cli, wait_until
 from llm_server import ScriptedLLMServer
 from terminal import Key, end, spawn_vance
 
@@ -153,3 +155,56 @@ def test_yes_tools_of_a_steer_allows_the_tool_for_that_turn_only(
     llm_server.reply("Could not write b.")
     run_cli(["process", "steer", pid, "write b", "--wait", "--json"], env=llm_server.env())
     assert not (Path.cwd() / "b.txt").exists()
+
+
+HTTP_SERVER = '''
+import sys
+
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("web", log_level="WARNING")
+
+
+@server.tool()
+def shout(text: str) -> str:
+    """Return the text in capitals, with an exclamation mark."""
+    return text.upper() + "!"
+
+
+server.run("streamable-http", port=int(sys.argv[1]))
+'''
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_a_streamable_http_server_is_a_tool_source_too(
+        llm_server: ScriptedLLMServer, tmp_path: Path) -> None:
+    build_file_tree(tmp_path, {"web.py": HTTP_SERVER})
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, str(tmp_path / "web.py"), str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: _accepts(port))
+        url = f"http://127.0.0.1:{port}/mcp"
+        assert run_cli(["tools", "add", "web", "--url", url]).exit_code == 0
+        llm_server.reply(None, tool_calls=[("web__shout", {"text": "over http"})])
+        llm_server.reply("Done.")
+        created = run_cli(["process", "create", "--recipe", "default", "--goal", "shout",
+                           "--param", 'allowedToolsAdd:=["web.shout"]', "--yes-tools", "web.*",
+                           "--wait", "--json"], env=llm_server.env())
+        assert created.exit_code == 0, created.stderr
+        [result] = [m for m in llm_server.chat_requests[1].json["messages"]
+                    if m["role"] == "tool"]
+        assert result["content"] == "OVER HTTP!"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def _accepts(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
