@@ -199,7 +199,7 @@ def context_for(turn: Turn) -> ToolContext:
 def end_note(end: LoopEnd, limit: int) -> tuple[str, str]:
     """Return the note that says how the loop ended (``tools``, text)."""
     calls = len(end.calls)
-    how = "" if end.mode == "native" else " (JSON actions: the server takes no tools)"
+    how = "" if end.mode == "native" else " (JSON actions, not the tools API)"
     if end.ended == "max_iterations":
         return ("tools", f"the tool loop ran out of iterations (maxIterations {limit}) after"
                 f" {calls} tool call(s); the answer was asked for without tools{how}")
