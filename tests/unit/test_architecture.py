@@ -95,7 +95,7 @@ def test_offline_delegate_imports_no_llm_prompt_or_ui_module() -> None:
 
 HEAVY_LIBRARIES = frozenset({"jinja2", "prompt_toolkit", "questionary", "rich", "openai",
                              "json_repair", "filelock", "platformdirs", "pydantic", "yaml",
-                             "uvicorn"})
+                             "uvicorn", "mcp", "anyio"})
 """Third-party modules that may be imported inside a function (each costs a CLI start-up)."""
 
 OFF_PATH_STDLIB = frozenset({"secrets", "tempfile", "glob", "logging", "importlib"})

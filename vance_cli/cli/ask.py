@@ -24,6 +24,7 @@ questionary, prompt_toolkit and click are imported inside the functions that use
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import textwrap
@@ -550,8 +551,6 @@ def ask_tool_call(tool: str, arguments: Mapping[str, Any], input: Input | None =
     Raises:
         KeyboardInterrupt: Ctrl-C (the turn stops).
     """
-    import json
-
     from prompt_toolkit import PromptSession
     from prompt_toolkit.output import create_output
 

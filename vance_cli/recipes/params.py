@@ -81,20 +81,21 @@ class ToolParams(BaseModel):
 
     allowedTools: list[str] | None = None
     """Tool names the process may call (built-ins, ``srv.tool`` or ``srv.*``); none: no tools."""
-    allowedToolsAdd: list[str] = Field(default_factory=list)
-    allowedToolsRemove: list[str] = Field(default_factory=list)
+    allowedToolsAdd: list[str] | None = None
+    allowedToolsRemove: list[str] | None = None
     """Names or fnmatch patterns taken away."""
     maxIterations: int = Field(default=5, ge=1, le=50)
     """Model calls of a turn that may ask for tools."""
-    toolApproval: Annotated[Literal["refuse", "checkpoint"], BeforeValidator(_lower)] = "refuse"
-    """A call that asks, with no one to ask: refused, or parked (``BLOCKED``) for approval."""
-    toolsAllow: list[str] = Field(default_factory=list)
-    toolsDeny: list[str] = Field(default_factory=list)
-    toolsAsk: list[str] = Field(default_factory=list)
+    toolApproval: Annotated[Literal["refuse", "checkpoint"] | None, BeforeValidator(_lower)] = None
+    """A call that asks, with no one to ask: refused (None, ``refuse``), or parked
+    (``checkpoint``: ``BLOCKED``) for approval."""
+    toolsAllow: list[str] | None = None
+    toolsDeny: list[str] | None = None
+    toolsAsk: list[str] | None = None
     """The recipe's gate rules, after the config's (patterns as ``tools.allow``)."""
 
 
-class FordParams(Common, ToolParams):
+class FordParams(ToolParams, Common):
     """ford: one concrete job (docs/engines.md "ford"); more keys feed the recipe's prompt."""
 
     model_config = ConfigDict(extra="allow")
@@ -103,7 +104,7 @@ class FordParams(Common, ToolParams):
     maxTokens: int = Field(default=4096, ge=1, le=200_000)
 
 
-class ArthurParams(Common, ToolParams):
+class ArthurParams(ToolParams, Common):
     """arthur: the conversational lead (docs/engines.md "arthur")."""
 
     model_config = ConfigDict(extra="allow")

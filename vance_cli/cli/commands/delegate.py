@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 YesToolsOpt = Annotated[list[str] | None, typer.Option(
     "--yes-tools", metavar="NAME", help="Let the turn call tool NAME (or a pattern: srv.*) "
-    "without asking; repeatable; for this command only (docs/tools.md).")]
+    "without asking; repeatable; for this command only.")]
 """``--yes-tools``, as ``process_view.YesToolsOpt`` (not imported: that module stays off the
 delegate path)."""
 

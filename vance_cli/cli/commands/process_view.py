@@ -34,7 +34,7 @@ ParamOpt = Annotated[list[str] | None, typer.Option(
 
 YesToolsOpt = Annotated[list[str] | None, typer.Option(
     "--yes-tools", metavar="NAME", help="Let the turn call tool NAME (or a pattern: srv.*) "
-    "without asking; repeatable; for this command only (docs/tools.md).")]
+    "without asking; repeatable; for this command only.")]
 """The repeatable ``--yes-tools`` option of commands that start a turn."""
 
 WaitFlag = Annotated[bool, typer.Option(
