@@ -292,7 +292,9 @@ class ToolLoop:
         return answer, True, None
 
     def _json_help(self) -> str:
-        lines = ["You can use tools. Reply with exactly one JSON object and nothing else:",
+        lines = ["You can use tools. When the task needs one (to compute, read a file, fetch a"
+                 " page), call it first and answer from its result; do not guess what a tool"
+                 " would return. Reply with exactly one JSON object and nothing else:",
                  '{"action": "tool", "tool": NAME, "arguments": {...}} to call a tool (its'
                  " result comes back in the next message), or",
                  '{"action": "answer", "text": YOUR ANSWER} when you can answer.', "Tools:"]
