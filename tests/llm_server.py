@@ -15,6 +15,7 @@ gives a started one and stops it after the test)::
     llm_server.reply(text, cut_after=2)                  # … and the stream breaks after 2
     llm_server.reply(text, holds={3: event})             # … held after 3 events until set
     llm_server.reply(text, model="m", prompt_tokens=12, completion_tokens=5)
+    llm_server.reply(None, tool_calls=[("read_file", {"path": "a.py"})])  # the model calls tools
     llm_server.fail(500, "overloaded")                   # queue an OpenAI-style error body
     llm_server.fail(401, "bad key", headers={"x-should-retry": "false"})
     llm_server.raw(200, b"not json", content_type="text/plain")  # any status and body
@@ -46,6 +47,10 @@ Rules:
   empty queue
   answers HTTP 500 ``no scripted reply left`` with ``x-should-retry:
   false``, so an unexpected extra call shows up as a failure, not a hang.
+- ``tool_calls`` (``[(name, arguments), …]``, arguments a dict or a raw JSON text): the
+  reply calls tools (finish reason ``tool_calls``); streamed, each call comes as deltas
+  in several chunks — its id and name first, then its arguments in three pieces — as
+  OpenAI sends them.
 - ``GET /v1/models`` lists ``models`` (default ``["test-model"]``).
 - A delayed reply waits on an event that ``stop()`` sets, so stopping never
   waits for a slow reply; a client that gave up meanwhile is ignored.
@@ -97,6 +102,8 @@ class ScriptedReply:
     """A hostile reply: its raw body pieces (given whether the request streams), sent as made."""
     pace: float = 0.0
     """Seconds before each piece of ``parts``."""
+    tool_calls: list[tuple[str, str]] = field(default_factory=list)
+    """The tools the reply calls: ``(name, arguments as JSON text)``."""
 
 
 @dataclass
@@ -140,9 +147,18 @@ def sse_events(reply: ScriptedReply, req: RecordedRequest) -> list[str]:
             "created": int(time.time()), "model": reply.model}
     events = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
                                     "finish_reason": None}]}]
-    for piece in split_text(reply.text or "", reply.chunks):
+    for piece in split_text(reply.text or "", reply.chunks) \
+            if reply.text or not reply.tool_calls else ():
         events.append({**base, "choices": [{"index": 0, "delta": {"content": piece},
                                             "finish_reason": None}]})
+    for index, (name, arguments) in enumerate(reply.tool_calls):
+        head = {"index": index, "id": f"call_{index}_{name}", "type": "function",
+                "function": {"name": name, "arguments": ""}}
+        events.append({**base, "choices": [{"index": 0, "delta": {"tool_calls": [head]},
+                                            "finish_reason": None}]})
+        for piece in _thirds(arguments):
+            events.append({**base, "choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": index, "function": {"arguments": piece}}]}, "finish_reason": None}]})
     events.append({**base, "choices": [{"index": 0, "delta": {},
                                         "finish_reason": reply.finish_reason}]})
     options = (req.json or {}).get("stream_options") or {}
@@ -151,6 +167,12 @@ def sse_events(reply: ScriptedReply, req: RecordedRequest) -> list[str]:
             "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
             "total_tokens": reply.prompt_tokens + reply.completion_tokens}})
     return [json.dumps(e) for e in events] + ["[DONE]"]
+
+
+def _thirds(text: str) -> list[str]:
+    """Split ``text`` into three pieces (some may be empty when it is short)."""
+    size = max(1, -(-len(text) // 3))
+    return [text[i:i + size] for i in range(0, len(text), size)] or [""]
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -174,13 +196,19 @@ def _has_text(event: str) -> bool:
 
 def completion_body(text: str | None, finish_reason: str | None = "stop",
                     model: str = "test-model", prompt_tokens: int = 100,
-                    completion_tokens: int = 20) -> bytes:
-    """Return an OpenAI chat completion JSON body holding ``text``."""
+                    completion_tokens: int = 20,
+                    tool_calls: list[tuple[str, str]] | None = None) -> bytes:
+    """Return an OpenAI chat completion JSON body holding ``text`` (and ``tool_calls``)."""
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if tool_calls:
+        message["tool_calls"] = [{"id": f"call_{i}_{name}", "type": "function",
+                                  "function": {"name": name, "arguments": arguments}}
+                                 for i, (name, arguments) in enumerate(tool_calls)]
     return json.dumps({
         "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),
         "model": model,
         "choices": [{"index": 0, "finish_reason": finish_reason,
-                     "message": {"role": "assistant", "content": text}}],
+                     "message": message}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                   "total_tokens": prompt_tokens + completion_tokens},
     }).encode()
@@ -247,21 +275,30 @@ class ScriptedLLMServer:
               model: str = "test-model", prompt_tokens: int = 100,
               completion_tokens: int = 20, gate: threading.Event | None = None,
               chunks: int = 4, chunk_delay: float = 0.0, cut_after: int | None = None,
-              holds: dict[int, threading.Event] | None = None) -> None:
+              holds: dict[int, threading.Event] | None = None,
+              tool_calls: list[tuple[str, Any]] | None = None) -> None:
         """Queue a 200 chat completion whose message content is ``text``.
+
+        ``tool_calls``: ``[(name, arguments)]`` the reply calls (arguments a dict, or a
+        text sent as it is); the finish reason becomes ``tool_calls``.
 
         ``gate``: the reply waits until the test sets it, so a test can prove a
         caller did not wait for it (the caller returned while the gate was shut).
         ``chunks``, ``chunk_delay``, ``cut_after`` and ``holds``: how a streamed request
         gets it (see the module docstring).
         """
-        body = completion_body(text, finish_reason, model, prompt_tokens, completion_tokens)
+        calls = [(name, args if isinstance(args, str) else json.dumps(args))
+                 for name, args in tool_calls or ()]
+        if calls and finish_reason == "stop":
+            finish_reason = "tool_calls"
+        body = completion_body(text, finish_reason, model, prompt_tokens, completion_tokens,
+                               calls)
         self._push(ScriptedReply(200, body, delay=delay, gate=gate, text=text or "",
                                  finish_reason=finish_reason, model=model,
                                  prompt_tokens=prompt_tokens,
                                  completion_tokens=completion_tokens, chunks=chunks,
                                  chunk_delay=chunk_delay, cut_after=cut_after,
-                                 holds=dict(holds or {})))
+                                 holds=dict(holds or {}), tool_calls=calls))
 
     def fail(self, status: int, message: str = "error", delay: float = 0.0,
              headers: dict[str, str] | None = None) -> None:

@@ -41,6 +41,11 @@ Rules (docs/configuration.md):
   is the caller's (a budget, a stop): it closes the stream and is raised as
   it is. Servers that refuse ``stream_options`` get the request once more
   without it.
+- Tool calling (``tools``): the OpenAI tools API. A streamed reply's
+  ``tool_calls`` arrive as deltas, assembled by index (id and name once, the
+  arguments in pieces); the calls come back as ``Completion.tool_calls``. A
+  server that refuses the ``tools`` key fails with an ``LLMError`` whose
+  ``reason`` is ``tools_refused`` (the tool loop then asks for JSON actions).
 """
 
 from __future__ import annotations
@@ -167,6 +172,21 @@ class LLMConfig:
 
 
 @frozen
+class ToolCall:
+    """One tool call of a reply, as the model sent it.
+
+    Attributes:
+        id: the call's id (the tool result names it).
+        name: the tool's name.
+        arguments: the arguments, a JSON text (unchecked: the model wrote it).
+    """
+
+    id: str
+    name: str
+    arguments: str
+
+
+@frozen
 class Completion:
     """One chat completion.
 
@@ -180,6 +200,7 @@ class Completion:
         json_mode: the structured-output mode actually sent.
         truncated: why the client cut the reply (``bytes``, ``tokens``), or None; a cut
             reply's ``finish_reason`` is ``length``.
+        tool_calls: the tools the model called (a request with ``tools`` only).
     """
 
     text: str
@@ -190,6 +211,7 @@ class Completion:
     latency_ms: float
     json_mode: str
     truncated: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 @functools.lru_cache(maxsize=32)  # a handful of endpoints; recorded with every LLM call
@@ -226,10 +248,11 @@ TextSink = Callable[[str], None]
 """Receives each piece of a streamed reply's text, in order."""
 
 
-def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
+def complete(config: LLMConfig, messages: Sequence[Mapping[str, Any]],
              schema: Mapping[str, Any] | None = None,
              max_tokens: int = DEFAULT_MAX_TOKENS, *, temperature: float | None = 0.0,
-             on_text: TextSink | None = None, deadline: float | None = None) -> Completion:
+             on_text: TextSink | None = None, deadline: float | None = None,
+             tools: Sequence[Mapping[str, Any]] | None = None) -> Completion:
     """Send one chat completion request and return the answer.
 
     Args:
@@ -243,6 +266,8 @@ def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
             it raises ends the call and is raised as it is.
         deadline: ``time.monotonic()`` by which the whole call must end (a turn's end),
             or None: each attempt still ends ``config.timeout`` seconds after it was sent.
+        tools: tool definitions (OpenAI tools API); the reply's calls are
+            ``Completion.tool_calls``.
 
     Returns:
         The Completion (its ``finish_reason`` may be ``length``: the caller decides).
@@ -254,15 +279,17 @@ def complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
         KeyboardInterrupt: Ctrl-C while waiting (the stream is closed first).
     """
     try:
-        return _complete(config, messages, schema, max_tokens, temperature, on_text, deadline)
+        return _complete(config, messages, schema, max_tokens, temperature, on_text, deadline,
+                         tools)
     except LLMError as exc:
         raise LLMError(f"{exc.message} (at {config.host})",
                        **{"timeout": exc.timeout, **exc.details}) from None
 
 
-def _complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
+def _complete(config: LLMConfig, messages: Sequence[Mapping[str, Any]],
               schema: Mapping[str, Any] | None, max_tokens: int, temperature: float | None,
-              on_text: TextSink | None, deadline: float | None) -> Completion:
+              on_text: TextSink | None, deadline: float | None,
+              tools: Sequence[Mapping[str, Any]] | None = None) -> Completion:
 
     started = time.monotonic()
     try:
@@ -283,6 +310,8 @@ def _complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
         with guard:
             model = config.model or _only_model(client, secrets)
             request = build_request(config, model, messages, schema, max_tokens, temperature)
+            if tools:
+                request["tools"] = [dict(t) for t in tools]
             if on_text is not None:
                 request.update(stream=True, stream_options={"include_usage": True})
             reply, request = _create(client, request, config, schema)
@@ -308,6 +337,8 @@ def _complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
                        timeout=True) from None
     except openai.APIStatusError as exc:
         message = describe_status_error(exc, secrets)
+        if tools and tools_refused(exc.status_code, message):
+            raise LLMError(message, status=exc.status_code, reason="tools_refused") from None
         hint = json_mode_hint(exc.status_code, message, mode_of(request))
         raise LLMError(message + (f" — {hint}" if hint else ""),
                        status=exc.status_code) from None
@@ -315,6 +346,11 @@ def _complete(config: LLMConfig, messages: Sequence[Mapping[str, str]],
         raise LLMError(redact(malformed_reason(exc), secrets)) from None
     return _completion(reply, model, mode_of(request), started, secrets,
                        config.max_reply_bytes)
+
+
+def tools_refused(status: int, message: str) -> bool:
+    """True when an error status says the server takes no tools (400/422/500/501 naming them)."""
+    return status in (400, 404, 422, 500, 501) and "tool" in message.lower()
 
 
 def _tripped(which: str, timeout: float, deadline: float | None, started: float,
@@ -394,7 +430,7 @@ def _configured(base_url: str, api_key: str, timeout: float, max_retries: int) -
     return _client(base_url, api_key).with_options(timeout=timeout, max_retries=max_retries)
 
 
-def build_request(config: LLMConfig, model: str, messages: Sequence[Mapping[str, str]],
+def build_request(config: LLMConfig, model: str, messages: Sequence[Mapping[str, Any]],
                   schema: Mapping[str, Any] | None, max_tokens: int,
                   temperature: float | None = 0.0) -> dict[str, Any]:
     """Return the chat completion request body (without the key).
@@ -448,7 +484,39 @@ def _completion(reply: Any, model: str, mode: str, started: float,
         completion_tokens=getattr(usage, "completion_tokens", None),
         latency_ms=round((time.monotonic() - started) * 1000, 1),
         json_mode=mode,
+        tool_calls=tuple(_tool_call(c, i) for i, c in
+                         enumerate(getattr(message, "tool_calls", None) or [])),
     )
+
+
+def _tool_call(call: Any, index: int) -> ToolCall:
+    function = getattr(call, "function", None)
+    return ToolCall(id=str(getattr(call, "id", None) or f"call_{index}"),
+                    name=str(getattr(function, "name", None) or ""),
+                    arguments=str(getattr(function, "arguments", None) or ""))
+
+
+class _ToolCallParts:
+    """A streamed reply's tool calls, assembled from their deltas by index."""
+
+    def __init__(self) -> None:
+        self._calls: dict[int, dict[str, str]] = {}
+
+    def feed(self, deltas: Any) -> None:
+        """Take one chunk's ``delta.tool_calls``: id and name once, arguments in pieces."""
+        for position, delta in enumerate(deltas or []):
+            index = getattr(delta, "index", None)
+            slot = self._calls.setdefault(position if index is None else int(index),
+                                          {"id": "", "name": "", "arguments": ""})
+            slot["id"] = getattr(delta, "id", None) or slot["id"]
+            function = getattr(delta, "function", None)
+            slot["name"] += getattr(function, "name", None) or ""
+            slot["arguments"] += getattr(function, "arguments", None) or ""
+
+    def calls(self) -> tuple[ToolCall, ...]:
+        """Return the calls, in index order (a call without an id gets ``call_<index>``)."""
+        return tuple(ToolCall(id=c["id"] or f"call_{i}", name=c["name"], arguments=c["arguments"])
+                     for i, c in sorted(self._calls.items()))
 
 
 class StreamRedactor:
@@ -542,12 +610,14 @@ def _read_stream(stream: Any, model: str, mode: str, started: float,
     saw_choice = False
     count = size = 0
     cut: str | None = None
+    calls = _ToolCallParts()
     try:
         for chunk in stream:
             answered_by = getattr(chunk, "model", None) or answered_by
             usage = getattr(chunk, "usage", None) or usage
             for choice in getattr(chunk, "choices", None) or []:
                 saw_choice = True
+                calls.feed(getattr(getattr(choice, "delta", None), "tool_calls", None))
                 piece = getattr(getattr(choice, "delta", None), "content", None)
                 if piece:
                     count += 1
@@ -577,7 +647,7 @@ def _read_stream(stream: Any, model: str, mode: str, started: float,
         prompt_tokens=getattr(usage, "prompt_tokens", None),
         completion_tokens=getattr(usage, "completion_tokens", None) or (count if cut else None),
         latency_ms=round((time.monotonic() - started) * 1000, 1), json_mode=mode,
-        truncated=cut)
+        truncated=cut, tool_calls=calls.calls())
 
 
 def _only_model(client: Any, secrets: Sequence[str | None]) -> str:

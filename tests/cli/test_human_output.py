@@ -25,7 +25,8 @@ def test_recipe_show_renders_params_with_the_engine_defaults(project_dir: object
         encoding="utf-8")
     out = run_cli(["recipe", "show", "switch"]).stdout
     block = out[out.index("params:"):out.index("tags:")].splitlines()
-    assert block == ["params: ", "  passive: false", "  temperature: 0.7", "  maxTokens: 4096",
+    assert block == ["params: ", "  passive: false", "  maxIterations: 5", "  temperature: 0.7",
+                     "  maxTokens: 4096",
                      "  confirm: true", "  rooms:", "  - a", "  - b"]
 
 

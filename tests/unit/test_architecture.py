@@ -106,7 +106,7 @@ def test_offline_delegate_imports_no_llm_prompt_or_ui_module() -> None:
 
 HEAVY_LIBRARIES = frozenset({"jinja2", "prompt_toolkit", "questionary", "rich", "openai",
                              "json_repair", "filelock", "platformdirs", "pydantic", "yaml",
-                             "uvicorn", *TEAM_LIBRARIES})
+                             "uvicorn", "mcp", "anyio", *TEAM_LIBRARIES})
 """Third-party modules that may be imported inside a function (each costs a CLI start-up)."""
 
 OFF_PATH_STDLIB = frozenset({"secrets", "tempfile", "glob", "logging", "importlib"})

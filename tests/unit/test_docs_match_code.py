@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
+import yaml
 from helpers import REPO, run_cli
 
 from vance_cli.base.config import KEYS
@@ -56,13 +57,27 @@ def test_the_bundled_catalog_claims_only_the_tools_an_engine_registers(engine: s
     assert tools or not claims, f"{engine} registers no tools but the catalog says {claims}"
 
 
-def test_every_catalog_engine_has_code_and_ford_says_it_has_no_tools() -> None:
+def test_every_catalog_engine_has_code_and_ford_says_what_its_tools_do() -> None:
     catalog = load_bundled_catalog()
     assert sorted(catalog.names) == sorted(BUNDLED)
     ford = EngineRegistry().get("ford")
-    assert ford is not None and ford.tools == ()
-    assert "no tools" in catalog.engines["ford"].purpose
-    assert "**no tools**" in (DOCS / "engines.md").read_text(encoding="utf-8")
+    assert ford is not None and set(ford.tools) == {"files", "code", "web"}
+    purpose = catalog.engines["ford"].purpose
+    assert "no tools" not in purpose and "runs Python code" in purpose
+    text = (DOCS / "engines.md").read_text(encoding="utf-8")
+    assert "**no tools**" not in text and "**acts through tools**" in text
+
+
+@pytest.mark.parametrize(("recipe", "tools"), [
+    ("code-read", ["read_file", "list_files", "search_files"]),
+    ("coding", ["read_file", "list_files", "search_files", "write_file"]),
+    ("python", ["run_python"]), ("web-research", ["fetch_url"])])
+def test_the_bundled_recipes_allow_the_tools_their_descriptions_promise(
+        recipe: str, tools: list[str]) -> None:
+    data = yaml.safe_load((REPO / "catalog" / "recipes" / f"{recipe}.yaml").read_text())
+    assert data["params"]["allowedTools"] == tools
+    assert "does not run it" not in data["description"]
+    assert "no live web access" not in data["description"]
 
 
 def test_the_shell_page_covers_every_slash_command_and_the_conversation() -> None:

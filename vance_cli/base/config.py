@@ -102,6 +102,12 @@ TURN_CALLS_MAX = 1000
 PROCESS_TOKENS_MAX = 100_000_000
 """Most ``process.max_tokens``."""
 
+TOOL_MEMORY_MB_MAX = 1_048_576
+"""Most ``tools.python.memory_mb`` (a TiB: more is a typo)."""
+
+FETCH_BYTES_MAX = 100_000_000
+"""Most ``tools.fetch.max_bytes``."""
+
 REPLY_BYTES_MAX = 100_000_000
 """Most ``llm.max_reply_bytes``: the raw body may be 16 times it, in memory at once."""
 
@@ -218,6 +224,43 @@ def _to_combine(value: Any) -> str:
     return text
 
 
+def split_patterns(text: str) -> list[str]:
+    """Split ``"read_file, fetch_url(https://a/*,b)"`` at the commas outside parentheses."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        depth += (char == "(") - (char == ")")
+        if char == "," and depth <= 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    parts.append(current)
+    return [part.strip() for part in parts if part.strip()]
+
+
+def _to_patterns(value: Any) -> tuple[str, ...]:
+    """Coercer of a list of tool patterns: a YAML list, or one text with commas between them."""
+    if isinstance(value, list | tuple):
+        items = [_to_str(item) for item in value]
+    else:
+        items = split_patterns(_to_str(value))
+    for item in items:
+        if not item or item.count("(") != item.count(")"):
+            raise ValueError(f"{item!r} is not a tool pattern (NAME or NAME(ARGUMENT-PATTERN))")
+    return tuple(items)
+
+
+TOOL_CALLING = ("auto", "native", "json")
+"""Values of ``tools.calling``: how the tool loop asks for calls (docs/tools.md#the-loop)."""
+
+
+def _to_tool_calling(value: Any) -> str:
+    text = _to_str(value).lower()
+    if text not in TOOL_CALLING:
+        raise ValueError(f"expected one of {', '.join(TOOL_CALLING)}")
+    return text
+
+
 def _to_json_mode(value: Any) -> str:
     text = _to_str(value).lower()
     if text not in JSON_MODES:
@@ -323,6 +366,27 @@ KEYS: tuple[KeySpec, ...] = (
             help="ceiling of a recipe's params.budget.tokens"),
     KeySpec("budget.max_turn_seconds", _to_seconds(WEEK), ("VANCE_BUDGET_MAX_TURN_SECONDS",),
             help="ceiling of a recipe's params.budget.turnSeconds"),
+    KeySpec("tools.allow", _to_patterns, ("VANCE_TOOLS_ALLOW",),
+            help="tool calls allowed without asking: patterns such as read_file,"
+                 " fetch_url(https://docs.python.org/*), srv.*"),
+    KeySpec("tools.deny", _to_patterns, ("VANCE_TOOLS_DENY",),
+            help="tool calls always refused (deny wins over allow)"),
+    KeySpec("tools.ask", _to_patterns, ("VANCE_TOOLS_ASK",),
+            help="tool calls that ask first (allow wins over ask)"),
+    KeySpec("tools.fetch.allow_private", _to_bool, ("VANCE_TOOLS_FETCH_ALLOW_PRIVATE",),
+            help="fetch_url may reach loopback and private addresses"),
+    KeySpec("tools.fetch.max_bytes", _to_count(FETCH_BYTES_MAX), ("VANCE_TOOLS_FETCH_MAX_BYTES",),
+            help="bytes of one page fetch_url reads at most"),
+    KeySpec("tools.python.timeout", _to_seconds(HOUR), ("VANCE_TOOLS_PYTHON_TIMEOUT",),
+            help="seconds one run_python or run_command call may run (wall time; CPU"
+                 " time likewise)"),
+    KeySpec("tools.python.memory_mb", _to_count(TOOL_MEMORY_MB_MAX),
+            ("VANCE_TOOLS_PYTHON_MEMORY_MB",),
+            help="address space of one run_python or run_command call, in MiB"),
+    KeySpec("tools.calling", _to_tool_calling, ("VANCE_TOOLS_CALLING",),
+            help="how the tool loop asks for calls: native (the tools API), json (one JSON"
+                 " action per call, for models without tool calling), auto (native, json"
+                 " after a refusal or a call written as text)"),
 )
 """Every setting, in display order."""
 
@@ -404,6 +468,14 @@ def _defaults(environ: Mapping[str, str]) -> dict[str, Any]:
         "budget.max_llm_calls": 200,
         "budget.max_tokens": 5_000_000,
         "budget.max_turn_seconds": 3600.0,
+        "tools.allow": (),
+        "tools.deny": (),
+        "tools.ask": (),
+        "tools.fetch.allow_private": False,
+        "tools.fetch.max_bytes": 2_000_000,
+        "tools.python.timeout": 30.0,
+        "tools.python.memory_mb": 1024,
+        "tools.calling": "auto",
     }
 
 
@@ -448,6 +520,14 @@ class Settings:
     budget_max_llm_calls: int
     budget_max_tokens: int
     budget_max_turn_seconds: float
+    tools_allow: tuple[str, ...]
+    tools_deny: tuple[str, ...]
+    tools_ask: tuple[str, ...]
+    tools_fetch_allow_private: bool
+    tools_fetch_max_bytes: int
+    tools_python_timeout: float
+    tools_python_memory_mb: int
+    tools_calling: str
     origin: Mapping[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 
@@ -585,7 +665,8 @@ def load_settings(
             base = paths.config_dir if source == "file" else Path.cwd()
             values[spec.attr] = absolute_path(values[spec.attr], base)
         origin[spec.key] = source
-    unknown = sorted(set(file_values) - set(_BY_KEY))
+    unknown = sorted(k for k in set(file_values) - set(_BY_KEY)
+                     if not k.startswith("tools.servers."))  # tools.sources: MCP servers
     warnings = tuple(f"{paths.config_file}: unknown key '{k}' ignored" for k in unknown)
     if env.get("OPENAI_API_BASE") and values["llm_api_key"] and not values["llm_base_url"]:
         warnings += (OPENAI_API_BASE_WARNING,)
@@ -675,7 +756,7 @@ def set_config_value(paths: Paths, key: str, value: str) -> Any:
     if typed is None:
         node.pop(leaf, None)
     else:
-        node[leaf] = typed
+        node[leaf] = list(typed) if isinstance(typed, tuple) else typed  # YAML has lists
     # 0600: the file may hold an API key
     files.atomic_write_text(path, yamlio.dumps(data), mode=0o600)
     return typed

@@ -52,6 +52,8 @@ COMMANDS: Mapping[str, Entry] = {
                      "Bring the state database's schema up to date (a team's PostgreSQL too)."),
     "mcp": Entry("vance_cli.cli.commands.mcp", "Serve process_create_delegate and the process, "
                  "recipe and wizard tools over MCP (stdio)."),
+    "tools": Entry("vance_cli.cli.commands.tools", "List the tools a recipe can allow; add and "
+                   "remove MCP servers as tool sources."),
 }
 """Every command of ``vance``, in ``--help`` order. A command's module is imported only when
 that command runs (click's lazy sub-commands): ``vance --help`` and ``vance delegate`` never

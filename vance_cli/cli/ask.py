@@ -24,6 +24,7 @@ questionary, prompt_toolkit and click are imported inside the functions that use
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import textwrap
@@ -532,3 +533,37 @@ def confirm_removal(count: int, lang: str) -> bool:
     if not sys.stdin.isatty():
         raise InputError(texts["no_terminal"].format(**words), field="yes")
     return ask_yes_no(texts["remove"].format(**words), False, lang)
+
+
+TOOL_ANSWERS = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "a": "always",
+                "always": "always"}
+"""What the tool question takes (a first letter is enough); Enter alone is no."""
+
+
+def ask_tool_call(tool: str, arguments: Mapping[str, Any], input: Input | None = None,
+                  output: Output | None = None) -> str:
+    """Ask once whether a turn may call ``tool`` with ``arguments`` (the gate's ``ask``).
+
+    The call is shown whole (arguments as JSON, long values cut); the answer is
+    ``yes``, ``no`` or ``always`` (for this process). Enter alone, Ctrl-D or any
+    other word is no.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C (the turn stops).
+    """
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.output import create_output
+
+    shown = json.dumps(dict(arguments), ensure_ascii=False, indent=2)
+    if len(shown) > 2000:
+        shown = shown[:2000] + "\n…"
+    stream = terminal_stream()
+    stream.write(f"\nThe turn wants to call the tool {tool} with:\n{shown}\n")
+    stream.flush()
+    session: PromptSession[str] = PromptSession(
+        input=input, output=output or create_output(stdout=stream))
+    try:
+        answer = session.prompt(f"Allow {tool}? [y]es / [n]o / [a]lways for this process: ")
+    except EOFError:
+        return "no"
+    return TOOL_ANSWERS.get(answer.strip().lower(), "no")

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import EXIT_NO_TURN, EXIT_OK, EXIT_RUNTIME
@@ -49,8 +50,13 @@ class TerminalSink:
         waiting: the spinner's line until the first piece, or None for no spinner.
     """
 
+    yes_tools: tuple[str, ...] = ()
+    """Tools the command allows without asking (``--yes-tools``)."""
+
     def __init__(self, live: bool | None = None, waiting: str | None = None) -> None:
         self.live = sys.stdout.isatty() if live is None else live
+        self.ask_tool = self._ask_tool if sys.stdin.isatty() else None
+        """Asks the person about a tool call (the gate's ``ask``); None: no one to ask."""
         self.wrote = False
         self._ends_with_newline = True
         self._gap = False
@@ -75,6 +81,14 @@ class TerminalSink:
         if sys.stderr.isatty():
             self.end()  # a progress line never lands in the middle of an answer's line
             output.note(line)
+
+    def _ask_tool(self, tool: str, arguments: Mapping[str, Any]) -> str:
+        """Ask whether the turn may call ``tool`` with ``arguments``: yes, no or always."""
+        from vance_cli.cli.ask import ask_tool_call  # deferred: prompt-toolkit, only to ask
+
+        self._stop_spinner()
+        self.end()
+        return ask_tool_call(tool, arguments)
 
     def finish(self, reply: str | None) -> None:
         """Write the settled turn's answer unless it streamed here.
@@ -107,14 +121,17 @@ WAITING = "waiting for the answer…"
 """The spinner's line until a foreground turn's first token (stderr, terminal only)."""
 
 
-def sink_for(as_json: bool, spinner: bool = True) -> TurnSink:
+def sink_for(as_json: bool, spinner: bool = True, yes_tools: tuple[str, ...] = ()) -> TurnSink:
     """Return the sink of a foreground turn: none with ``--json``, the terminal otherwise.
 
     Args:
         as_json: the command prints JSON (no live output).
         spinner: show the spinner until the first token (a turn runs here).
+        yes_tools: tools the command allows without asking (``--yes-tools``).
     """
-    return NullSink() if as_json else TerminalSink(waiting=WAITING if spinner else None)
+    sink = NullSink() if as_json else TerminalSink(waiting=WAITING if spinner else None)
+    sink.yes_tools = yes_tools
+    return sink
 
 
 def run_started(ws: Workspace, process_id: str, *, wait: bool, as_json: bool) -> Started:

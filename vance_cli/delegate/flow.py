@@ -203,7 +203,8 @@ def _spawn(ws: Workspace, request: DelegateRequest, recipe: Recipe,
         spec = ProcessSpec(recipe=recipe.name,
                            name=request.name or default_name(request.selector_task),
                            title=request.title, goal=request.task, steer=request.steer,
-                           params=request.params, parent=parent)
+                           params=request.params, parent=parent,
+                           yes_tools=request.yes_tools)
         try:
             return create_process(ws, spec)
         except DuplicateProcessName:

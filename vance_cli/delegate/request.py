@@ -47,6 +47,7 @@ class DelegateRequest:
             log and the default name read); None → the whole task. The process
             always gets the whole task as its goal: a wizard prompt without its
             follow-up links (docs/wizards.md "Follow-ups").
+        yes_tools: tools the command allows (``--yes-tools``) for the process's first turn.
     """
 
     task: str
@@ -58,6 +59,7 @@ class DelegateRequest:
     dry_run: bool = False
     log_task: bool = True
     decide_on: str | None = None
+    yes_tools: tuple[str, ...] = ()
 
     @property
     def selector_task(self) -> str:

@@ -101,12 +101,18 @@ def child_name(parent: Process, label: str) -> str:
     return base[:NAME_MAX - len(suffix)] + suffix
 
 
+WIDENING = ("allowedTools", "allowedToolsAdd", "toolsAllow")
+"""Params that give a process tools: an orchestrator never passes them to a child, which
+gets its own recipe's tools and never more (docs/tools.md#recipes)."""
+
+
 def spawn(turn: Turn, recipe: str, goal: str, label: str, *, prompt: str | None = None,
           title: str = "", params: Mapping[str, Any] | None = None,
           also: Callable[[Database, Process], None] | None = None) -> Process:
     """Create a child of the turn's process (``INIT``, its goal pending).
 
-    The parent's ``params.model`` goes to the child unless ``params`` sets one.
+    The parent's ``params.model`` goes to the child unless ``params`` sets one; keys of
+    ``params`` that would give the child tools (``WIDENING``) are dropped.
 
     Args:
         turn: the orchestrator's turn.
@@ -126,7 +132,8 @@ def spawn(turn: Turn, recipe: str, goal: str, label: str, *, prompt: str | None 
         CannotRun: it would nest orchestrators too deep, or run its own ancestry again.
     """
     found = check_nesting(turn, recipe)
-    given = dict(params or {})
+    # a child gets its own recipe's tools, never more: an orchestrator cannot widen them
+    given = {k: v for k, v in (params or {}).items() if k not in WIDENING}
     model = turn.process.params.get("model")
     if model and "model" not in given:
         given["model"] = model

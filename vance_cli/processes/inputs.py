@@ -6,7 +6,7 @@ An input stays pending until a turn settles (``runtime``). Rule: docs/processes.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
@@ -84,7 +84,8 @@ def has_pending(ws: Workspace, process_id: str) -> bool:
         event_store.select_events(db, ws.settings.tenant, recipient=process_id, limit=1))
 
 
-def submit(ws: Workspace, process_id: str, text: str, kind: str = "steer") -> Message:
+def submit(ws: Workspace, process_id: str, text: str, kind: str = "steer",
+           yes_tools: Sequence[str] = ()) -> Message:
     """Queue a user input (a steer) for the next turn of a process.
 
     Args:
@@ -92,6 +93,7 @@ def submit(ws: Workspace, process_id: str, text: str, kind: str = "steer") -> Me
         process_id: id or unique prefix.
         text: the message.
         kind: ``steer`` (a person's message) or ``answer`` (to a question).
+        yes_tools: tools the command allows (``--yes-tools``), for the turn that takes it.
 
     Returns:
         The stored input.
@@ -105,7 +107,9 @@ def submit(ws: Workspace, process_id: str, text: str, kind: str = "steer") -> Me
         raise CannotRun(f"process {process.id} is CLOSED/{process.close_reason}: it takes no"
                         " more input", process=process.id)
     with ws.db.transaction():
-        message_id = conversation.add_message(ws.db, process.id, "user", kind, text)
+        message_id = conversation.add_message(
+            ws.db, process.id, "user", kind, text,
+            meta={"yesTools": list(yes_tools)} if yes_tools else None)
     [row] = [r for r in conversation.pending_inputs(ws.db, process.id) if r["id"] == message_id]
     return Message.from_row(row)
 

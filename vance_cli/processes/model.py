@@ -231,6 +231,8 @@ class ProcessSpec:
             reserved ``_`` prefix (``RESERVED_PREFIX``), which callers never get.
         prompt: instructions that replace the recipe's prompt (an orchestrator's
             worker with an inline prompt), or None.
+        yes_tools: tools the creating command allows (``--yes-tools``): kept on the first
+            inputs, so only the turn that takes them may call these without asking.
     """
 
     recipe: str
@@ -242,6 +244,7 @@ class ProcessSpec:
     parent: str | None = None
     internal: bool = False
     prompt: str | None = None
+    yes_tools: tuple[str, ...] = ()
 
 
 def new_process_id() -> str:

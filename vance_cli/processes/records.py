@@ -17,7 +17,7 @@ Rules (docs/processes.md):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.clock import utc_now
@@ -112,7 +112,7 @@ def create_process(ws: Workspace, spec: ProcessSpec, *, found: Recipe | None = N
                 raise ProcessNotFound(spec.parent,
                                       message=f"unknown parent process '{spec.parent}'")
             store.insert_process(db, row)
-            queue_initial_inputs(db, process_id, row["goal"], spec.steer)
+            queue_initial_inputs(db, process_id, row["goal"], spec.steer, spec.yes_tools)
             store.record_transition(db, process_id, None, Status.INIT.value)
             created = change_status(db, process_id, Status.INIT, Status.IDLE, note="started")
             assert created is not None  # inserted INIT in this transaction
@@ -247,12 +247,17 @@ def update_params(ws: Workspace, process_id: str, changes: Mapping[str, Any]) ->
     return load_process(ws, current.id)
 
 
-def queue_initial_inputs(db: Database, process_id: str, goal: str, steer: str | None) -> None:
-    """Store a new process's first inputs: its goal (the task) and its steer, when different."""
+def queue_initial_inputs(db: Database, process_id: str, goal: str, steer: str | None,
+                         yes_tools: Sequence[str] = ()) -> None:
+    """Store a new process's first inputs: its goal (the task) and its steer, when different.
+
+    ``yes_tools`` (``--yes-tools``) go into their meta, for the turn that takes them.
+    """
+    meta = {"yesTools": list(yes_tools)} if yes_tools else None
     if goal:
-        conversation.add_message(db, process_id, "user", "task", goal)
+        conversation.add_message(db, process_id, "user", "task", goal, meta=meta)
     if steer and steer != goal:
-        conversation.add_message(db, process_id, "user", "steer", steer)
+        conversation.add_message(db, process_id, "user", "steer", steer, meta=meta)
 
 
 def transition(ws: Workspace, process_id: str, new: Status,

@@ -34,10 +34,13 @@ from vance_cli.state import process_store as store
 if TYPE_CHECKING:
     from vance_cli.processes.worker import Run
     from vance_cli.state.db import Database
+    from vance_cli.tools.loop import LoopEnd
+    from vance_cli.tools.tool import Tool
     from vance_cli.workspace import Workspace
 
-__all__ = ["Budget", "ChildResult", "CloseReason", "Message", "NullSink", "Process", "Turn",
-           "TurnEnd", "TurnOutcome", "TurnSink", "TurnStopped", "over_ceiling", "stop_text"]
+__all__ = ["Budget", "ChildResult", "CloseReason", "LoopEnd", "Message", "NullSink", "Process",
+           "Tool", "Turn", "TurnEnd", "TurnOutcome", "TurnSink", "TurnStopped", "over_ceiling",
+           "stop_text"]
 
 
 class TurnSink(Protocol):
@@ -52,6 +55,9 @@ class TurnSink(Protocol):
 
 class NullSink:
     """A sink that drops everything (background turns without a listener)."""
+
+    yes_tools: tuple[str, ...] = ()
+    """Tools the command allows without asking (``--yes-tools`` of ``process run --json``)."""
 
     def text(self, piece: str) -> None:
         """Drop the piece."""
@@ -219,10 +225,11 @@ class Turn:
         return LLMConfig.from_settings(self.ws.settings,
                                        str(preferred) if preferred else None)
 
-    def complete(self, messages: Sequence[Mapping[str, str]], *, purpose: str = "reply",
+    def complete(self, messages: Sequence[Mapping[str, Any]], *, purpose: str = "reply",
                  stream: bool = False, schema: Mapping[str, Any] | None = None,
                  temperature: float | None = 0.0, max_tokens: int = DEFAULT_MAX_TOKENS,
-                 model: str | None = None) -> Completion:
+                 model: str | None = None,
+                 tools: Sequence[Mapping[str, Any]] | None = None) -> Completion:
         """Make one LLM call of this turn, within its budget, and record it.
 
         Args:
@@ -234,6 +241,8 @@ class Turn:
             temperature: sampling temperature; None sends none.
             max_tokens: cap on the reply, in tokens.
             model: a model for this call, else the process's.
+            tools: tool definitions (OpenAI tools API); the calls the model asks for are
+                the completion's ``tool_calls`` (``use_tools`` runs them).
 
         Returns:
             The completion.
@@ -257,7 +266,8 @@ class Turn:
 
         try:
             answer = complete(config, messages, schema, max_tokens, temperature=temperature,
-                              on_text=on_text if stream else None, deadline=self.deadline)
+                              on_text=on_text if stream else None, deadline=self.deadline,
+                              tools=tools)
         except LLMError as exc:
             self._record(purpose, config, None, exc.message)
             if exc.timeout:
@@ -273,6 +283,63 @@ class Turn:
         if answer.truncated:
             self.truncated = answer.truncated
         return answer
+
+    def tools(self) -> tuple[list[Tool], list[str]]:
+        """Return the tools the process may call (its params) and why any named one is missing."""
+        from vance_cli.processes import tool_use  # deferred: loads with a turn that has tools
+
+        return tool_use.resolve(self.ws, tool_use.tool_names(self.process.params))
+
+    def use_tools(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Tool], *,
+                  stream: bool = True, temperature: float | None = 0.0,
+                  max_tokens: int = DEFAULT_MAX_TOKENS,
+                  answer_schema: Mapping[str, Any] | None = None
+                  ) -> tuple[LoopEnd, list[tuple[str, str]]]:
+        """Run the tool loop from ``messages`` (docs/tools.md#the-loop); each call is stored.
+
+        ``answer_schema``: the JSON schema of the answer, sent with the tools (arthur's
+        action); None: a free-text answer, streamed to the sink when ``stream``.
+
+        Returns:
+            How the loop ended, and the turn's notes about it (how it ended, refused asks).
+
+        Raises:
+            As ``complete``.
+        """
+        from vance_cli.processes import tool_use  # deferred: as in ``tools``
+
+        loop, gate = tool_use.make_loop(self, tools, stream=stream, temperature=temperature,
+                                        max_tokens=max_tokens, answer_schema=answer_schema)
+        end = loop.run(messages)
+        return end, tool_use.loop_notes(end, loop, gate)
+
+    def resume_tools(self, parked: Mapping[str, Any], tools: Sequence[Tool], answer: str, *,
+                     stream: bool = True, temperature: float | None = 0.0,
+                     max_tokens: int = DEFAULT_MAX_TOKENS
+                     ) -> tuple[LoopEnd, list[tuple[str, str]]]:
+        """Go on with a tool loop parked for approval; ``answer`` (yes / no) decides the call.
+
+        Args:
+            parked: what the engine kept of the parked loop: ``call`` (``LoopEnd.pending``)
+                and ``messages``.
+            tools: the process's tools.
+            answer: the person's answer (``yes``, ``y``, ``approve``: the call runs).
+            stream: stream the replies' text to the sink.
+            temperature: sampling temperature.
+            max_tokens: cap on each reply.
+
+        Raises:
+            As ``complete``.
+        """
+        from vance_cli.processes import tool_use  # deferred: as in ``tools``
+
+        loop, gate = tool_use.make_loop(self, tools, stream=stream, temperature=temperature,
+                                        max_tokens=max_tokens)
+        call = dict(parked.get("call") or {})
+        loop.mode = str(call.get("mode") or "native")
+        end = loop.resume(list(parked.get("messages") or ()), call,
+                          tool_use.approves(answer))
+        return end, tool_use.loop_notes(end, loop, gate)
 
     def check_call(self) -> None:
         """Raise unless the turn may make one more LLM call (``complete`` checks it too).

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -78,6 +78,28 @@ class Common(BaseModel):
     model: str | None = None
     budget: Budget | None = None
     passive: bool = False
+
+
+class ToolParams(BaseModel):
+    """The tool loop's params (docs/tools.md#recipes): which tools, how many rounds, approval.
+
+    ford and arthur take them (their schemas subclass this one).
+    """
+
+    allowedTools: list[str] | None = None
+    """Tool names the process may call (built-ins, ``srv.tool`` or ``srv.*``); none: no tools."""
+    allowedToolsAdd: list[str] | None = None
+    allowedToolsRemove: list[str] | None = None
+    """Names or fnmatch patterns taken away."""
+    maxIterations: int = Field(default=5, ge=1, le=50)
+    """Model calls of a turn that may ask for tools."""
+    toolApproval: Annotated[Literal["refuse", "checkpoint"] | None, BeforeValidator(lowered)] = None
+    """A call that asks, with no one to ask: refused (None, ``refuse``), or parked
+    (``checkpoint``: ``BLOCKED``) for approval."""
+    toolsAllow: list[str] | None = None
+    toolsDeny: list[str] | None = None
+    toolsAsk: list[str] | None = None
+    """The recipe's gate rules, after the config's (patterns as ``tools.allow``)."""
 
 
 def problems(model: type[Common] | None, params: Mapping[str, Any]) -> list[str]:
@@ -166,4 +188,3 @@ def _outline(node: Mapping[str, Any], defs: Mapping[str, Any], skip: set[str] | 
     if node.get("additionalProperties") is not False and skip is not None:
         parts.append("…")
     return "{" + ", ".join(parts) + "}"
-

@@ -232,6 +232,22 @@ def m008_wizard_uses(conn: Connection) -> None:
     conn.execute("CREATE INDEX wizard_uses_tenant ON wizard_uses(tenant, wizard)")
 
 
+@migration
+def m009_tool_grants(conn: Connection) -> None:
+    """Tools a person allowed for one process ("always for this process", an approved call).
+
+    The calls themselves are messages (role ``tool``, kind ``tool_call``: docs/tools.md).
+    """
+    conn.execute("""
+        CREATE TABLE tool_grants (
+            process_id TEXT NOT NULL REFERENCES processes(id),
+            tool TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (process_id, tool, scope)
+        )""")
+
+
 def steps(dialect: Dialect) -> list[tuple[str, Migration]]:
     """Return (name, function) of every migration of ``dialect``, in apply order."""
     if dialect is SQLITE:

@@ -198,3 +198,16 @@ def m008_wizard_uses(conn: Connection) -> None:
             used_at TEXT NOT NULL
         )""")
     conn.execute("CREATE INDEX wizard_uses_tenant ON wizard_uses(tenant, wizard)")
+
+
+@twin
+def m009_tool_grants(conn: Connection) -> None:
+    """Tools a person allowed for one process ("always for this process", an approved call)."""
+    conn.execute("""
+        CREATE TABLE tool_grants (
+            process_id TEXT NOT NULL REFERENCES processes(id),
+            tool TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (process_id, tool, scope)
+        )""")

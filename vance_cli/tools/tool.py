@@ -40,6 +40,7 @@ class ToolContext:
         project: the project folder (resolved): file tools stay inside it.
         state_dir: vance's state folder (on the deny floor).
         home: the user's home folder (``~/.ssh``, ``~/.aws`` on the deny floor).
+        config_dir: vance's config folder (it may hold an API key: on the deny floor too).
         deadline: ``time.monotonic()`` by which the call must end (the turn's), or None.
         allow_private_urls: ``fetch_url`` may reach loopback and private addresses
             (``tools.fetch.allow_private``; tests serve pages from 127.0.0.1).
@@ -49,6 +50,7 @@ class ToolContext:
     project: Path
     state_dir: Path
     home: Path
+    config_dir: Path | None = None
     deadline: float | None = None
     allow_private_urls: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -73,6 +75,10 @@ class ToolResult:
     def failed(cls, why: str, **details: Any) -> ToolResult:
         """A failed call's result: ``why`` is what the model reads."""
         return cls(text=why, ok=False, details=details)
+
+
+class Refused(Exception):
+    """A call a tool will not run; the message tells the model why (never leaves ``run``)."""
 
 
 ToolRun = Callable[[Mapping[str, Any], ToolContext], ToolResult]

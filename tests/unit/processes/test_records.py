@@ -155,7 +155,7 @@ def test_wal_mode(ws: Workspace) -> None:
 
 
 def test_params_stored_as_json(ws: Workspace) -> None:
-    proc = create_process(ws, ProcessSpec(recipe="coding", name="j", params={"n": 3}))
+    proc = create_process(ws, ProcessSpec(recipe="default", name="j", params={"n": 3}))
     other = open_state(ws.settings.state_target)  # a connection of its own reads it back
     try:
         row = other.query_one("SELECT params FROM processes WHERE id = ?", (proc.id,))

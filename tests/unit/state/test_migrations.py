@@ -34,6 +34,7 @@ EXPECTED_TABLES = {
     "llm_calls": ["id", "process_id", "turn", "purpose", "model", "endpoint", "tokens_in",
                   "tokens_out", "latency_ms", "finish_reason", "error", "created_at"],
     "wizard_uses": ["id", "tenant", "wizard", "used_at"],
+    "tool_grants": ["process_id", "tool", "scope", "created_at"],
 }
 
 

@@ -28,6 +28,12 @@ if TYPE_CHECKING:
     from vance_cli.processes.start import Started
 
 
+YesToolsOpt = Annotated[list[str] | None, typer.Option(
+    "--yes-tools", metavar="NAME", help="Let the turn call tool NAME (or a pattern: srv.*) "
+    "without asking; repeatable; for this command only.")]
+"""``--yes-tools``, as ``process_view.YesToolsOpt`` (not imported: that module stays off the
+delegate path)."""
+
 def read_task(value: str) -> str:
     """Return the task: ``value`` itself, or stdin when it is ``-`` (white space trimmed)."""
     if value != "-":
@@ -206,6 +212,7 @@ def command(
         "--fallback-timeout", metavar="S",
         help="Stop Slartibartfast after S seconds (default: config fallback.timeout, 240).")
     ] = None,
+    yes_tools: YesToolsOpt = None,
     wait: Annotated[bool, typer.Option(
         "--wait", "-w", help="Run the process's first turn here and wait for the answer "
         "(it streams in on a terminal); exit 1 if the turn fails. Batch: wait for every "
@@ -240,7 +247,7 @@ def command(
     request = DelegateRequest(
         task=text, name=name, title=title, steer=steer,
         params=parse_assignments(param, "--param"), caller=caller, dry_run=dry_run,
-        log_task=not no_log, decide_on=decide_on,
+        log_task=not no_log, decide_on=decide_on, yes_tools=tuple(yes_tools or ()),
     )
     done = run_delegate(context.workspace(ctx), request, as_json, fallback=not no_fallback,
                         background=async_fallback, fallback_timeout=fallback_timeout, wait=wait)

@@ -21,6 +21,7 @@ from vance_cli.cli.commands.process_view import (
     JsonFlag,
     ParamOpt,
     WaitFlag,
+    YesToolsOpt,
     as_tree,
     print_event,
     print_process,
@@ -54,6 +55,7 @@ def create(
     steer: Annotated[str | None, typer.Option(help="Initial steer message.")] = None,
     param: ParamOpt = None,
     parent: Annotated[str | None, typer.Option(help="Parent process id.")] = None,
+    yes_tools: YesToolsOpt = None,
     wait: WaitFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
@@ -61,7 +63,8 @@ def create(
     if name is None:
         name = default_name(steer or goal or title or recipe)
     spec = ProcessSpec(recipe=recipe, name=name, title=title, goal=goal, steer=steer,
-                       params=parse_assignments(param, "--param"), parent=parent)
+                       params=parse_assignments(param, "--param"), parent=parent,
+                       yes_tools=tuple(yes_tools or ()))
     process = create_process(context.workspace(ctx), spec)
     process_turns.show_started(process.id, wait, as_json, ctx)
 

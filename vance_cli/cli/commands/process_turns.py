@@ -7,6 +7,7 @@ parses its options, calls one core function and prints (docs/processes.md
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from typing import Annotated
@@ -20,6 +21,7 @@ from vance_cli.cli.commands.process_view import (
     IdsArg,
     JsonFlag,
     WaitFlag,
+    YesToolsOpt,
     print_process,
     process_pairs,
 )
@@ -33,7 +35,7 @@ from vance_cli.cli.run import (
     wait_exit_code,
     work_pairs,
 )
-from vance_cli.processes.inputs import submit, transcript
+from vance_cli.processes.inputs import Message, submit, transcript
 from vance_cli.processes.lifecycle import reap_and_load, wait_process
 from vance_cli.processes.model import StartHow, Status
 from vance_cli.processes.runtime import drive
@@ -99,6 +101,7 @@ def wait(
 def run(
     ctx: typer.Context,
     idents: IdsArg,
+    yes_tools: YesToolsOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Run the processes' pending turns here, one after the other (retries STALE ones).
@@ -122,7 +125,7 @@ def run(
             documents.append(process.to_json())
             codes.append(EXIT_NO_TURN)
             continue
-        sink = sink_for(as_json)
+        sink = sink_for(as_json, yes_tools=tuple(yes_tools or ()))
         try:
             report = drive(ws, process_id, sink=sink, retry=True)
             if isinstance(sink, TerminalSink):
@@ -147,13 +150,17 @@ def steer(
     ctx: typer.Context,
     ident: IdArg,
     text: Annotated[str, typer.Argument(metavar="TEXT", help="The message for the process.")],
+    yes_tools: YesToolsOpt = None,
     wait: WaitFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Send the process a message; its next turn runs (background, or here with --wait)."""
+    """Send the process a message; its next turn runs (background, or here with --wait).
+
+    A process BLOCKED on a tool call waiting for approval takes ``yes`` or ``no``.
+    """
     ws = context.workspace(ctx)
     process_id = reap_and_load(ws, ident).id
-    message = submit(ws, process_id, text)
+    message = submit(ws, process_id, text, yes_tools=tuple(yes_tools or ()))
     queued = ("queued", f"message #{message_number(ws, process_id, message)} of {process_id}")
     if wait and not as_json:
         done = run_here(ws, process_id, [queued])
@@ -229,9 +236,20 @@ def messages(ctx: typer.Context, ident: IdArg, as_json: JsonFlag = False) -> Non
                  ((number, m.turn if m.turn is not None else "pending", m.role, m.kind,
                    m.created_at,
                    m.model, f"{m.tokens_in or 0}/{m.tokens_out or 0}" if m.model else "",
-                   m.content) for number, m in enumerate(found, 1)),
+                   tool_text(m) if m.role == "tool" else m.content)
+                  for number, m in enumerate(found, 1)),
                  caption=f"{len(found)} messages of {process.id}", text=("text",),
                  times=("time",))
+
+
+def tool_text(message: Message) -> str:
+    """Return a tool call's row text: the call, the gate's decision, the time, the result."""
+    meta = message.meta
+    args = json.dumps(meta.get("arguments") or {}, ensure_ascii=False)
+    state = "ok" if meta.get("ok") else ("failed" if meta.get("allowed") else "refused")
+    return (f"{meta.get('tool')} {args} → {state} ({meta.get('decision')},"
+            f" {meta.get('ms', 0):.0f} ms{', cut' if meta.get('cut') else ''})\n"
+            f"{message.content}")
 
 
 def show_started(process_id: str, wait: bool, as_json: bool, ws_ctx: typer.Context) -> None:

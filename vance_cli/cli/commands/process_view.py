@@ -32,6 +32,11 @@ ParamOpt = Annotated[list[str] | None, typer.Option(
     "--param", "-p", help="KEY=VALUE (string) or KEY:=JSON; repeatable; overlays recipe params.")]
 """The repeatable ``--param`` option."""
 
+YesToolsOpt = Annotated[list[str] | None, typer.Option(
+    "--yes-tools", metavar="NAME", help="Let the turn call tool NAME (or a pattern: srv.*) "
+    "without asking; repeatable; for this command only.")]
+"""The repeatable ``--yes-tools`` option of commands that start a turn."""
+
 WaitFlag = Annotated[bool, typer.Option(
     "--wait", "-w", help="Run the turn here and wait for it (the answer streams in on a "
     "terminal); exit 1 if it fails.")]

@@ -28,5 +28,5 @@ def _params() -> type[Common]:
 
 
 ENGINE = Engine(name="arthur", run_turn=_turn, params=_params, wakes_on_events=True,
-                delegates=True)
+                delegates=True, tools=("files", "code", "web"))
 """arthur as vance sees it: it delegates, and a child's result starts its next turn."""

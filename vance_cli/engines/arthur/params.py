@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
-from vance_cli.recipes.params import Common
+from vance_cli.recipes.params import Common, ToolParams
 
 
-class ArthurParams(Common):
+class ArthurParams(ToolParams, Common):
     """arthur: the conversational lead (docs/engines.md "arthur")."""
 
     model_config = ConfigDict(extra="allow")

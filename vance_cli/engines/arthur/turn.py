@@ -16,7 +16,10 @@ it; the reply is read tolerantly either way, ``base.replies``):
 
 A reply may hold a list of actions (``{"actions": [...]}``), at most
 ``maxActions`` (default 3); more are dropped with a note. A reply without
-any JSON object is taken as an answer. The conversation is cut to
+any JSON object is taken as an answer. A recipe that allows tools
+(``allowedTools``) gets the tool loop before its action (``Turn.use_tools``, with
+the action's schema as the answer's): arthur reads and looks things up itself,
+behind the same gate, and still answers with one action. The conversation is cut to
 ``maxContextTokens`` (default 64,000, estimated), oldest messages first,
 with a note to the model that earlier messages were cut.
 """
@@ -165,9 +168,20 @@ def run_turn(turn: Turn) -> TurnOutcome:
         conversation.insert(0, {"role": "user", "content": f"[vance: {note}]"})
         notes.append(("context_cut", note))
     system = chat.system_prompt(turn, "arthur", _recipes_text(turn))
-    answer = turn.complete([{"role": "system", "content": system}, *conversation],
-                           purpose="action", schema=ACTION_SCHEMA, temperature=0.3)
-    actions, problems = read_actions(answer.text, limit)
+    messages = [{"role": "system", "content": system}, *conversation]
+    tools, missing = turn.tools() if params.get("allowedTools") or \
+        params.get("allowedToolsAdd") else ([], [])
+    notes += [("tools", m) for m in missing]
+    if tools:  # its own tools first; the answer is still one action (docs/tools.md)
+        end, loop_notes = turn.use_tools(messages, tools, stream=False, temperature=0.3,
+                                         answer_schema=ACTION_SCHEMA)
+        notes += loop_notes
+        text, answer = end.text, end.completion
+    else:
+        answer = turn.complete(messages, purpose="action", schema=ACTION_SCHEMA,
+                               temperature=0.3)
+        text = answer.text
+    actions, problems = read_actions(text, limit)
     notes += [("action", p) for p in problems]
     settle: TurnEnd = TurnEnd.IDLE
     said: list[str] = []
@@ -189,6 +203,8 @@ def run_turn(turn: Turn) -> TurnOutcome:
     reply = "\n\n".join(said)
     if reply:
         turn.sink.text(reply + "\n")
-    return TurnOutcome(settle=settle, reply=reply, notes=notes, model=answer.model,
-                       tokens_in=answer.prompt_tokens, tokens_out=answer.completion_tokens)
+    return TurnOutcome(settle=settle, reply=reply, notes=notes,
+                       model=answer.model if answer else None,
+                       tokens_in=answer.prompt_tokens if answer else None,
+                       tokens_out=answer.completion_tokens if answer else None)
 

@@ -26,5 +26,5 @@ def _params() -> type[Common]:
     return FordParams
 
 
-ENGINE = Engine(name="ford", run_turn=_turn, params=_params)
-"""ford as vance sees it: no tools, no children."""
+ENGINE = Engine(name="ford", run_turn=_turn, params=_params, tools=("files", "code", "web"))
+"""ford as vance sees it: tools as its recipe allows (docs/tools.md), no children."""

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
-from vance_cli.recipes.params import Common
+from vance_cli.recipes.params import Common, ToolParams
 
 
-class FordParams(Common):
+class FordParams(ToolParams, Common):
     """ford: one concrete job (docs/engines.md "ford"); more keys feed the recipe's prompt."""
 
     model_config = ConfigDict(extra="allow")
