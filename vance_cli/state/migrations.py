@@ -36,6 +36,12 @@ def migration(func: Migration) -> Migration:
     return func
 
 
+def portable(func: Migration) -> Migration:
+    """Register ``func`` as its own PostgreSQL twin: its SQL runs on both stores as written."""
+    TWINS[func.__name__] = func
+    return func
+
+
 @migration
 def m001_processes(conn: Connection) -> None:
     """Processes: one row per started recipe run; name unique per (tenant, session)."""
@@ -232,6 +238,7 @@ def m008_wizard_uses(conn: Connection) -> None:
     conn.execute("CREATE INDEX wizard_uses_tenant ON wizard_uses(tenant, wizard)")
 
 
+@portable
 @migration
 def m009_tool_grants(conn: Connection) -> None:
     """Tools a person allowed for one process ("always for this process", an approved call).

@@ -6,8 +6,9 @@ columns for ``INTEGER PRIMARY KEY AUTOINCREMENT``, ``DOUBLE PRECISION`` for
 ``rowid`` identity column, as SQLite's implicit one, so ``ORDER BY rowid``
 runs on both (docs/teams.md#one-sql-two-stores). Timestamps stay ``TEXT`` as
 ``base.clock.utc_now`` writes them. ``tests/unit/state/test_migrations.py``
-checks that every migration has its twin and pins both schemas. Never edit a
-released twin: append a new pair.
+checks that every migration has its twin and pins both schemas. A migration
+whose SQL runs on both as written is its own twin (``migrations.portable``).
+Never edit a released twin: append a new pair.
 """
 
 from __future__ import annotations
@@ -198,16 +199,3 @@ def m008_wizard_uses(conn: Connection) -> None:
             used_at TEXT NOT NULL
         )""")
     conn.execute("CREATE INDEX wizard_uses_tenant ON wizard_uses(tenant, wizard)")
-
-
-@twin
-def m009_tool_grants(conn: Connection) -> None:
-    """Tools a person allowed for one process ("always for this process", an approved call)."""
-    conn.execute("""
-        CREATE TABLE tool_grants (
-            process_id TEXT NOT NULL REFERENCES processes(id),
-            tool TEXT NOT NULL,
-            scope TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            PRIMARY KEY (process_id, tool, scope)
-        )""")
