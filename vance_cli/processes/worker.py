@@ -15,6 +15,8 @@ Invariants (docs/processes.md):
   ``process.stale_timeout``, so one late beat is not fatal). The stamp only
   lands while the process is RUNNING under this pid; when it does not (the
   process was stopped or closed as stale), ``run.stop_requested`` turns True.
+  With the stamp it stores the tokens out come so far of the turn's LLM call
+  under way (``run.fly``), which stale detection records if the worker dies.
 - Leaving: without ``run.close`` the turn ended and the process goes back to
   IDLE. An exception closes it as ``STALE`` with ``{"reason": "worker failed:
   …"}``; Ctrl-C or SIGTERM closes it as ``STOPPED``. If someone else closed it
@@ -23,7 +25,8 @@ Invariants (docs/processes.md):
   ``WorkerTerminated`` (a ``SystemExit`` with code 143) so ``finally`` blocks
   run and the script exits quietly; the previous handler is restored after.
 - A worker killed outright (SIGKILL, a crash) stops stamping; the next
-  ``vance process show|list|wait`` closes it as STALE (``lifecycle.reap_stale``).
+  ``vance process show|list|wait`` closes it as STALE (``lifecycle.reap_stale``)
+  and records its LLM call under way, cut off.
 - A launcher that starts a detached worker (the async Slartibartfast
   fallback) calls ``hand_over`` with the new pid at once, so a worker that
   dies before its first heartbeat is caught too; the worker then enters
@@ -46,6 +49,7 @@ from vance_cli.base.signals import WorkerTerminated, install_sigterm, stop_cause
 from vance_cli.processes.lifecycle import close_process
 from vance_cli.processes.model import CloseReason, Process, Status
 from vance_cli.processes.records import apply_transition, change_status, load_process
+from vance_cli.state import conversation
 from vance_cli.state import process_store as store
 from vance_cli.state.db import Database
 from vance_cli.state.stores import open_state
@@ -64,6 +68,21 @@ def heartbeat_interval(interval: float, stale_timeout: float) -> float:
         stale_timeout: ``process.stale_timeout``, seconds.
     """
     return max(0.01, min(interval, stale_timeout / 3))
+
+
+class Flight:
+    """A turn's LLM call under way, as the heartbeat stores it (``calls_in_flight``).
+
+    Attributes:
+        turn: the turn's number.
+        chunks: text chunks come so far (its tokens out), counted by the turn.
+        stored: the chunks the last heartbeat stored.
+    """
+
+    def __init__(self, turn: int) -> None:
+        self.turn = turn
+        self.chunks = 0
+        self.stored = 0
 
 
 class Heartbeat:
@@ -91,6 +110,8 @@ class Heartbeat:
         self._lock = threading.Lock()  # held while stamping, so ``stop`` waits for a stamp
         self._stopped = False
         self._db: Database | None = None
+        self.flight: Flight | None = None
+        """The turn's LLM call under way, whose progress each stamp stores."""
 
     def start(self) -> None:
         """Have the pacemaker stamp from one interval on."""
@@ -117,6 +138,12 @@ class Heartbeat:
                     self._db = open_state(self.target)
                 with self._db.transaction():
                     ours = store.stamp_heartbeat(self._db, self.process_id, self.pid)
+                    flight = self.flight
+                    if ours and flight is not None and flight.chunks != flight.stored:
+                        chunks = flight.chunks
+                        conversation.call_progress(self._db, self.process_id, flight.turn,
+                                                   chunks)
+                        flight.stored = chunks
             except (sqlite3.Error, DatabaseLocked):  # busy past the wait: try again next beat
                 return True
             except Exception as exc:  # the database cannot be opened: no more stamps,
@@ -226,6 +253,20 @@ class Run:
     def stop_requested(self) -> bool:
         """True once the process is no longer RUNNING under this worker (stopped, stale)."""
         return self._heartbeat.lost.is_set()
+
+    def fly(self, turn: int) -> Flight:
+        """Have the heartbeat store the progress of turn ``turn``'s LLM call under way.
+
+        The caller has recorded the call's start (``conversation.start_call``);
+        ``land`` ends the heartbeat's part.
+        """
+        flight = Flight(turn)
+        self._heartbeat.flight = flight
+        return flight
+
+    def land(self) -> None:
+        """Stop storing the progress of the call under way (it ended)."""
+        self._heartbeat.flight = None
 
     def process(self) -> Process:
         """Return the process as stored now."""

@@ -211,3 +211,19 @@ def m009_tool_grants(conn: Connection) -> None:
             created_at TEXT NOT NULL,
             PRIMARY KEY (process_id, tool, scope)
         )""")
+
+
+@twin
+def m010_calls_in_flight(conn: Connection) -> None:
+    """The LLM call a turn has under way, with the text chunks come so far."""
+    conn.execute("""
+        CREATE TABLE calls_in_flight (
+            process_id TEXT NOT NULL REFERENCES processes(id),
+            turn INTEGER NOT NULL,
+            purpose TEXT NOT NULL,
+            model TEXT,
+            endpoint TEXT,
+            tokens_out INTEGER NOT NULL DEFAULT 0,
+            started_at TEXT NOT NULL,
+            PRIMARY KEY (process_id, turn)
+        )""")

@@ -35,6 +35,8 @@ EXPECTED_TABLES = {
                   "tokens_out", "latency_ms", "finish_reason", "error", "created_at"],
     "wizard_uses": ["id", "tenant", "wizard", "used_at"],
     "tool_grants": ["process_id", "tool", "scope", "created_at"],
+    "calls_in_flight": ["process_id", "turn", "purpose", "model", "endpoint", "tokens_out",
+                        "started_at"],
 }
 
 
