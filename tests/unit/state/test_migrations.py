@@ -102,7 +102,8 @@ def test_other_commands_refuse_an_unmigrated_postgres_database_naming_vance_migr
         result = run_cli(["process", "list"], env={"VANCE_STATE_URL": url})
         tables = _pg_schema(url)
     assert result.exit_code == 1
-    assert "is not migrated (8 migrations pending" in result.stderr
+    assert f"is not migrated ({len(MIGRATIONS)} migrations pending, the last" \
+           f" {MIGRATIONS[-1][0]})" in result.stderr
     assert "run 'vance migrate'" in result.stderr
     assert tables == {}  # refused before anything was written
 
