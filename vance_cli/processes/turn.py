@@ -412,28 +412,25 @@ class Turn:
                        json_mode=config.json_mode if structured else "none")
 
     def _take_off(self, purpose: str, config: LLMConfig) -> Flight | None:
-        """Store that a call starts, for stale detection to record if the worker dies.
+        """Have the heartbeat store the call while it runs, for stale detection if the worker dies.
 
         Returns:
-            What the heartbeat refreshes while the call runs (None: a turn without a worker).
+            What the turn counts the chunks in (None: a turn without a worker).
         """
         if self._run is None:
             return None
-        with self.storing() as db:
-            conversation.start_call(db, self.process.id, self.number, purpose,
-                                    model=config.model, endpoint=safe_endpoint(config.base_url))
-        return self._run.fly(self.number)
+        return self._run.fly(self.number, purpose, config.model,
+                             safe_endpoint(config.base_url))
 
     def _record(self, purpose: str, config: LLMConfig, answer: Completion | None,
                 error: str | None, partial: int | None = None, *,
                 flown: Flight | None = None) -> None:
         """Record a call; one cut short counts the text chunks it got as its tokens out.
 
-        ``flown``: the call was stored as under way (``_take_off``); it lands.
+        ``flown``: the call the heartbeat stored while it ran (``_take_off``); it lands.
         """
-        if flown is not None and self._run is not None:
-            self._run.land()
-            self._landing = len(self._unstored)
+        if flown is not None and self._run is not None and self._run.land():
+            self._landing = len(self._unstored)  # its row goes when the call is stored
         self.record_call(purpose, model=answer.model if answer else config.model,
                          endpoint=safe_endpoint(config.base_url),
                          tokens_in=answer.prompt_tokens if answer else None,

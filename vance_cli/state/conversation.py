@@ -175,14 +175,19 @@ def llm_totals(db: Database, process_id: str, turn: int | None = None, *,
 
 
 def start_call(db: Database, process_id: str, turn: int, purpose: str, *,
-               model: str | None, endpoint: str | None) -> None:
-    """Record that turn ``turn`` has an LLM call under way (``calls_in_flight``, m010)."""
+               model: str | None, endpoint: str | None, tokens_out: int = 0,
+               started_at: str | None = None) -> None:
+    """Record that turn ``turn`` has an LLM call under way (``calls_in_flight``, m010).
+
+    ``started_at``: when it started (None: now); ``tokens_out``: text chunks come so far.
+    """
     db.conn.execute(
         "INSERT INTO calls_in_flight (process_id, turn, purpose, model, endpoint, tokens_out,"
-        " started_at) VALUES (?, ?, ?, ?, ?, 0, ?) ON CONFLICT (process_id, turn) DO UPDATE"
+        " started_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (process_id, turn) DO UPDATE"
         " SET purpose = excluded.purpose, model = excluded.model,"
-        " endpoint = excluded.endpoint, tokens_out = 0, started_at = excluded.started_at",
-        (process_id, turn, purpose, model, endpoint, utc_now()))
+        " endpoint = excluded.endpoint, tokens_out = excluded.tokens_out,"
+        " started_at = excluded.started_at",
+        (process_id, turn, purpose, model, endpoint, tokens_out, started_at or utc_now()))
 
 
 def call_progress(db: Database, process_id: str, turn: int, tokens_out: int) -> None:
