@@ -139,7 +139,7 @@ class Turn:
         self._tokens_before: int | None = None
         """LLM tokens of the process's earlier turns, read once when first needed."""
         self._landing: int | None = None
-        """Which of ``_unstored`` was stored as under way (``_take_off``), or None."""
+        """Which of ``_unstored`` the heartbeat stored as under way (``_take_off``), or None."""
 
     def load_state(self) -> dict[str, Any]:
         """Return the engine's state of the process as the turn started (a copy; {} when none)."""
