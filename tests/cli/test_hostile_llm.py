@@ -157,3 +157,50 @@ def test_a_killed_worker_ends_its_turn_stale(llm: ScriptedLLMServer,
     assert waited.exit_code == 1, waited.stdout
     turn = first_turn(pid)
     assert turn["outcome"] == "STALE" and "worker process" in turn["reason"]
+
+
+def in_flight_tokens(process_id: str) -> int | None:
+    """The tokens out the worker's heartbeat stored for its call under way (None: no call)."""
+    ws = Workspace(load_settings())
+    try:
+        row = ws.db.query_one("SELECT tokens_out FROM calls_in_flight WHERE process_id = ?",
+                              (process_id,))
+    finally:
+        ws.close()
+    return None if row is None else int(row["tokens_out"])
+
+
+def test_a_killed_worker_records_its_call_under_way_with_its_partial_tokens(
+        llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26 item 5: a SIGKILLed worker's LLM call under way was lost."""
+    monkeypatch.setenv("VANCE_HEARTBEAT_INTERVAL", "0.1")
+    monkeypatch.setenv("VANCE_STALE_TIMEOUT", "2")
+    never = threading.Event()
+    llm.reply(match("quick-lookup"))
+    llm.reply("one two three four five six", chunks=6, holds={3: never})
+    result = run_cli(["delegate", "--task", PERU, "--json"])
+    assert result.exit_code == 0, result.stderr
+    pid = result.json()["process"]["id"]
+    assert wait_until(lambda: len(llm.chat_requests) == 2 and llm.chat_requests[1].streamed == 2)
+    assert wait_until(lambda: in_flight_tokens(pid) == 2)  # a heartbeat stored what came
+    ws = Workspace(load_settings())
+    try:
+        worker = load_process(ws, pid).worker_pid
+    finally:
+        ws.close()
+    assert worker is not None
+    os.kill(worker, signal.SIGKILL)
+    waited = run_cli(["process", "wait", pid, "--timeout", "30", "--json"])
+    assert waited.exit_code == 1, waited.stdout
+    assert first_turn(pid)["outcome"] == "STALE"
+    ws = Workspace(load_settings())
+    try:
+        calls = ws.db.query("SELECT purpose, model, tokens_out, error FROM llm_calls WHERE"
+                            " process_id = ? AND turn = 1", (pid,))
+    finally:
+        ws.close()
+    assert [tuple(c) for c in calls] == [("reply", "test-model", 2, "cut off: the worker died")]
+    assert in_flight_tokens(pid) is None
+    shown = run_cli(["process", "show", pid, "--json"])
+    assert shown.exit_code == 0, shown.stderr
+    assert (shown.json()["llm"]["calls"], shown.json()["llm"]["tokensOut"]) == (1, 2)

@@ -17,7 +17,10 @@ Rules (docs/processes.md):
   ``budget.REAP_GRACE`` ago is reaped too, even while its worker beats (a
   heartbeat shows life, not progress): it closes ``STALE`` naming the
   deadline, and its worker, whose heartbeat is fresh, gets SIGTERM. A reaped
-  process's turn records still ``RUNNING`` end ``STALE`` with the reason.
+  process's turn records still ``RUNNING`` end ``STALE`` with the reason, and
+  the LLM call a dead or silent worker had under way (``calls_in_flight``) is
+  stored with ``CUT_OFF`` and the tokens out its last heartbeat stored; a
+  worker that still beats records its own.
 - The pid check assumes the worker runs on this machine (the state database
   is a local SQLite file); a reused pid is still caught by the heartbeat age.
   On a team's PostgreSQL (``Settings.team``) a worker may run on another
@@ -71,6 +74,10 @@ POLL_FIRST = 0.05
 """Seconds before the first re-check in ``wait_process``."""
 POLL_MAX = 0.5
 """Longest pause between two checks in ``wait_process``, in seconds (the delay doubles up to it)."""
+
+CUT_OFF = "cut off: the worker died"
+"""The error of an LLM call under way that stale detection records for a dead worker."""
+
 
 def is_pid_alive(pid: int) -> bool:
     """True when a process with this pid exists on this machine and is not a zombie.
@@ -196,6 +203,8 @@ def reap_stale(ws: Workspace) -> list[Process]:
                 beating = row is not None and stale_reason(
                     row, datetime.now(UTC), ws.settings.process_stale_timeout,
                     _liveness(ws)) is None
+                if not beating:  # a worker that still beats records its own call
+                    conversation.cut_off_calls(db, process_id, CUT_OFF)
                 closed.append((process_id, row["worker_pid"] if row and beating else None))
     # a worker past its deadline still beats (its pid is its own): stop it; a team's worker
     # may be on another host, and sees the close at its next heartbeat

@@ -32,7 +32,7 @@ from vance_cli.state import conversation
 from vance_cli.state import process_store as store
 
 if TYPE_CHECKING:
-    from vance_cli.processes.worker import Run
+    from vance_cli.processes.worker import Flight, Run
     from vance_cli.state.db import Database
     from vance_cli.tools.loop import LoopEnd
     from vance_cli.tools.tool import Tool
@@ -138,6 +138,8 @@ class Turn:
         """LLM tokens (in and out) of the calls this turn recorded."""
         self._tokens_before: int | None = None
         """LLM tokens of the process's earlier turns, read once when first needed."""
+        self._landing: int | None = None
+        """Which of ``_unstored`` the heartbeat stored as under way (``_take_off``), or None."""
 
     def load_state(self) -> dict[str, Any]:
         """Return the engine's state of the process as the turn started (a copy; {} when none)."""
@@ -171,14 +173,21 @@ class Turn:
         Yields:
             The database, inside the transaction.
         """
-        db, calls, kept = self.ws.db, list(self._unstored), self._kept
+        db, calls, kept, landing = (self.ws.db, list(self._unstored), self._kept,
+                                    self._landing)
         with db.transaction():
-            for call in calls:
+            for index, call in enumerate(calls):
+                # a call stored as under way lands; gone: stale detection stored it, cut off
+                if index == landing and not conversation.land_call(db, self.process.id,
+                                                                   self.number):
+                    continue
                 conversation.add_llm_call(db, self.process.id, self.number, **call)
             if kept is not None:
                 store.set_state(db, self.process.id, kept)
             yield db
         del self._unstored[:len(calls)]
+        if landing is not None:
+            self._landing = landing - len(calls) if landing >= len(calls) else None
         if self._kept is kept:
             self._kept = None
 
@@ -256,10 +265,13 @@ class Turn:
         config = self._bounded(self.llm_config(model), structured=schema is not None)
         self.partial = ""
         pieces = 0
+        flight = self._take_off(purpose, config)
 
         def on_text(piece: str) -> None:
             nonlocal pieces
             pieces += 1
+            if flight is not None:
+                flight.chunks = pieces
             self.partial += piece
             self.sink.text(piece)
             self.check()  # a stream that keeps coming must still end with the turn's seconds
@@ -269,17 +281,17 @@ class Turn:
                               on_text=on_text if stream else None, deadline=self.deadline,
                               tools=tools)
         except LLMError as exc:
-            self._record(purpose, config, None, exc.message)
+            self._record(purpose, config, None, exc.message, flown=flight)
             if exc.timeout:
                 self.check()  # cut short by the turn's seconds: say so, not "timed out"
             raise
         except (BudgetExceeded, TurnStopped) as exc:  # from on_text: the stream was cut
-            self._record(purpose, config, None, str(exc), pieces)
+            self._record(purpose, config, None, str(exc), pieces, flown=flight)
             raise
         except BaseException as exc:  # Ctrl-C, SIGTERM: the call is recorded with what came
-            self._record(purpose, config, None, stop_text(exc), pieces)
+            self._record(purpose, config, None, stop_text(exc), pieces, flown=flight)
             raise
-        self._record(purpose, config, answer, None)
+        self._record(purpose, config, answer, None, flown=flight)
         if answer.truncated:
             self.truncated = answer.truncated
         return answer
@@ -399,9 +411,26 @@ class Turn:
         return replace(config, timeout=timeout, max_retries=retries,
                        json_mode=config.json_mode if structured else "none")
 
+    def _take_off(self, purpose: str, config: LLMConfig) -> Flight | None:
+        """Have the heartbeat store the call while it runs, for stale detection if the worker dies.
+
+        Returns:
+            What the turn counts the chunks in (None: a turn without a worker).
+        """
+        if self._run is None:
+            return None
+        return self._run.fly(self.number, purpose, config.model,
+                             safe_endpoint(config.base_url))
+
     def _record(self, purpose: str, config: LLMConfig, answer: Completion | None,
-                error: str | None, partial: int | None = None) -> None:
-        """Record a call; one cut short counts the text chunks it got as its tokens out."""
+                error: str | None, partial: int | None = None, *,
+                flown: Flight | None = None) -> None:
+        """Record a call; one cut short counts the text chunks it got as its tokens out.
+
+        ``flown``: the call the heartbeat stored while it ran (``_take_off``); it lands.
+        """
+        if flown is not None and self._run is not None and self._run.land():
+            self._landing = len(self._unstored)  # its row goes when the call is stored
         self.record_call(purpose, model=answer.model if answer else config.model,
                          endpoint=safe_endpoint(config.base_url),
                          tokens_in=answer.prompt_tokens if answer else None,

@@ -15,6 +15,9 @@ Invariants (docs/processes.md):
   ``process.stale_timeout``, so one late beat is not fatal). The stamp only
   lands while the process is RUNNING under this pid; when it does not (the
   process was stopped or closed as stale), ``run.stop_requested`` turns True.
+  With the stamp it stores the turn's LLM call under way (``run.fly``) and
+  the tokens out come so far, which stale detection records if the worker
+  dies; a call that ends before the next stamp costs no write.
 - Leaving: without ``run.close`` the turn ended and the process goes back to
   IDLE. An exception closes it as ``STALE`` with ``{"reason": "worker failed:
   …"}``; Ctrl-C or SIGTERM closes it as ``STOPPED``. If someone else closed it
@@ -23,7 +26,8 @@ Invariants (docs/processes.md):
   ``WorkerTerminated`` (a ``SystemExit`` with code 143) so ``finally`` blocks
   run and the script exits quietly; the previous handler is restored after.
 - A worker killed outright (SIGKILL, a crash) stops stamping; the next
-  ``vance process show|list|wait`` closes it as STALE (``lifecycle.reap_stale``).
+  ``vance process show|list|wait`` closes it as STALE (``lifecycle.reap_stale``)
+  and records its LLM call under way, cut off.
 - A launcher that starts a detached worker (the async Slartibartfast
   fallback) calls ``hand_over`` with the new pid at once, so a worker that
   dies before its first heartbeat is caught too; the worker then enters
@@ -41,11 +45,13 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from vance_cli.base.clock import utc_now
 from vance_cli.base.errors import DatabaseLocked, InvalidTransition, StateError
 from vance_cli.base.signals import WorkerTerminated, install_sigterm, stop_cause
 from vance_cli.processes.lifecycle import close_process
 from vance_cli.processes.model import CloseReason, Process, Status
 from vance_cli.processes.records import apply_transition, change_status, load_process
+from vance_cli.state import conversation
 from vance_cli.state import process_store as store
 from vance_cli.state.db import Database
 from vance_cli.state.stores import open_state
@@ -64,6 +70,45 @@ def heartbeat_interval(interval: float, stale_timeout: float) -> float:
         stale_timeout: ``process.stale_timeout``, seconds.
     """
     return max(0.01, min(interval, stale_timeout / 3))
+
+
+class Flight:
+    """A turn's LLM call under way, as the heartbeat stores it (``calls_in_flight``).
+
+    The first stamp after the call started writes its row, later ones its
+    progress: a call shorter than one heartbeat interval costs no write.
+
+    Attributes:
+        turn: the turn's number.
+        purpose, model, endpoint: the call, as its record will name it.
+        started_at: when it started (UTC text).
+        chunks: text chunks come so far (its tokens out), counted by the turn.
+        stored: the chunks the last stamp stored; None until a stamp wrote the row.
+    """
+
+    def __init__(self, turn: int, purpose: str, model: str | None,
+                 endpoint: str | None) -> None:
+        self.turn, self.purpose, self.model, self.endpoint = turn, purpose, model, endpoint
+        self.started_at = utc_now()
+        self.chunks = 0
+        self.stored: int | None = None
+
+    def store(self, db: Database, process_id: str) -> int | None:
+        """Write the call's row or progress in ``db``'s transaction; return the chunks written.
+
+        Returns:
+            The chunks written, or None when nothing changed since the last stamp.
+        """
+        chunks = self.chunks
+        if self.stored is None:
+            conversation.start_call(db, process_id, self.turn, self.purpose, model=self.model,
+                                    endpoint=self.endpoint, tokens_out=chunks,
+                                    started_at=self.started_at)
+        elif chunks != self.stored:
+            conversation.call_progress(db, process_id, self.turn, chunks)
+        else:
+            return None
+        return chunks
 
 
 class Heartbeat:
@@ -91,6 +136,8 @@ class Heartbeat:
         self._lock = threading.Lock()  # held while stamping, so ``stop`` waits for a stamp
         self._stopped = False
         self._db: Database | None = None
+        self.flight: Flight | None = None
+        """The turn's LLM call under way, whose progress each stamp stores."""
 
     def start(self) -> None:
         """Have the pacemaker stamp from one interval on."""
@@ -115,8 +162,13 @@ class Heartbeat:
             try:
                 if self._db is None:
                     self._db = open_state(self.target)
+                flight, written = self.flight, None
                 with self._db.transaction():
                     ours = store.stamp_heartbeat(self._db, self.process_id, self.pid)
+                    if ours and flight is not None:
+                        written = flight.store(self._db, self.process_id)
+                if flight is not None and written is not None:  # committed
+                    flight.stored = written
             except (sqlite3.Error, DatabaseLocked):  # busy past the wait: try again next beat
                 return True
             except Exception as exc:  # the database cannot be opened: no more stamps,
@@ -130,6 +182,16 @@ class Heartbeat:
                 return False
             self.beats += 1
             return True
+
+    def land(self) -> bool:
+        """Stop storing the call under way (waiting for a stamp under way).
+
+        Returns:
+            True when a stamp wrote the call's row (``calls_in_flight``).
+        """
+        with self._lock:
+            flight, self.flight = self.flight, None
+        return flight is not None and flight.stored is not None
 
     def stop(self) -> None:
         """Stop stamping (waiting for a stamp under way); no stamp lands after this."""
@@ -226,6 +288,22 @@ class Run:
     def stop_requested(self) -> bool:
         """True once the process is no longer RUNNING under this worker (stopped, stale)."""
         return self._heartbeat.lost.is_set()
+
+    def fly(self, turn: int, purpose: str, model: str | None, endpoint: str | None) -> Flight:
+        """Have the heartbeat store turn ``turn``'s LLM call under way and its progress.
+
+        ``land`` ends the heartbeat's part.
+        """
+        flight = Flight(turn, purpose, model, endpoint)
+        self._heartbeat.flight = flight
+        return flight
+
+    def land(self) -> bool:
+        """Stop storing the call under way (it ended); True when a stamp wrote its row.
+
+        Waits for a stamp under way, so the answer is final.
+        """
+        return self._heartbeat.land()
 
     def process(self) -> Process:
         """Return the process as stored now."""

@@ -1,4 +1,4 @@
-"""SQL for a process's conversation: its messages, its turns and its LLM calls (m005).
+"""SQL for a process's conversation: its messages, its turns and its LLM calls (m005, m010).
 
 The rules (what an input is, when a turn consumes it, what a turn records)
 live in ``vance_cli.processes.inputs`` and ``runtime``; this module only reads and writes
@@ -172,3 +172,47 @@ def llm_totals(db: Database, process_id: str, turn: int | None = None, *,
                        f" FROM llm_calls WHERE {where}", params)
     assert row is not None  # an aggregate always has one row
     return row
+
+
+def start_call(db: Database, process_id: str, turn: int, purpose: str, *,
+               model: str | None, endpoint: str | None, tokens_out: int = 0,
+               started_at: str | None = None) -> None:
+    """Record that turn ``turn`` has an LLM call under way (``calls_in_flight``, m010).
+
+    ``started_at``: when it started (None: now); ``tokens_out``: text chunks come so far.
+    """
+    db.conn.execute(
+        "INSERT INTO calls_in_flight (process_id, turn, purpose, model, endpoint, tokens_out,"
+        " started_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (process_id, turn) DO UPDATE"
+        " SET purpose = excluded.purpose, model = excluded.model,"
+        " endpoint = excluded.endpoint, tokens_out = excluded.tokens_out,"
+        " started_at = excluded.started_at",
+        (process_id, turn, purpose, model, endpoint, tokens_out, started_at or utc_now()))
+
+
+def call_progress(db: Database, process_id: str, turn: int, tokens_out: int) -> None:
+    """Store the tokens out (text chunks) come so far of turn ``turn``'s call under way."""
+    db.conn.execute("UPDATE calls_in_flight SET tokens_out = ? WHERE process_id = ? AND"
+                    " turn = ?", (tokens_out, process_id, turn))
+
+
+def land_call(db: Database, process_id: str, turn: int) -> bool:
+    """Remove turn ``turn``'s call under way; False when it was gone (``cut_off_calls``)."""
+    cursor = db.conn.execute("DELETE FROM calls_in_flight WHERE process_id = ? AND turn = ?",
+                             (process_id, turn))
+    return int(cursor.rowcount) > 0
+
+
+def cut_off_calls(db: Database, process_id: str, error: str) -> int:
+    """Store a process's calls under way as LLM calls that failed with ``error``; return how many.
+
+    Their tokens out are the chunks come by the last heartbeat (none: NULL), their
+    time the moment they started.
+    """
+    db.conn.execute(
+        "INSERT INTO llm_calls (process_id, turn, purpose, model, endpoint, tokens_in,"
+        " tokens_out, latency_ms, finish_reason, error, created_at) SELECT process_id, turn,"
+        " purpose, model, endpoint, NULL, NULLIF(tokens_out, 0), NULL, NULL, ?, started_at"
+        " FROM calls_in_flight WHERE process_id = ? ORDER BY turn", (error, process_id))
+    cursor = db.conn.execute("DELETE FROM calls_in_flight WHERE process_id = ?", (process_id,))
+    return int(cursor.rowcount)

@@ -255,6 +255,27 @@ def m009_tool_grants(conn: Connection) -> None:
         )""")
 
 
+@portable
+@migration
+def m010_calls_in_flight(conn: Connection) -> None:
+    """The LLM call a turn has under way, with the text chunks come so far (its tokens out).
+
+    Written at the worker's first heartbeat after the call starts, refreshed by later
+    ones, removed when the call is stored; stale detection stores what a killed worker left
+    (docs/processes.md#heartbeat).
+    """
+    conn.execute("""
+        CREATE TABLE calls_in_flight (
+            process_id TEXT NOT NULL REFERENCES processes(id),
+            turn INTEGER NOT NULL,
+            purpose TEXT NOT NULL,
+            model TEXT,
+            endpoint TEXT,
+            tokens_out INTEGER NOT NULL DEFAULT 0,
+            started_at TEXT NOT NULL,
+            PRIMARY KEY (process_id, turn)
+        )""")
+
 def steps(dialect: Dialect) -> list[tuple[str, Migration]]:
     """Return (name, function) of every migration of ``dialect``, in apply order."""
     if dialect is SQLITE:

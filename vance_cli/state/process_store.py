@@ -269,7 +269,8 @@ def delete_closed(db: Database, process_ids: Sequence[str]) -> list[str]:
         if not closed:
             continue
         marks = ", ".join("?" for _ in closed)
-        for table in ("process_transitions", "turns", "messages", "llm_calls", "tool_grants"):
+        for table in ("process_transitions", "turns", "messages", "llm_calls", "tool_grants",
+                      "calls_in_flight"):
             db.conn.execute(f"DELETE FROM {table} WHERE process_id IN ({marks})", closed)
         db.conn.execute(f"DELETE FROM events WHERE recipient_process_id IN ({marks})", closed)
         db.conn.execute(f"UPDATE processes SET parent_process_id = NULL"

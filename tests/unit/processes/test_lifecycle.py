@@ -353,6 +353,7 @@ def test_a_turn_past_its_deadline_is_reaped_while_its_worker_still_beats(
         with running(ws, pid, handle_sigterm=False) as run:
             with ws.db.transaction():
                 conversation.start_turn(ws.db, pid, 1, os.getpid())
+                conversation.start_call(ws.db, pid, 1, "reply", model="m", endpoint=None)
             assert reap_stale(ws) == []  # in time: left alone
             old = (datetime.now(UTC) - timedelta(seconds=60)).isoformat(
                 timespec="milliseconds").replace("+00:00", "Z")
@@ -367,8 +368,29 @@ def test_a_turn_past_its_deadline_is_reaped_while_its_worker_still_beats(
         assert "past its deadline of 1 s" in process.outcome["reason"]
         turn = conversation.turns(ws.db, pid)[0]
         assert (turn["outcome"], turn["ended_at"] is not None) == ("STALE", True)
+        # its worker lives and records its call itself: the reaper leaves the call alone
+        assert conversation.llm_totals(ws.db, pid)[0] == 0
+        assert len(ws.db.query("SELECT * FROM calls_in_flight")) == 1
     finally:
         ws.close()
+
+
+def test_a_dead_workers_call_under_way_is_recorded_cut_off(ws: Workspace) -> None:
+    from vance_cli.processes.lifecycle import CUT_OFF
+    from vance_cli.state import conversation
+
+    pid = make(ws, "killed")
+    transition(ws, pid, Status.RUNNING)
+    with ws.db.transaction():
+        conversation.start_turn(ws.db, pid, 1, 999_999)
+        conversation.start_call(ws.db, pid, 1, "reply", model="m", endpoint="http://h/v1")
+        conversation.call_progress(ws.db, pid, 1, 4)
+    age(ws, pid, 60.0)
+    assert [p.id for p in reap_stale(ws)] == [pid]
+    rows = ws.db.query("SELECT turn, purpose, model, endpoint, tokens_out, error FROM llm_calls"
+                       " WHERE process_id = ?", (pid,))
+    assert [tuple(r) for r in rows] == [(1, "reply", "m", "http://h/v1", 4, CUT_OFF)]
+    assert ws.db.query("SELECT * FROM calls_in_flight") == []
 
 
 def wait_for_lost(run: Any) -> bool:

@@ -337,6 +337,37 @@ def test_every_llm_call_is_recorded(ws: Workspace, llm: ScriptedLLMServer) -> No
         (1, "reply", "test-model", None, None, None, f"HTTP 500: down (at {host})"),
         (2, "reply", "m-2", 12, 5, "stop", None)]
     assert tuple(conversation.llm_totals(ws.db, pid))[:3] == (2, 12, 5)
+    assert ws.db.query("SELECT * FROM calls_in_flight") == []  # each call landed
+
+
+def test_a_call_under_way_is_kept_for_stale_detection_and_stored_once(
+        llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The heartbeat stores a streaming call's chunks; one cut off meanwhile is not stored twice."""
+    from vance_cli.processes.lifecycle import CUT_OFF
+    from vance_cli.state import conversation
+
+    monkeypatch.setenv("VANCE_HEARTBEAT_INTERVAL", "0.05")
+    ws = Workspace(load_settings())
+    try:
+        pid = new_process(ws)
+
+        def flying() -> list[tuple[Any, ...]]:
+            return [tuple(r) for r in ws.db.query(
+                "SELECT turn, purpose, model, tokens_out FROM calls_in_flight"
+                " WHERE process_id = ?", (pid,))]
+
+        turn, resume = held_turn(ws, llm, pid)
+        assert wait_until(lambda: flying() == [(1, "reply", "test-model", 2)])
+        with ws.db.transaction():  # as stale detection does for a worker it found dead
+            conversation.cut_off_calls(ws.db, pid, CUT_OFF)
+        resume.set()
+        assert turn.join().reply == LIMA
+        rows = ws.db.query("SELECT purpose, tokens_out, error FROM llm_calls"
+                           " WHERE process_id = ?", (pid,))
+        assert [tuple(r) for r in rows] == [("reply", 2, CUT_OFF)]
+        assert flying() == []
+    finally:
+        ws.close()
 
 
 def test_a_calls_tokens_count_before_the_next_call_of_the_same_turn(

@@ -35,6 +35,8 @@ EXPECTED_TABLES = {
                   "tokens_out", "latency_ms", "finish_reason", "error", "created_at"],
     "wizard_uses": ["id", "tenant", "wizard", "used_at"],
     "tool_grants": ["process_id", "tool", "scope", "created_at"],
+    "calls_in_flight": ["process_id", "turn", "purpose", "model", "endpoint", "tokens_out",
+                        "started_at"],
 }
 
 
@@ -100,7 +102,8 @@ def test_other_commands_refuse_an_unmigrated_postgres_database_naming_vance_migr
         result = run_cli(["process", "list"], env={"VANCE_STATE_URL": url})
         tables = _pg_schema(url)
     assert result.exit_code == 1
-    assert f"is not migrated ({len(MIGRATIONS)} migrations pending" in result.stderr
+    assert f"is not migrated ({len(MIGRATIONS)} migrations pending, the last" \
+           f" {MIGRATIONS[-1][0]})" in result.stderr
     assert "run 'vance migrate'" in result.stderr
     assert tables == {}  # refused before anything was written
 
