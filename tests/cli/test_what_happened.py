@@ -87,3 +87,15 @@ def test_a_failed_turn_reads_failed_and_a_dead_worker_stale(
     assert "CLOSED/STALE" in _row("orphan")  # reaped: the worker died
     orphan_shown = run_cli(["process", "show", "orphan"]).stdout
     assert "status: CLOSED/STALE" in orphan_shown and "close reason: STALE\n" in orphan_shown
+
+
+def test_the_lines_beside_an_answer_are_not_wrapped_on_a_pipe() -> None:
+    waited = run_cli(["delegate", "--task", "Write a short essay about the history of tea",
+                      "--wait"])
+    assert waited.exit_code == 75, waited.stderr
+    lines = waited.stderr.splitlines()
+    assert "rationale: trigger keyword 'write a short essay' of recipe 'essay-pipeline' occurs" \
+        " in the task" in lines
+    [work] = [line for line in lines if line.startswith("work: ")]
+    assert "configure one with 'vance config set llm.base_url URL' (any" in work
+    assert work.endswith("'vance config show' lists every setting)")

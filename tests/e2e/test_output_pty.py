@@ -31,7 +31,8 @@ def test_log_shows_a_task_with_escape_sequences_visibly(vance_home: Path,
                                                          tmp_path: Path) -> None:
     task = "Translate \x1b[31mthis red text\x1b[0m into French"
     assert run_cli(["delegate", "--task", task, "--dry-run"]).exit_code == 0
-    text = _screen(["log"], vance_home, tmp_path)
+    # wide enough that a slow decision's latency (more digits) never cuts the task column
+    text = _screen(["log"], vance_home, tmp_path, columns=140)
     assert "\x1b[31mthis" not in text and "red text\x1b[0m" not in text
     assert "Translate ␛[31" in text
 

@@ -615,9 +615,10 @@ def read_config_file(path: Path) -> dict[str, Any]:
     """Read the config file as a flat ``{dotted key: raw value}`` mapping; missing file → ``{}``.
 
     Raises:
-        DocumentError: the file is not valid YAML or not a mapping (with position).
+        DocumentError: the file is not valid YAML or not a mapping (with position), or it is
+            there but cannot be read (a folder, a link loop, no permission).
     """
-    if not path.is_file():
+    if not os.path.lexists(path):  # only a missing file is "no config": a folder is an error
         return {}
 
     return _flatten(yamlio.load_mapping(path))

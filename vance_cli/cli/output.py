@@ -428,9 +428,11 @@ def fields(pairs: Iterable[tuple[str, Any]], title: str | None = None, *,
     """
     out = err_console() if err else console()
     if title:
-        out.print(f"[bold]{escape(visible(title))}[/bold]")
+        out.print(f"[bold]{escape(visible(title))}[/bold]", soft_wrap=True)
     for label, value in pairs:
-        out.print(f"[bold]{escape(visible(label))}:[/bold] {escape(visible(display(value)))}")
+        # soft_wrap: one line per field on stderr too, as on stdout (a pipe is not 80 columns)
+        out.print(f"[bold]{escape(visible(label))}:[/bold] {escape(visible(display(value)))}",
+                  soft_wrap=True)
 
 
 SELECTOR_SPINNER = "Asking the selector…"

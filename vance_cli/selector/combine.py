@@ -36,7 +36,13 @@ from vance_cli.base.records import frozen
 from vance_cli.ranking import bm25 as ranking
 from vance_cli.ranking import lexicon, reading
 from vance_cli.selector.decision import Decision, NoneReason
-from vance_cli.selector.offline import FACT_TAG, GENERAL_TAG, select_offline, threshold
+from vance_cli.selector.offline import (
+    FACT_TAG,
+    GENERAL_TAG,
+    OFFLINE,
+    select_offline,
+    threshold,
+)
 
 if TYPE_CHECKING:
     from vance_cli.recipes.loader import Recipe
@@ -47,6 +53,9 @@ confident: on the labelled sets every such MATCH was right (docs/delegate.md).""
 
 SHORTLIST = 5
 """Recipes of the offline ranking shown to the LLM first (its best, then by score)."""
+
+BESIDE_LLM = "offline selector"
+"""How an offline rationale starts when an LLM is configured (not "no LLM configured")."""
 
 UNUSABLE = frozenset({NoneReason.LLM_ERROR, NoneReason.TIMEOUT, NoneReason.NO_JSON,
                       NoneReason.JSON_ERROR, NoneReason.TRUNCATED, NoneReason.INVALID_DECISION,
@@ -75,6 +84,7 @@ class OfflineView:
 def offline_view(task: str, inventory: Sequence[Recipe]) -> OfflineView:
     """Run the offline selector and judge its confidence (see the module docstring)."""
     decision = select_offline(task, inventory)
+    decision = replace(decision, rationale=decision.rationale.replace(OFFLINE, BESIDE_LLM, 1))
     hits = [hit for hit in ranking.rank(inventory, task) if hit.score > 0]
     names = [hit.recipe.name for hit in hits]
     if decision.recipe is not None:

@@ -271,3 +271,19 @@ def test_catalog_file_is_made_absolute(vance_home: Path, tmp_path: Path,
     _write_config(vance_home, "catalog:\n  file: ops/engines.yaml\n")
     settings = load_settings(environ={"VANCE_HOME": str(vance_home)})
     assert settings.catalog_file == str(vance_home.resolve() / "ops" / "engines.yaml")
+
+
+@pytest.mark.parametrize("kind", ["folder", "link loop"])
+def test_a_config_file_that_cannot_be_read_is_an_error_not_a_missing_file(
+        vance_home: Path, kind: str) -> None:
+    from vance_cli.base.errors import DocumentError
+
+    vance_home.mkdir(parents=True, exist_ok=True)
+    path = vance_home / "config.yaml"
+    if kind == "folder":
+        path.mkdir()
+    else:
+        path.symlink_to(path)
+    with pytest.raises(DocumentError) as caught:
+        load_settings(environ={"VANCE_HOME": str(vance_home)})
+    assert str(path) in str(caught.value)

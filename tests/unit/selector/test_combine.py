@@ -128,3 +128,10 @@ def test_the_system_message_does_not_depend_on_the_task(
         select(ws, task)
     first, second = (r.json["messages"] for r in llm_server.chat_requests)
     assert first[0] == second[0] and first[-1] != second[-1]
+
+
+def test_an_offline_decision_beside_an_llm_does_not_say_no_llm_is_configured(
+        llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    decision = select(_online(llm_server, monkeypatch, None), CONFIDENT)
+    assert decision.rationale.startswith("offline selector: 'document-summary' matched")
+    assert "no LLM configured" not in decision.rationale

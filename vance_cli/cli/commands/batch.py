@@ -69,8 +69,8 @@ def run_batch(ws: Workspace, request: BatchRequest, require_match: bool = False,
         wait: wait for every started turn; the lines come afterwards.
 
     Returns:
-        The exit code: as the summary's, and 1 with ``wait`` when a turn failed or
-        could not run (docs/exit-codes.md).
+        The exit code: as the summary's; with ``wait``, 1 when a turn failed, else 75 when
+        one could not run (docs/exit-codes.md).
 
     Raises:
         VanceError: as ``vance_cli.delegate.batch.start_batch`` (the boundary maps it).
