@@ -54,6 +54,10 @@ DEFAULT_CASES = [ROOT / "tests" / "data" / "routing" / "cases.jsonl"]
 NONE = "NONE"
 PARSE_FAILURES = {"no_json", "json_error", "invalid_decision", "ambiguous_reply", "truncated"}
 SECTIONS = ("speed", "selector", "slart", "engines")
+FALLBACK_TIMEOUT = "1800"
+"""Slartibartfast's cutoff in seconds (default 240): a shared 2-core CPU evaluates its prompt
+at a few tokens/s, and the figure is whether a small model writes a valid recipe; the time
+each run took is printed beside it."""
 
 NO_FIT_TASKS = (
     "Turn my customer interview notes into persona documents",
@@ -368,7 +372,7 @@ def _environment(home: str, values: dict[str, str]) -> Iterator[None]:
     keep = dict(os.environ)
     os.environ.update({"VANCE_HOME": home, "VANCE_LLM_BASE_URL": values["VANCE_LLM_BASE_URL"],
                        "VANCE_LLM_MODEL": values["VANCE_LLM_MODEL"], "VANCE_LLM_TIMEOUT": "600",
-                       "VANCE_LLM_MAX_RETRIES": "0"})
+                       "VANCE_LLM_MAX_RETRIES": "0", "VANCE_FALLBACK_TIMEOUT": FALLBACK_TIMEOUT})
     try:
         yield
     finally:
