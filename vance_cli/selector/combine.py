@@ -22,8 +22,11 @@ decision is *confident* when its evidence cannot be mistaken for topic words:
 
 In every mode the LLM's NONE is first-class (only a confident offline MATCH beats it), its
 recipe must exist (constrained output and the verbatim check), and when the LLM call or its
-reply fails the offline MATCH, if there is one, is the decision, saying so. The offline
-ranking's best recipes are shown to the LLM as a shortlist (``shortlist``).
+reply fails the offline MATCH, if there is one, is the decision, saying so. With an offline
+MATCH, it and the ranking's next recipes are shown to the LLM as a shortlist (``shortlist``);
+with an offline NONE there is none: the recipes the offline selector rejected, listed as
+candidates, are what a small model then picks (Qwen2.5-0.5B chose ``translate``, the top
+word count of "Draw a mind map about the Python programming language", the offline NONE).
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ class OfflineView:
         confident: True when its evidence is strong (module docstring).
         why: the evidence that makes it confident, for the rationale ("" when not).
         shortlist: recipe names for the prompt, the offline choice first, at most
-            ``SHORTLIST``.
+            ``SHORTLIST``; empty when the offline decision is NONE.
     """
 
     decision: Decision
@@ -76,9 +79,10 @@ def offline_view(task: str, inventory: Sequence[Recipe]) -> OfflineView:
     """Run the offline selector and judge its confidence (see the module docstring)."""
     decision = select_offline(task, inventory)
     hits = [hit for hit in ranking.rank(inventory, task) if hit.score > 0]
-    names = [hit.recipe.name for hit in hits]
-    if decision.recipe is not None:
-        names = [decision.recipe.name, *(n for n in names if n != decision.recipe.name)]
+    names: list[str] = []
+    if decision.recipe is not None:  # an offline NONE shows no shortlist (module docstring)
+        names = [decision.recipe.name,
+                 *(h.recipe.name for h in hits if h.recipe.name != decision.recipe.name)]
     why = _confidence(task, inventory, decision, hits)
     return OfflineView(decision, bool(why), why, tuple(names[:SHORTLIST]))
 

@@ -55,6 +55,15 @@ def test_offline_first_asks_when_unsure_and_shows_the_shortlist(
     assert "best candidates, best first: `web-research`, " in user
 
 
+def test_an_offline_none_shows_the_llm_no_shortlist(
+        llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    llm_server.reply(_reply("NONE", None, "a drawing"))
+    decision = select(_online(llm_server, monkeypatch, None), UNSURE_NONE)
+    assert (decision.decision, decision.reason) == ("NONE", NoneReason.LLM_NONE)
+    user = llm_server.chat_requests[0].json["messages"][-1]["content"]
+    assert UNSURE_NONE in user and "candidates" not in user and "`translate`" not in user
+
+
 def test_an_llm_none_stands_against_an_unsure_offline_match(
         llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
     llm_server.reply(_reply("NONE", None, "nothing fits"))
