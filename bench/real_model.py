@@ -55,9 +55,10 @@ NONE = "NONE"
 PARSE_FAILURES = {"no_json", "json_error", "invalid_decision", "ambiguous_reply", "truncated"}
 SECTIONS = ("speed", "selector", "slart", "engines")
 FALLBACK_TIMEOUT = "1800"
-"""Slartibartfast's cutoff in seconds (default 240): a shared 2-core CPU evaluates its prompt
-at a few tokens/s, and the figure is whether a small model writes a valid recipe; the time
-each run took is printed beside it."""
+"""Slartibartfast's cutoff and a turn's budget in seconds (defaults 240 and 600): a shared
+2-core CPU evaluates a prompt at a few tokens/s (marvin's plan turn on Qwen2.5-Coder-0.5B ran
+out of 600 s), and the figure is whether the model's output works; each run's time is
+printed beside it."""
 
 NO_FIT_TASKS = (
     "Turn my customer interview notes into persona documents",
@@ -372,7 +373,8 @@ def _environment(home: str, values: dict[str, str]) -> Iterator[None]:
     keep = dict(os.environ)
     os.environ.update({"VANCE_HOME": home, "VANCE_LLM_BASE_URL": values["VANCE_LLM_BASE_URL"],
                        "VANCE_LLM_MODEL": values["VANCE_LLM_MODEL"], "VANCE_LLM_TIMEOUT": "600",
-                       "VANCE_LLM_MAX_RETRIES": "0", "VANCE_FALLBACK_TIMEOUT": FALLBACK_TIMEOUT})
+                       "VANCE_LLM_MAX_RETRIES": "0", "VANCE_FALLBACK_TIMEOUT": FALLBACK_TIMEOUT,
+                       "VANCE_TURN_TIMEOUT": FALLBACK_TIMEOUT})
     try:
         yield
     finally:
