@@ -54,6 +54,11 @@ DEFAULT_CASES = [ROOT / "tests" / "data" / "routing" / "cases.jsonl"]
 NONE = "NONE"
 PARSE_FAILURES = {"no_json", "json_error", "invalid_decision", "ambiguous_reply", "truncated"}
 SECTIONS = ("speed", "selector", "slart", "engines")
+FALLBACK_TIMEOUT = "1800"
+"""Slartibartfast's cutoff and a turn's budget in seconds (defaults 240 and 600): a shared
+2-core CPU evaluates a prompt at a few tokens/s (marvin's plan turn on Qwen2.5-Coder-0.5B ran
+out of 600 s), and the figure is whether the model's output works; each run's time is
+printed beside it."""
 
 NO_FIT_TASKS = (
     "Turn my customer interview notes into persona documents",
@@ -120,7 +125,13 @@ def speed(tag: str) -> None:
 
 def selector(tag: str, cases_files: Sequence[Path], limit: int | None,
              combines: Sequence[str]) -> None:
-    """Print the selector's figures on each labelled set, each combine mode beside offline."""
+    """Print the selector's figures on each labelled set, each combine mode beside offline.
+
+    Each case runs through ``select()`` once per mode; the LLM call itself is made once per
+    case and shared by the modes that ask it (``shared_asking``): the prompt is the same
+    (but for its random marker) and the temperature 0, so a second call would cost a
+    decision's time for the same answer.
+    """
     from dataclasses import replace
 
     from vance_cli.base.config import load_settings
@@ -130,55 +141,86 @@ def selector(tag: str, cases_files: Sequence[Path], limit: int | None,
 
     settings = load_settings()
     runs = {"offline": Workspace(replace(settings, llm_base_url=None, llm_api_key=None))}
-    for combine in combines:  # selector.combine; a vance without the setting has one LLM run
-        runs[combine] = Workspace(replace(settings, selector_combine=combine)
-                                  if hasattr(settings, "selector_combine") else settings)
+    for combine in combines:
+        runs[combine] = Workspace(replace(settings, selector_combine=combine))
+    recipes = load_recipes(runs["offline"])
     for path in cases_files:
         cases = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
                  if line.strip()][:limit]
-        print(f"selector [{tag}] on {path.relative_to(ROOT)} ({len(cases)} cases):")
-        for label, ws in runs.items():
-            recipes = load_recipes(ws)
-            rows = []
+        print(f"selector [{tag}] on {_shown(path)} ({len(cases)} cases):", flush=True)
+        rows: dict[str, list[tuple[str, str, Any, float | None]]] = {k: [] for k in runs}
+        with shared_asking() as seconds:
             for case in cases:
-                started = time.perf_counter()
-                decision = select(ws, case["task"], recipes=recipes)
-                rows.append((case["expected"] or NONE,
-                             decision.recipe.name if decision.recipe else NONE,
-                             decision, time.perf_counter() - started))
-            _selector_line(label, rows)
+                for label, ws in runs.items():
+                    decision = select(ws, case["task"], recipes=recipes)
+                    rows[label].append((case["expected"] or NONE,
+                                        decision.recipe.name if decision.recipe else NONE,
+                                        decision, seconds.get(case["task"])))
+        for label, found in rows.items():
+            _selector_line(label, found)
 
 
-def _selector_line(label: str, rows: Sequence[tuple[str, str, Any, float]]) -> None:
+def _shown(path: Path) -> str:
+    with contextlib.suppress(ValueError):
+        return str(path.resolve().relative_to(ROOT))
+    return str(path)
+
+
+@contextlib.contextmanager
+def shared_asking() -> Iterator[dict[str, float]]:
+    """Make the selector's LLM call once per task; yield task -> seconds of that call."""
+    from vance_cli.selector import asking
+
+    original = asking.ask_llm
+    answers: dict[str, Any] = {}
+    seconds: dict[str, float] = {}
+
+    def ask_llm(ws: Any, task: str, *args: Any, **kwargs: Any) -> Any:
+        if task not in answers:
+            started = time.perf_counter()
+            answers[task] = original(ws, task, *args, **kwargs)
+            seconds[task] = time.perf_counter() - started
+        return answers[task]
+
+    asking.ask_llm = ask_llm
+    try:
+        yield seconds
+    finally:
+        asking.ask_llm = original
+
+
+def _selector_line(label: str, rows: Sequence[tuple[str, str, Any, float | None]]) -> None:
     right = sum(e == g for e, g, _d, _s in rows)
     said_none = sum(g == NONE for _e, g, _d, _s in rows)
     want_none = sum(e == NONE for e, _g, _d, _s in rows)
     none_right = sum(e == g == NONE for e, g, _d, _s in rows)
     reasons = Counter(d.reason.value for _e, _g, d, _s in rows if d.reason is not None)
     modes = Counter(d.mode.value for _e, _g, d, _s in rows)
-    asked = [(d, s) for _e, _g, d, s in rows if d.mode.value == "llm"]
+    asked = [(d, s) for _e, _g, d, s in rows if d.trace.endpoint is not None]
     tokens = [d.trace.prompt_tokens for d, _s in asked if d.trace.prompt_tokens]
     print(f"  {label:<13} accuracy {_ratio(right, len(rows))}  NONE precision"
           f" {_ratio(none_right, said_none)}  recall {_ratio(none_right, want_none)}")
     print(f"  {'':<13} parse failures {sum(reasons[r] for r in PARSE_FAILURES)}, unknown recipe"
           f" {reasons['unknown_recipe']}, LLM errors {reasons['llm_error'] + reasons['timeout']};"
           f" modes {dict(sorted(modes.items()))}")
+    timed = [s for _d, s in asked if s is not None]
     if asked:
-        print(f"  {'':<13} {len(asked)} LLM decisions: {statistics.mean(s for _d, s in asked):.1f}"
+        print(f"  {'':<13} {len(asked)} LLM decisions: {statistics.mean(timed) if timed else 0:.1f}"
               f" s and {statistics.mean(tokens) if tokens else 0:.0f} prompt tokens each (mean)")
     misses = [(e, g, d) for e, g, d, _s in rows if e != g]
     for expected, got, decision in misses[:40]:
         print(f"  {'':<13} miss: expected {expected}, got {got} [{decision.mode.value}"
               f"{' ' + decision.reason.value if decision.reason else ''}]")
+    sys.stdout.flush()
 
 
 @contextlib.contextmanager
 def recorded_calls() -> Iterator[list[tuple[str, str]]]:
     """Record ``(purpose, reply text)`` of every LLM call a process turn makes ("" failed)."""
-    from vance_cli.processes import runtime
+    from vance_cli.processes.turn import Turn
 
     calls: list[tuple[str, str]] = []
-    original = runtime.Turn.complete
+    original = Turn.complete
 
     def complete(self: Any, messages: Any, **kwargs: Any) -> Any:
         try:
@@ -189,11 +231,11 @@ def recorded_calls() -> Iterator[list[tuple[str, str]]]:
         calls.append((str(kwargs.get("purpose", "reply")), answer.text))
         return answer
 
-    runtime.Turn.complete = complete  # type: ignore[method-assign]
+    Turn.complete = complete  # type: ignore[method-assign]
     try:
         yield calls
     finally:
-        runtime.Turn.complete = original  # type: ignore[method-assign]
+        Turn.complete = original  # type: ignore[method-assign]
 
 
 def vance(*args: str) -> tuple[int, dict[str, Any] | None, float, str]:
@@ -242,7 +284,8 @@ def slart(tag: str) -> None:
 def engines(tag: str) -> None:
     """Print arthur/marvin parse rates and whether a council, an essay and a plan finish."""
     from vance_cli.base import replies
-    from vance_cli.engines import arthur, marvin
+    from vance_cli.engines.arthur import turn as arthur
+    from vance_cli.engines.marvin import turn as marvin
 
     runs: list[tuple[str, Sequence[str]]] = [
         ("council", ("process", "create", "--recipe", "council-three-perspectives", "--steer",
@@ -262,7 +305,7 @@ def engines(tag: str) -> None:
                   f" in {seconds:.1f} s" + (f": {why[-200:]}" if code else ""))
         code, data, _s, err = vance("process", "create", "--recipe", "discuss", "--steer",
                                     ARTHUR_MESSAGES[0], "--wait")
-        pid = ((data or {}).get("process") or data or {}).get("id")
+        pid = str(((data or {}).get("process") or data or {}).get("id") or "")
         for message in ARTHUR_MESSAGES[1:] if pid else ():
             vance("process", "steer", pid, message, "--wait")
     plans = [text for purpose, text in calls if purpose == "plan"]
@@ -295,8 +338,8 @@ def main() -> None:
                         help="only these sections (repeatable)")
     parser.add_argument("--combine", action="append",
                         choices=("offline-first", "llm-checked", "llm"),
-                        help="selector.combine modes to measure (repeatable; default"
-                             " offline-first and llm)")
+                        help="selector.combine modes to measure (repeatable; default all"
+                             " three)")
     args = parser.parse_args()
     sections = args.only or SECTIONS
     print(f"machine: {machine()}; vance at {_commit()}")
@@ -309,7 +352,7 @@ def main() -> None:
                 speed(tag)
             if "selector" in sections:
                 selector(tag, args.cases or DEFAULT_CASES, args.limit,
-                         args.combine or ["offline-first", "llm"])
+                         args.combine or ["offline-first", "llm-checked", "llm"])
             if "slart" in sections:
                 slart(tag)
             if "engines" in sections:
@@ -330,7 +373,8 @@ def _environment(home: str, values: dict[str, str]) -> Iterator[None]:
     keep = dict(os.environ)
     os.environ.update({"VANCE_HOME": home, "VANCE_LLM_BASE_URL": values["VANCE_LLM_BASE_URL"],
                        "VANCE_LLM_MODEL": values["VANCE_LLM_MODEL"], "VANCE_LLM_TIMEOUT": "600",
-                       "VANCE_LLM_MAX_RETRIES": "0"})
+                       "VANCE_LLM_MAX_RETRIES": "0", "VANCE_FALLBACK_TIMEOUT": FALLBACK_TIMEOUT,
+                       "VANCE_TURN_TIMEOUT": FALLBACK_TIMEOUT})
     try:
         yield
     finally:

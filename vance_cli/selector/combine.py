@@ -15,15 +15,25 @@ decision is *confident* when its evidence cannot be mistaken for topic words:
 ``selector.combine`` says what the LLM may change:
 
 - ``offline-first`` (default): a confident offline decision stands and the LLM is not
-  asked; otherwise the LLM decides. A small model then cannot make a clear case worse,
-  and the person does not wait tens of seconds for a CPU model to confirm it.
-- ``llm-checked``: the LLM is always asked; a confident offline MATCH beats an LLM NONE.
+  asked; otherwise the LLM decides, but its NONE does not overrule an offline MATCH. A
+  small model then cannot make a clear case worse, and the person does not wait tens of
+  seconds for a CPU model to confirm it.
+- ``llm-checked``: the LLM is always asked; an offline MATCH beats an LLM NONE.
 - ``llm``: the LLM decides alone (its NONE, its failures).
 
-In every mode the LLM's NONE is first-class (only a confident offline MATCH beats it), its
-recipe must exist (constrained output and the verbatim check), and when the LLM call or its
-reply fails the offline MATCH, if there is one, is the decision, saying so. The offline
-ranking's best recipes are shown to the LLM as a shortlist (``shortlist``).
+An LLM NONE stands where the offline selector found no recipe too; against an offline
+MATCH it loses (``offline-first``, ``llm-checked``): on the labelled sets the right answer
+to a task the offline selector matched without confidence was NONE 1 time in 125, and
+Qwen2.5-Coder-1.5B answered NONE to such tasks it should have matched (docs/delegate.md).
+A NONE sends the task to Slartibartfast; another recipe the LLM names stands. The recipe
+it names must exist (constrained output and the verbatim check), and when the LLM call or
+its reply fails the offline MATCH, if there is one, is the decision, saying so.
+
+With an offline MATCH, it and the ranking's next recipes are shown to the LLM as a
+shortlist (``shortlist``); with an offline NONE there is none: the recipes the offline
+selector rejected, listed as candidates, are what a small model then picks (Qwen2.5-0.5B
+chose ``translate``, the top word count of "Draw a mind map about the Python programming
+language", the offline NONE).
 """
 
 from __future__ import annotations
@@ -72,7 +82,7 @@ class OfflineView:
         confident: True when its evidence is strong (module docstring).
         why: the evidence that makes it confident, for the rationale ("" when not).
         shortlist: recipe names for the prompt, the offline choice first, at most
-            ``SHORTLIST``.
+            ``SHORTLIST``; empty when the offline decision is NONE.
     """
 
     decision: Decision
@@ -86,9 +96,10 @@ def offline_view(task: str, inventory: Sequence[Recipe]) -> OfflineView:
     decision = select_offline(task, inventory)
     decision = replace(decision, rationale=decision.rationale.replace(OFFLINE, BESIDE_LLM, 1))
     hits = [hit for hit in ranking.rank(inventory, task) if hit.score > 0]
-    names = [hit.recipe.name for hit in hits]
-    if decision.recipe is not None:
-        names = [decision.recipe.name, *(n for n in names if n != decision.recipe.name)]
+    names: list[str] = []
+    if decision.recipe is not None:  # an offline NONE shows no shortlist (module docstring)
+        names = [decision.recipe.name,
+                 *(h.recipe.name for h in hits if h.recipe.name != decision.recipe.name)]
     why = _confidence(task, inventory, decision, hits)
     return OfflineView(decision, bool(why), why, tuple(names[:SHORTLIST]))
 
@@ -147,5 +158,6 @@ def combine(view: OfflineView, asked: Decision, mode: str) -> Decision:
         note = (f"the LLM answered NONE ({asked.rationale[:160]}), but the offline match is "
                 f"confident ({view.why}) and wins")
     else:
-        return asked
+        note = (f"the LLM answered NONE ({asked.rationale[:160]}), but an LLM NONE does not "
+                f"overrule an offline match (selector.combine {mode})")
     return replace(offline, rationale=f"{offline.rationale}; {note}", trace=asked.trace)

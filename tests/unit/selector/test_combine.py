@@ -55,10 +55,30 @@ def test_offline_first_asks_when_unsure_and_shows_the_shortlist(
     assert "best candidates, best first: `web-research`, " in user
 
 
-def test_an_llm_none_stands_against_an_unsure_offline_match(
+def test_an_offline_none_shows_the_llm_no_shortlist(
+        llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    llm_server.reply(_reply("NONE", None, "a drawing"))
+    decision = select(_online(llm_server, monkeypatch, None), UNSURE_NONE)
+    assert (decision.decision, decision.reason) == ("NONE", NoneReason.LLM_NONE)
+    user = llm_server.chat_requests[0].json["messages"][-1]["content"]
+    assert UNSURE_NONE in user and "candidates" not in user and "`translate`" not in user
+
+
+@pytest.mark.parametrize("combine", ["offline-first", "llm-checked"])
+def test_an_llm_none_does_not_overrule_an_unsure_offline_match(
+        llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch, combine: str) -> None:
+    llm_server.reply(_reply("NONE", None, "nothing fits"))
+    decision = select(_online(llm_server, monkeypatch, combine), UNSURE)
+    assert decision.recipe is not None and decision.recipe.name == "web-research"
+    assert "the LLM answered NONE (nothing fits), but an LLM NONE does not overrule an " \
+        f"offline match (selector.combine {combine})" in decision.rationale
+    assert decision.trace.raw_reply  # the LLM's answer stays in the decision log
+
+
+def test_llm_alone_keeps_its_none_against_an_unsure_offline_match(
         llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
     llm_server.reply(_reply("NONE", None, "nothing fits"))
-    decision = select(_online(llm_server, monkeypatch, None), UNSURE)
+    decision = select(_online(llm_server, monkeypatch, "llm"), UNSURE)
     assert (decision.decision, decision.reason) == ("NONE", NoneReason.LLM_NONE)
 
 
