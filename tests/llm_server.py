@@ -104,6 +104,9 @@ class ScriptedReply:
     """Seconds before each piece of ``parts``."""
     tool_calls: list[tuple[str, str]] = field(default_factory=list)
     """The tools the reply calls: ``(name, arguments as JSON text)``."""
+    when: Callable[[RecordedRequest], bool] | None = None
+    """Only a request this accepts gets the reply (None: any); the queue stays first in,
+    first out among the replies that fit, so callers racing each other get their own."""
 
 
 @dataclass
@@ -276,7 +279,8 @@ class ScriptedLLMServer:
               completion_tokens: int = 20, gate: threading.Event | None = None,
               chunks: int = 4, chunk_delay: float = 0.0, cut_after: int | None = None,
               holds: dict[int, threading.Event] | None = None,
-              tool_calls: list[tuple[str, Any]] | None = None) -> None:
+              tool_calls: list[tuple[str, Any]] | None = None,
+              when: Callable[[RecordedRequest], bool] | None = None) -> None:
         """Queue a 200 chat completion whose message content is ``text``.
 
         ``tool_calls``: ``[(name, arguments)]`` the reply calls (arguments a dict, or a
@@ -285,7 +289,8 @@ class ScriptedLLMServer:
         ``gate``: the reply waits until the test sets it, so a test can prove a
         caller did not wait for it (the caller returned while the gate was shut).
         ``chunks``, ``chunk_delay``, ``cut_after`` and ``holds``: how a streamed request
-        gets it (see the module docstring).
+        gets it (see the module docstring). ``when``: only a request it accepts gets the
+        reply (for processes whose calls race each other).
         """
         calls = [(name, args if isinstance(args, str) else json.dumps(args))
                  for name, args in tool_calls or ()]
@@ -298,7 +303,7 @@ class ScriptedLLMServer:
                                  prompt_tokens=prompt_tokens,
                                  completion_tokens=completion_tokens, chunks=chunks,
                                  chunk_delay=chunk_delay, cut_after=cut_after,
-                                 holds=dict(holds or {}), tool_calls=calls))
+                                 holds=dict(holds or {}), tool_calls=calls, when=when))
 
     def fail(self, status: int, message: str = "error", delay: float = 0.0,
              headers: dict[str, str] | None = None) -> None:
@@ -393,8 +398,11 @@ class ScriptedLLMServer:
                                                     "owned_by": "test"} for m in self.models]}
                 return ScriptedReply(200, json.dumps(data).encode())
             is_chat = req.method == "POST" and req.path.rstrip("/").endswith("/chat/completions")
-            if is_chat and self._queue:
-                return self._queue.popleft()
+            if is_chat:
+                for reply in self._queue:
+                    if reply.when is None or reply.when(req):
+                        self._queue.remove(reply)
+                        return reply
         return ScriptedReply(500, b'{"error": {"message": "no scripted reply left"}}',
                              headers={"x-should-retry": "false"})
 

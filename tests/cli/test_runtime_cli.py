@@ -573,10 +573,24 @@ def test_a_match_on_slartibartfast_runs_it_and_the_result_names_the_recipe(
 def test_a_real_arthur_storm_stops_at_the_depth_limit(llm: ScriptedLLMServer) -> None:
     """Issue 26's storm from one command: every arthur delegates, the selector picks arthur
     (discuss) each time, each child runs in its worker; the third arthur is refused."""
+    # Each arthur's first turn delegates; a parent woken by its child's event answers (its
+    # call races the child's own, so each kind of request gets its own replies).
+    def selector(req: RecordedRequest) -> bool:
+        return b'"decision"' in req.body
+
+    def woken(req: RecordedRequest) -> bool:
+        return b'<process-event source=' in req.body and not selector(req)
+
+    def first_turn(req: RecordedRequest) -> bool:
+        return not selector(req) and not woken(req)
+
+    for _ in range(3):
+        llm.reply(arthur_action("delegate", "Another lead will take this on.", PERU),
+                  when=first_turn)
     for _ in range(2):
-        llm.reply(arthur_action("delegate", "Another lead will take this on.", PERU))
-        llm.reply(match("discuss"))
-    llm.reply(arthur_action("delegate", "Another lead will take this on.", PERU))
+        llm.reply(match("discuss"), when=selector)
+    for _ in range(8):
+        llm.reply(arthur_action("answer", "Noted."), when=woken)
     created = run_cli(["process", "create", "--recipe", "discuss", "--name", "lead",
                        "--steer", PERU, "--wait", "--json"])
     assert created.exit_code == 0, created.stderr
