@@ -137,6 +137,28 @@ def test_a_stopped_worker_ends_its_turn_stopped_and_records_its_partial_call(
         ("reply", 2, "stopped: the worker received SIGTERM")]
 
 
+def kill_worker_and_wait(process_id: str) -> None:
+    """SIGKILL the process's worker, then wait until stale detection fails its turn (exit 1)."""
+    ws = Workspace(load_settings())
+    try:
+        worker = load_process(ws, process_id).worker_pid
+    finally:
+        ws.close()
+    assert worker is not None
+    os.kill(worker, signal.SIGKILL)
+    waited = run_cli(["process", "wait", process_id, "--timeout", "30", "--json"])
+    assert waited.exit_code == 1, waited.stdout
+
+
+def query(sql: str, params: tuple[object, ...]) -> list[tuple[object, ...]]:
+    """Rows of ``sql`` on this home's state database, as tuples."""
+    ws = Workspace(load_settings())
+    try:
+        return [tuple(row) for row in ws.db.query(sql, params)]
+    finally:
+        ws.close()
+
+
 def test_a_killed_worker_ends_its_turn_stale(llm: ScriptedLLMServer,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VANCE_HEARTBEAT_INTERVAL", "0.1")
@@ -146,28 +168,15 @@ def test_a_killed_worker_ends_its_turn_stale(llm: ScriptedLLMServer,
     result = run_cli(["delegate", "--task", PERU, "--json"])
     pid = result.json()["process"]["id"]
     assert wait_until(lambda: len(llm.chat_requests) == 2)
-    ws = Workspace(load_settings())
-    try:
-        worker = load_process(ws, pid).worker_pid
-    finally:
-        ws.close()
-    assert worker is not None
-    os.kill(worker, signal.SIGKILL)
-    waited = run_cli(["process", "wait", pid, "--timeout", "30", "--json"])
-    assert waited.exit_code == 1, waited.stdout
+    kill_worker_and_wait(pid)
     turn = first_turn(pid)
     assert turn["outcome"] == "STALE" and "worker process" in turn["reason"]
 
 
 def in_flight_tokens(process_id: str) -> int | None:
     """The tokens out the worker's heartbeat stored for its call under way (None: no call)."""
-    ws = Workspace(load_settings())
-    try:
-        row = ws.db.query_one("SELECT tokens_out FROM calls_in_flight WHERE process_id = ?",
-                              (process_id,))
-    finally:
-        ws.close()
-    return None if row is None else int(row["tokens_out"])
+    rows = query("SELECT tokens_out FROM calls_in_flight WHERE process_id = ?", (process_id,))
+    return int(str(rows[0][0])) if rows else None
 
 
 def test_a_killed_worker_records_its_call_under_way_with_its_partial_tokens(
@@ -183,23 +192,11 @@ def test_a_killed_worker_records_its_call_under_way_with_its_partial_tokens(
     pid = result.json()["process"]["id"]
     assert wait_until(lambda: len(llm.chat_requests) == 2 and llm.chat_requests[1].streamed == 2)
     assert wait_until(lambda: in_flight_tokens(pid) == 2)  # a heartbeat stored what came
-    ws = Workspace(load_settings())
-    try:
-        worker = load_process(ws, pid).worker_pid
-    finally:
-        ws.close()
-    assert worker is not None
-    os.kill(worker, signal.SIGKILL)
-    waited = run_cli(["process", "wait", pid, "--timeout", "30", "--json"])
-    assert waited.exit_code == 1, waited.stdout
+    kill_worker_and_wait(pid)
     assert first_turn(pid)["outcome"] == "STALE"
-    ws = Workspace(load_settings())
-    try:
-        calls = ws.db.query("SELECT purpose, model, tokens_out, error FROM llm_calls WHERE"
-                            " process_id = ? AND turn = 1", (pid,))
-    finally:
-        ws.close()
-    assert [tuple(c) for c in calls] == [("reply", "test-model", 2, "cut off: the worker died")]
+    calls = query("SELECT purpose, model, tokens_out, error FROM llm_calls WHERE"
+                  " process_id = ? AND turn = 1", (pid,))
+    assert calls == [("reply", "test-model", 2, "cut off: the worker died")]
     assert in_flight_tokens(pid) is None
     shown = run_cli(["process", "show", pid, "--json"])
     assert shown.exit_code == 0, shown.stderr
