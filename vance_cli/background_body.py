@@ -22,7 +22,7 @@ from vance_cli.base.config import load_settings
 from vance_cli.base.errors import VanceError
 from vance_cli.base.signals import WorkerTerminated, stop_cause
 from vance_cli.processes.runtime import TurnReport, drive
-from vance_cli.processes.worker import Heartbeat, heartbeat_interval
+from vance_cli.processes.worker import Heartbeat, heartbeat_interval, worker_identity
 from vance_cli.state import process_store
 from vance_cli.state.stores import open_state
 from vance_cli.workspace import Workspace
@@ -60,7 +60,7 @@ def _run_batch(ws: Workspace, process_ids: Sequence[str]) -> tuple[int, str]:
     settings = ws.settings
     interval = heartbeat_interval(settings.process_heartbeat_interval,
                                   settings.process_stale_timeout)
-    waiting = {pid: Heartbeat(settings.state_target, pid, os.getpid(), interval)
+    waiting = {pid: Heartbeat(settings.state_target, pid, worker_identity(), interval)
                for pid in process_ids[1:]}
     for beat in waiting.values():
         beat.start()

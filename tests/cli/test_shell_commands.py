@@ -29,6 +29,7 @@ from vance_cli.cli.shell.commands import (
 from vance_cli.cli.shell.dispatch import Shell
 from vance_cli.processes.model import Status
 from vance_cli.processes.records import transition
+from vance_cli.processes.worker import worker_identity
 from vance_cli.state import process_store
 from vance_cli.workspace import Workspace
 
@@ -206,7 +207,7 @@ def test_process_wait_keeps_the_exit_codes_of_vance_process_wait() -> None:
     ws = Workspace(load_settings())  # a turn is under way: RUNNING under this (live) pid
     transition(ws, pid, Status.RUNNING)
     with ws.db.transaction():
-        process_store.set_worker(ws.db, pid, os.getpid())
+        process_store.set_worker(ws.db, pid, os.getpid(), worker_identity())
     ws.close()
     result = run_cli(["shell"], input=f"/process wait {pid[:8]} --timeout 0.2\n")
     assert result.exit_code == 124

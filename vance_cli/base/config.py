@@ -88,6 +88,8 @@ HEARTBEAT_MAX = HOUR
 
 STALE_TIMEOUT_MAX = WEEK
 """Longest ``process.stale_timeout``, in seconds."""
+TAKEOVERS_MAX = 100
+"""Most ``process.max_takeovers``."""
 
 MAX_RETRIES_MAX = 10
 """Most ``llm.max_retries``: with the client's backoff (up to 8 s) and ``llm.timeout``
@@ -354,6 +356,9 @@ KEYS: tuple[KeySpec, ...] = (
                  " process.stale_timeout is used)"),
     KeySpec("process.stale_timeout", _to_seconds(STALE_TIMEOUT_MAX), ("VANCE_STALE_TIMEOUT",),
             help="seconds without a heartbeat after which a RUNNING process is closed as STALE"),
+    KeySpec("process.max_takeovers", _to_count(TAKEOVERS_MAX), ("VANCE_MAX_TAKEOVERS",),
+            help="times another worker may take over a turn whose worker died (team mode);"
+                 " past that the process closes STALE"),
     KeySpec("process.max_tokens", _to_count(PROCESS_TOKENS_MAX), ("VANCE_PROCESS_MAX_TOKENS",),
             help="LLM tokens (in + out) one process may use over all its turns"),
     KeySpec("turn.max_llm_calls", _to_count(TURN_CALLS_MAX), ("VANCE_TURN_MAX_LLM_CALLS",),
@@ -462,6 +467,7 @@ def _defaults(environ: Mapping[str, str]) -> dict[str, Any]:
         "state.url": None,
         "process.heartbeat_interval": 5.0,
         "process.stale_timeout": 30.0,
+        "process.max_takeovers": 3,
         "process.max_tokens": 500_000,
         "turn.max_llm_calls": 20,
         "turn.timeout": 600.0,
@@ -514,6 +520,7 @@ class Settings:
     state_url: str | None
     process_heartbeat_interval: float
     process_stale_timeout: float
+    process_max_takeovers: int
     process_max_tokens: int
     turn_max_llm_calls: int
     turn_timeout: float

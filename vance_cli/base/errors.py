@@ -425,6 +425,12 @@ class NoEngineCode(VanceError):
     code = "no_engine_code"
 
 
+class NoWorker(VanceError):
+    """Team mode: a turn waits in the queue and no ``vance worker`` of the team is alive."""
+
+    code = "no_worker"
+
+
 class CannotRun(InputError):
     """A turn cannot start in the process's status (CLOSED, or a turn is running): exit 2."""
 

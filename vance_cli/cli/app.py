@@ -50,6 +50,8 @@ COMMANDS: Mapping[str, Entry] = {
                    "Start, show and stop the local model server (llm.local_model)."),
     "migrate": Entry("vance_cli.cli.commands.migrate",
                      "Bring the state database's schema up to date (a team's PostgreSQL too)."),
+    "worker": Entry("vance_cli.cli.commands.worker",
+                    "Run a team's queued turns on this host until Ctrl-C (state.url: PostgreSQL)."),
     "mcp": Entry("vance_cli.cli.commands.mcp", "Serve process_create_delegate and the process, "
                  "recipe and wizard tools over MCP (stdio)."),
     "tools": Entry("vance_cli.cli.commands.tools", "List the tools a recipe can allow; add and "

@@ -8,6 +8,7 @@ Rule: docs/engines.md#children
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import queue
 import secrets
 import threading
@@ -282,7 +283,9 @@ def run_side_by_side(ws: Workspace, jobs: Sequence[tuple[Process, str | None]],
                 fork.close()
 
     width = max(1, min(max_parallel, len(jobs) or 1))
-    threads = [threading.Thread(target=work, daemon=True, name=f"vance-children-{n}")
+    # each thread runs in a copy of this context: a team job's worker identity goes on
+    threads = [threading.Thread(target=contextvars.copy_context().run, args=(work,),
+                                daemon=True, name=f"vance-children-{n}")
                for n in range(width)]
     for thread in threads:
         thread.start()

@@ -34,8 +34,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vance_cli.base.paths import Paths, ensure
+from vance_cli.base.records import frozen
 from vance_cli.base.scope import SCOPE_KEYS
 from vance_cli.processes.inputs import has_pending, is_passive
+from vance_cli.processes.jobs import defer_turn
 from vance_cli.processes.model import StartHow, Status
 from vance_cli.processes.stream import stream_path
 from vance_cli.processes.worker import hand_over
@@ -127,20 +129,46 @@ def held(ws: Workspace, process: Process) -> StartHow | None:
         return StartHow.CLOSED if process.status is Status.CLOSED else StartHow.RUNNING
     if not has_pending(ws, process.id):
         return StartHow.NOTHING_TO_DO
-    if not ws.settings.llm_configured:
+    if not ws.settings.llm_configured and not ws.settings.team:  # a team's workers have theirs
         return StartHow.WAITING_FOR_LLM
     return None
 
 
-def launch(ws: Workspace, process_id: str, *more: str) -> tuple[int, Path]:
-    """Start a worker for the processes' turns (``start_worker``), live output emptied.
+@frozen
+class Launched:
+    """Who runs a process's turns now (``launch``).
 
-    The worker needs a moment before its turn starts the stream file afresh;
-    a follower in between must see nothing, not the previous turn's output.
+    Attributes:
+        worker_pid: the detached worker's pid (one machine), else None.
+        log: its log file, else None.
+        job: in team mode, the ``vance.turn`` job deferred for the (first) process;
+            None when a turn of it already waited in the queue, or on one machine.
     """
-    for pid in (process_id, *more):
-        path = stream_path(ws, pid)
+
+    worker_pid: int | None = None
+    log: Path | None = None
+    job: int | None = None
+
+
+def launch(ws: Workspace, process_id: str, *more: str) -> Launched:
+    """Get the processes' turns run elsewhere: a detached worker, or a team's queue.
+
+    On one machine a worker starts (``start_worker``), live output emptied: the
+    worker needs a moment before its turn starts the stream file afresh, and a
+    follower in between must see nothing, not the previous turn's output. In team
+    mode a ``vance.turn`` job is deferred for each process (``jobs.defer_turn``);
+    the team's ``vance worker`` hosts run them.
+
+    Raises:
+        OSError: the worker cannot be started. StateError: the server failed.
+    """
+    if ws.settings.team:
+        deferred = [defer_turn(ws, full_id) for full_id in (process_id, *more)]
+        return Launched(job=deferred[0])
+    for full_id in (process_id, *more):
+        path = stream_path(ws, full_id)
         with suppress(OSError):  # costs the follower only, as StreamFile's writes
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("", encoding="utf-8")
-    return start_worker(ws, process_id, *more)
+    pid, log = start_worker(ws, process_id, *more)
+    return Launched(pid, log)

@@ -61,7 +61,8 @@ from vance_cli.base.clock import parse_time
 from vance_cli.base.records import frozen
 from vance_cli.processes import overflow
 from vance_cli.processes.budget import REAP_GRACE, Budget
-from vance_cli.processes.model import CloseReason, Process, Status
+from vance_cli.processes.jobs import cancel_turns
+from vance_cli.processes.model import CloseReason, Process, Status, is_job_worker
 from vance_cli.processes.records import apply_transition, change_status, load_process
 from vance_cli.state import conversation
 from vance_cli.state import process_store as store
@@ -134,7 +135,7 @@ def stale_reason(row: Row | dict[str, Any], now: datetime, timeout: float,
 def close_process(ws: Workspace, process_id: str, reason: CloseReason | str,
                   outcome: Mapping[str, Any] | None = None, *, note: str | None = None,
                   only_from: Status | None = None, hooks: bool = True,
-                  notify: bool = True) -> tuple[Process, Status | None]:
+                  notify: bool = True, owner: str | None = None) -> tuple[Process, Status | None]:
     """Close a process from whatever live status it is in, unless it is closed already.
 
     Reads and writes under one write transaction, so a concurrent close,
@@ -152,6 +153,8 @@ def close_process(ws: Workspace, process_id: str, reason: CloseReason | str,
             (``stop_process`` signals the worker first).
         notify: post ``child_closed`` to the parent (``records.transition``); False
             for an inline child, whose orchestrator has its answer.
+        owner: close only while this worker holds the process (a worker closing its own
+            turn: one whose turn was taken over closes nothing).
 
     Returns:
         ``(process after, status it was closed from)``; the second item is
@@ -164,7 +167,8 @@ def close_process(ws: Workspace, process_id: str, reason: CloseReason | str,
     with ws.db.transaction():
         current = load_process(ws, process_id)
         if current.status is Status.CLOSED or (only_from is not None
-                                               and current.status is not only_from):
+                                               and current.status is not only_from) or \
+                (owner is not None and current.worker != owner):
             return current, None
         after = change_status(ws.db, current.id, current.status, Status.CLOSED, text,
                               outcome=outcome, note=note, notify=notify)
@@ -219,6 +223,9 @@ def reap_stale(ws: Workspace) -> list[Process]:
 
 def _why_reaped(ws: Workspace, row: Row, now: datetime) -> str | None:
     """Say why a RUNNING process is reaped: its worker is gone or silent, or its turn overdue."""
+    if ws.settings.team and is_job_worker(row["worker"]):
+        # a team job's silent worker is the job queue's to replace (takeover), not a reap's
+        return overdue_reason(ws, row, now)
     reason = stale_reason(row, now, ws.settings.process_stale_timeout, _liveness(ws))
     return reason or overdue_reason(ws, row, now)
 
@@ -370,6 +377,8 @@ def stop_process(ws: Workspace, ident: str) -> StopResult:
                                        note="stopped", hooks=False)
     if closed_from is None:
         return StopResult(after, False, None)
+    if ws.settings.team:  # its waiting turn is cancelled, its running one asked to abort
+        cancel_turns(ws, after.id)
     try:
         return StopResult(after, True, _signal_worker(ws, after, closed_from))
     finally:  # the worker is told first: a slow hook must not let it find out by itself

@@ -97,6 +97,20 @@ class StartHow(StrEnum):
     """It is closed."""
 
 
+JOB_MARK = ":job"
+"""What a team job's worker identity has in it (``host:pid:job<id>.<attempt>``)."""
+
+
+def job_identity(host: str, pid: int, job_id: int, attempt: int) -> str:
+    """Return the worker identity of one attempt of a team job (docs/teams.md#takeover)."""
+    return f"{host}:{pid}{JOB_MARK}{job_id}.{attempt}"
+
+
+def is_job_worker(worker: str | None) -> bool:
+    """True when ``worker`` is a team job's identity: its liveness is the job queue's."""
+    return worker is not None and JOB_MARK in worker
+
+
 FAILED_LABEL = "FAILED"
 """What people read for a ``STALE`` close that a failed turn made (``Process.label``)."""
 
@@ -156,6 +170,9 @@ class Process:
     updated_at: str
     heartbeat_at: str | None = None
     worker_pid: int | None = None
+    worker: str | None = None
+    takeovers: int = 0
+    spawn_key: str | None = None
     outcome: Mapping[str, Any] | None = None
     result: str | None = None
     turns: int = 0
@@ -173,7 +190,8 @@ class Process:
             close_reason=CloseReason(row["close_reason"]) if row["close_reason"] else None,
             parent_process_id=row["parent_process_id"], created_at=row["created_at"],
             updated_at=row["updated_at"], heartbeat_at=row["heartbeat_at"],
-            worker_pid=row["worker_pid"],
+            worker_pid=row["worker_pid"], worker=row["worker"],
+            takeovers=int(row["takeovers"] or 0), spawn_key=row["spawn_key"],
             outcome=json.loads(row["outcome"]) if row["outcome"] else None,
             result=row["result"], turns=int(row["turns"] or 0), prompt=row["prompt"],
             state=json.loads(row["state"]) if row["state"] else None,

@@ -157,7 +157,8 @@ def apply_transition(db: Database, process_id: str, old: Status, new: Status,
 def change_status(db: Database, process_id: str, old: Status, new: Status,
                   reason: str | None = None, *, outcome: Mapping[str, Any] | None = None,
                   note: str | None = None, notify: bool = True, result: str | None = None,
-                  worker_pid: int | None = None) -> Process | None:
+                  worker_pid: int | None = None, worker: str | None = None,
+                  owner: str | None = None, turn: int | None = None) -> Process | None:
     """``apply_transition`` that returns the changed process (``UPDATE … RETURNING``).
 
     Args:
@@ -173,6 +174,9 @@ def change_status(db: Database, process_id: str, old: Status, new: Status,
             (docs/engines.md "Children").
         result: also store this result text (a settling turn's reply) in the same update.
         worker_pid: also record the worker that claimed it and stamp its heartbeat.
+        worker: also record the claiming worker's identity (``worker.worker_identity``).
+        owner: change only while this worker holds it (a settle: docs/teams.md#takeover).
+        turn: change only while this is its turn.
 
     Returns:
         The process as it is now; None when another writer changed its status first.
@@ -184,7 +188,8 @@ def change_status(db: Database, process_id: str, old: Status, new: Status,
     if new is Status.CLOSED and reason is None:
         raise InvalidTransition("closing a process needs a close reason")
     row = store.change_status(db, process_id, old.value, new.value, reason, outcome,
-                              result=result, worker_pid=worker_pid)
+                              result=result, worker_pid=worker_pid, worker=worker,
+                              owner=owner, turn=turn)
     if row is None:
         return None
     store.record_transition(db, process_id, old.value, new.value, reason, note)

@@ -114,7 +114,7 @@ def _claimable(ws: Workspace, process: Process, adopt: bool, retry: bool) -> Pro
         raise CannotRun(f"process {process.id} is CLOSED/{process.close_reason}"
                         + ("" if process.close_reason != CloseReason.STALE.value
                            else "; 'vance process run' retries it"), process=process.id)
-    if process.status is Status.RUNNING and not (adopt and process.worker_pid is not None):
+    if process.status is Status.RUNNING and not (adopt and process.worker is not None):
         raise CannotRun(f"process {process.id} is RUNNING: a turn is under way"
                         " ('vance process follow' shows it)", process=process.id)
     return process
@@ -273,11 +273,12 @@ def _settle(ws: Workspace, run: Run, turn: Turn, outcome: TurnOutcome,
                                     CloseReason.DONE.value, outcome=outcome.outcome,
                                     note="its orchestrator has the answer" if answered
                                     else f"turn {turn.number} done", notify=notify,
-                                    result=result)
+                                    result=result, owner=run.worker, turn=turn.number)
         else:
             target = Status.BLOCKED if outcome.settle == TurnEnd.BLOCKED else Status.IDLE
             settled = change_status(db, pid, Status.RUNNING, target,
-                                    note=f"turn {turn.number} settled", result=result)
+                                    note=f"turn {turn.number} settled", result=result,
+                                    owner=run.worker, turn=turn.number)
             if settled is not None and notify and settled.parent_process_id is not None:
                 notify_parent(db, pid, CHILD_SETTLED)
         if settled is None and result is not None:  # stopped meanwhile: the reply still counts
@@ -343,9 +344,9 @@ def wake_parent(ws: Workspace, child: Process) -> bool:
     its own will take the event), or no LLM is configured.
 
     Returns:
-        True when a worker was started for the parent.
+        True when a worker was started for the parent (team mode: a job deferred).
     """
-    if child.parent_process_id is None or not ws.settings.llm_configured:
+    if child.parent_process_id is None or not (ws.settings.llm_configured or ws.settings.team):
         return False
     parent = load_process(ws, child.parent_process_id)
     engine = ws.engines.get(parent.engine)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from vance_cli.base.records import frozen
 from vance_cli.processes.launcher import held, launch
 from vance_cli.processes.model import Process, StartHow
+from vance_cli.processes.queued import wait_for_turn
 from vance_cli.processes.records import load_process
 from vance_cli.processes.runtime import TurnReport, drive
 
@@ -38,6 +39,8 @@ class Started:
         report: the last turn's report (foreground only).
         worker_pid: the worker's pid (background; running: the running turn's).
         log: the worker's log file (background only).
+        job: in team mode, the ``vance.turn`` job that runs it (background), or None
+            when a turn of it already waited in the queue.
     """
 
     process: Process
@@ -45,6 +48,7 @@ class Started:
     report: TurnReport | None = None
     worker_pid: int | None = None
     log: Path | None = None
+    job: int | None = None
 
 
 def start(ws: Workspace, process_id: str, *, wait: bool = False,
@@ -59,21 +63,28 @@ def start(ws: Workspace, process_id: str, *, wait: bool = False,
 
     Returns:
         What was done (``Started.how``); without an LLM the process stays ``IDLE``
-        with its inputs pending, and ``vance process run`` runs them later.
+        with its inputs pending, and ``vance process run`` runs them later. In team
+        mode no turn runs here: a job is deferred, and ``wait`` follows it until the
+        turn settled on whichever worker ran it (``queued.wait_for_turn``).
 
     Raises:
-        As ``run_turn`` (foreground); OSError: the worker cannot be started.
+        As ``run_turn`` (foreground); OSError: the worker cannot be started;
+        NoWorker: (team, ``wait``) no ``vance worker`` took the turn.
     """
     process = load_process(ws, process_id)
     why = held(ws, process)
     if why is not None:
         return Started(process, why,
                        worker_pid=process.worker_pid if why == "running" else None)
-    if wait:
+    if wait and not ws.settings.team:
         report = drive(ws, process.id, sink=sink)
         return Started(report.process, StartHow.FOREGROUND, report=report)
-    pid, log = launch(ws, process.id)
-    return Started(load_process(ws, process.id), StartHow.BACKGROUND, worker_pid=pid, log=log)
+    launched = launch(ws, process.id)
+    if wait:
+        report = wait_for_turn(ws, process.id, launched.job, sink=sink)
+        return Started(report.process, StartHow.FOREGROUND, report=report, job=launched.job)
+    return Started(load_process(ws, process.id), StartHow.BACKGROUND,
+                   worker_pid=launched.worker_pid, log=launched.log, job=launched.job)
 
 
 BATCH_PARALLEL = 4
@@ -99,6 +110,8 @@ def start_all(ws: Workspace, process_ids: Sequence[str]) -> list[Started]:
     Raises:
         ProcessNotFound: an id names no process. OSError: a worker cannot be started.
     """
+    if ws.settings.team:  # one job per process; the team's workers share them out
+        return [start(ws, pid) for pid in process_ids]
     processes = [load_process(ws, pid) for pid in process_ids]
     waits = [held(ws, p) for p in processes]
     ready = [p for p, why in zip(processes, waits, strict=True) if why is None]
@@ -107,7 +120,8 @@ def start_all(ws: Workspace, process_ids: Sequence[str]) -> list[Started]:
     for lane in range(min(width, len(ready))):
         share = [p.id for p in ready[lane::width]]
         launched = launch(ws, share[0], *share[1:])
-        pids.update(dict.fromkeys(share, launched))
+        assert launched.worker_pid is not None and launched.log is not None
+        pids.update(dict.fromkeys(share, (launched.worker_pid, launched.log)))
     out: list[Started] = []
     for process, why in zip(processes, waits, strict=True):
         if why is not None:

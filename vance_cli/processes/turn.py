@@ -397,7 +397,7 @@ class Turn:
         self._unstored.append({"purpose": purpose, "model": model, "endpoint": endpoint,
                                "tokens_in": tokens_in, "tokens_out": tokens_out,
                                "latency_ms": latency_ms, "finish_reason": finish_reason,
-                               "error": error})
+                               "error": error, "attempt": self.process.takeovers + 1})
 
     def _bounded(self, config: LLMConfig, structured: bool) -> LLMConfig:
         """Fit a call's timeout and retries into the turn's seconds left; free text: no JSON mode.
@@ -518,7 +518,7 @@ class Turn:
         why = held(self.ws, load_process(self.ws, child.id))
         if why is not None:
             return why
-        launch(self.ws, child.id)
+        launch(self.ws, child.id)  # a worker, or a team's job
         return StartHow.BACKGROUND
 
     def refusal(self, started: int) -> str | None:

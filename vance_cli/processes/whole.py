@@ -9,7 +9,7 @@ Rule: docs/engines.md#writing-an-engine
 
 from __future__ import annotations
 
-from vance_cli.processes.launcher import start_worker
+from vance_cli.processes.launcher import launch
 from vance_cli.processes.lifecycle import close_process
 from vance_cli.processes.model import NAME_MAX, CloseReason, Process, ProcessSpec, Status
 from vance_cli.processes.records import create_process, load_process, set_result, update_params
@@ -17,5 +17,5 @@ from vance_cli.processes.session import session_root
 from vance_cli.processes.worker import Run, running
 
 __all__ = ["NAME_MAX", "CloseReason", "Process", "ProcessSpec", "Run", "Status", "close_process",
-           "create_process", "load_process", "running", "session_root", "set_result",
-           "start_worker", "update_params"]
+           "create_process", "launch", "load_process", "running", "session_root", "set_result",
+           "update_params"]

@@ -38,11 +38,13 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from vance_cli.base.clock import utc_now
@@ -60,6 +62,29 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from vance_cli.workspace import Workspace
+
+
+_IDENTITY: ContextVar[str | None] = ContextVar("vance_worker_identity", default=None)
+
+
+def worker_identity(pid: int | None = None) -> str:
+    """Return the identity a turn run here stores as its process's ``worker``.
+
+    ``host:pid`` for a local worker (``pid``: another OS process's, for a launcher's
+    ``hand_over``); inside ``acting_as``, the identity given there (a team job's).
+    """
+    given = _IDENTITY.get() if pid is None else None
+    return given or f"{socket.gethostname()}:{os.getpid() if pid is None else pid}"
+
+
+@contextmanager
+def acting_as(identity: str) -> Iterator[None]:
+    """Run turns in this block (this thread) under worker ``identity`` (a team job's)."""
+    token = _IDENTITY.set(identity)
+    try:
+        yield
+    finally:
+        _IDENTITY.reset(token)
 
 
 def heartbeat_interval(interval: float, stale_timeout: float) -> float:
@@ -122,13 +147,14 @@ class Heartbeat:
     Args:
         target: the state store (``Settings.state_target``).
         process_id: full process id.
-        pid: the worker pid the stamp must match.
+        worker: the worker identity the stamp must match (``worker_identity``).
         interval: seconds between stamps.
     """
 
-    def __init__(self, target: Path | str, process_id: str, pid: int, interval: float) -> None:
-        self.target, self.process_id, self.pid, self.interval = (target, process_id, pid,
-                                                                 interval)
+    def __init__(self, target: Path | str, process_id: str, worker: str,
+                 interval: float) -> None:
+        self.target, self.process_id, self.worker, self.interval = (target, process_id, worker,
+                                                                    interval)
         self.lost = threading.Event()
         self.beats = 0
         self.due = 0.0
@@ -164,7 +190,7 @@ class Heartbeat:
                     self._db = open_state(self.target)
                 flight, written = self.flight, None
                 with self._db.transaction():
-                    ours = store.stamp_heartbeat(self._db, self.process_id, self.pid)
+                    ours = store.stamp_heartbeat(self._db, self.process_id, self.worker)
                     if ours and flight is not None:
                         written = flight.store(self._db, self.process_id)
                 if flight is not None and written is not None:  # committed
@@ -285,6 +311,11 @@ class Run:
         self.closed = False
 
     @property
+    def worker(self) -> str:
+        """The identity this turn holds its process under (settles compare-and-set on it)."""
+        return self._heartbeat.worker
+
+    @property
     def stop_requested(self) -> bool:
         """True once the process is no longer RUNNING under this worker (stopped, stale)."""
         return self._heartbeat.lost.is_set()
@@ -320,7 +351,7 @@ class Run:
         """
         self._heartbeat.stop()
         _, closed_from = close_process(self.ws, self.process_id, reason, outcome, note=note,
-                                       only_from=Status.RUNNING)
+                                       only_from=Status.RUNNING, owner=self.worker)
         self.closed = True
         return closed_from is not None
 
@@ -356,7 +387,7 @@ def hand_over(ws: Workspace, process_id: str, pid: int) -> bool:
         moved = apply_transition(ws.db, current.id, current.status, Status.RUNNING,
                                  note=f"worker {pid} launched")
         if moved:
-            store.set_worker(ws.db, current.id, pid)
+            store.set_worker(ws.db, current.id, pid, worker_identity(pid))
         return moved
 
 
@@ -372,7 +403,8 @@ def running(ws: Workspace, process_id: str, handle_sigterm: bool = True,
             SUSPENDED or BLOCKED.
         handle_sigterm: in the main thread, turn SIGTERM into ``WorkerTerminated``.
         adopt: take over a process a launcher already made RUNNING under this
-            pid (``hand_over``) instead of failing on RUNNING → RUNNING.
+            worker (``hand_over``, or a team job's takeover) instead of failing on
+            RUNNING → RUNNING.
         on_claim: called with the full id inside the transaction that makes the
             process RUNNING, after it: what it writes is stored with the claim or
             not at all (a turn's start and inputs).
@@ -387,19 +419,19 @@ def running(ws: Workspace, process_id: str, handle_sigterm: bool = True,
         InvalidTransition: the process cannot start a turn (RUNNING already, or CLOSED),
             or it is no longer as ``seen``.
     """
-    db, pid = ws.db, os.getpid()
+    db, pid, me = ws.db, os.getpid(), worker_identity()
     with db.transaction():
         current = seen if seen is not None and not adopt else load_process(ws, process_id)
-        if adopt and current.status is Status.RUNNING and current.worker_pid == pid:
-            store.set_worker(db, current.id, pid)  # handed over: the heartbeat starts now
+        if adopt and current.status is Status.RUNNING and current.worker == me:
+            store.set_worker(db, current.id, pid, me)  # handed over: the heartbeat starts now
         elif change_status(db, current.id, current.status, Status.RUNNING,
-                           note=f"worker {pid}", worker_pid=pid) is None:
+                           note=f"worker {me}", worker_pid=pid, worker=me) is None:
             raise InvalidTransition(f"process {current.id} is no longer"
                                     f" {current.status.value}: another writer came first")
         if on_claim is not None:
             on_claim(current.id)
     settings = ws.settings
-    beat = Heartbeat(settings.state_target, current.id, pid, heartbeat_interval(
+    beat = Heartbeat(settings.state_target, current.id, me, heartbeat_interval(
         settings.process_heartbeat_interval, settings.process_stale_timeout))
     run = Run(ws, current.id, beat)
     previous = install_sigterm() if handle_sigterm else None
@@ -416,7 +448,8 @@ def running(ws: Workspace, process_id: str, handle_sigterm: bool = True,
             signal.signal(signal.SIGTERM, previous)
     if not run.closed:
         with db.transaction():
-            apply_transition(db, run.process_id, Status.RUNNING, Status.IDLE, note="turn ended")
+            change_status(db, run.process_id, Status.RUNNING, Status.IDLE, note="turn ended",
+                          owner=me)
 
 
 def _close_after(run: Run, exc: BaseException) -> None:

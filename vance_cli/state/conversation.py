@@ -120,6 +120,14 @@ def end_turn(db: Database, process_id: str, number: int, outcome: str,
                     (utc_now(), outcome, reason, process_id, number))
 
 
+def turn_reply(db: Database, process_id: str, number: int) -> str | None:
+    """Return the reply turn ``number`` stored (its last), or None."""
+    row = db.query_one("SELECT content FROM messages WHERE process_id = ? AND turn = ? AND"
+                       " role = 'assistant' AND kind = 'reply' ORDER BY id DESC LIMIT 1",
+                       (process_id, number))
+    return None if row is None else str(row[0])
+
+
 def running_turn(db: Database, process_id: str) -> Row | None:
     """Return the newest turn of a process still recorded ``RUNNING`` (number, started_at)."""
     return db.query_one("SELECT number, started_at FROM turns WHERE process_id = ? AND"
@@ -143,14 +151,18 @@ def turns(db: Database, process_id: str) -> list[Row]:
 def add_llm_call(db: Database, process_id: str | None, turn: int | None, purpose: str, *,
                  model: str | None, endpoint: str | None, tokens_in: int | None,
                  tokens_out: int | None, latency_ms: float | None,
-                 finish_reason: str | None, error: str | None = None) -> None:
-    """Record one LLM call of a process, or of none (``wizard check``); never the key."""
+                 finish_reason: str | None, error: str | None = None, attempt: int = 1) -> None:
+    """Record one LLM call of a process, or of none (``wizard check``); never the key.
+
+    ``attempt``: 1, or more for a call made again by a turn that another worker took
+    over (docs/teams.md#at-least-once).
+    """
     db.conn.execute(
         "INSERT INTO llm_calls (process_id, turn, purpose, model, endpoint, tokens_in,"
-        " tokens_out, latency_ms, finish_reason, error, created_at) VALUES"
-        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " tokens_out, latency_ms, finish_reason, error, created_at, attempt) VALUES"
+        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (process_id, turn, purpose, model, endpoint, tokens_in, tokens_out, latency_ms,
-         finish_reason, error, utc_now()))
+         finish_reason, error, utc_now(), attempt))
 
 
 def llm_totals(db: Database, process_id: str, turn: int | None = None, *,

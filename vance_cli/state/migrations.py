@@ -276,6 +276,27 @@ def m010_calls_in_flight(conn: Connection) -> None:
             PRIMARY KEY (process_id, turn)
         )""")
 
+@migration
+def m011_team_workers(conn: Connection) -> None:
+    """Who runs a turn, across hosts: the worker's identity, takeovers, children's keys.
+
+    ``worker`` names the worker that holds a RUNNING process (``host:pid`` for a
+    local worker, ``host:pid:job.attempt`` for a team job): heartbeats and settles
+    compare-and-set on it. ``takeovers`` counts the times a stalled turn was taken
+    over by another worker (``process.max_takeovers``), and an LLM call's ``attempt`` the
+    times its turn was run (a taken-over turn makes its calls again). ``spawn_key`` keys a child by
+    its parent's turn and label, so a retried turn finds its children instead of
+    spawning them twice (docs/teams.md). On PostgreSQL the twin also creates the job
+    queue's schema (procrastinate).
+    """
+    conn.execute("ALTER TABLE processes ADD COLUMN worker TEXT")
+    conn.execute("ALTER TABLE processes ADD COLUMN takeovers INTEGER NOT NULL DEFAULT 0")
+    conn.execute("ALTER TABLE processes ADD COLUMN spawn_key TEXT")
+    conn.execute("ALTER TABLE llm_calls ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1")
+    conn.execute("CREATE UNIQUE INDEX processes_spawn_key ON processes(parent_process_id,"
+                 " spawn_key) WHERE spawn_key IS NOT NULL")
+
+
 def steps(dialect: Dialect) -> list[tuple[str, Migration]]:
     """Return (name, function) of every migration of ``dialect``, in apply order."""
     if dialect is SQLITE:

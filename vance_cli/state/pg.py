@@ -117,6 +117,20 @@ class _Statements:
             raise known from None
 
 
+    def execute_script(self, sql: str) -> None:
+        """Run several statements as written (no placeholders), in this thread's transaction.
+
+        For SQL that is not vance's own (the job queue's schema): nothing is rewritten.
+
+        Raises:
+            RuntimeError: no transaction is open in this thread.
+        """
+        held = self._db.held()
+        if held is None:
+            raise RuntimeError("execute_script runs inside a transaction")
+        held.execute(sql)  # not vance's SQL: run as written
+
+
 def _run(conn: psycopg.Connection[PgRow], sql: str, params: tuple[Any, ...]) -> _Result:
     cur = conn.execute(sql, params)
     rows = cur.fetchall() if cur.description is not None else []

@@ -16,7 +16,7 @@ from vance_cli.state.db import Database, Row
 _COLUMNS = (
     "id, tenant, session, name, recipe, engine, title, goal, params, steer_content, status,"
     " close_reason, parent_process_id, outcome, result, turns, prompt, state, created_at,"
-    " updated_at, heartbeat_at, worker_pid"
+    " updated_at, heartbeat_at, worker_pid, worker, takeovers, spawn_key"
 )
 
 
@@ -32,6 +32,7 @@ def insert_process(db: Database, row: Mapping[str, Any]) -> None:
     values["outcome"] = (json.dumps(values["outcome"]) if values.get("outcome") is not None
                          else None)
     values.setdefault("turns", 0)
+    values.setdefault("takeovers", 0)
     cols = [c.strip() for c in _COLUMNS.split(",")]
     db.conn.execute(
         f"INSERT INTO processes ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
@@ -62,14 +63,28 @@ def update_status(db: Database, process_id: str, expected: str, new: str,
 
 def change_status(db: Database, process_id: str, expected: str, new: str,
                   close_reason: str | None = None, outcome: Mapping[str, Any] | None = None,
-                  *, result: str | None = None, worker_pid: int | None = None) -> Row | None:
+                  *, result: str | None = None, worker_pid: int | None = None,
+                  worker: str | None = None, owner: str | None = None,
+                  turn: int | None = None) -> Row | None:
     """``update_status`` that returns the changed row (``UPDATE … RETURNING``, no re-read).
 
-    The same statement also stores ``result`` (a settling turn's reply) and
-    ``worker_pid`` with a heartbeat stamp (a claim), when given.
+    Args:
+        db: the state database.
+        process_id: full id.
+        expected: the status the caller read (compare-and-set).
+        new: the status to set.
+        close_reason: its close reason (a close), or None.
+        outcome: its outcome, or None to keep it.
+        result: also store this result text (a settling turn's reply).
+        worker_pid: also record the claiming worker's OS pid, with a heartbeat stamp.
+        worker: also record the claiming worker's identity.
+        owner: change only while this worker holds the process (compare-and-set on
+            ``worker`` too: a worker whose turn was taken over settles nothing).
+        turn: change only while this is the process's turn (compare-and-set on ``turns``).
 
     Returns:
-        The row as it is now; None when another writer changed the status first.
+        The row as it is now; None when another writer changed the status (or the
+        owner, or the turn) first.
     """
     now = utc_now()
     extra = ""
@@ -80,12 +95,22 @@ def change_status(db: Database, process_id: str, expected: str, new: str,
     if worker_pid is not None:
         extra += ", worker_pid = ?, heartbeat_at = ?"
         values += [worker_pid, now]
+    if worker is not None:
+        extra += ", worker = ?"
+        values.append(worker)
+    where, also = "", list[Any]()
+    if owner is not None:
+        where += " AND worker = ?"
+        also.append(owner)
+    if turn is not None:
+        where += " AND turns = ?"
+        also.append(turn)
     rows = db.query(
         "UPDATE processes SET status = ?, close_reason = COALESCE(?, close_reason),"
         f" outcome = COALESCE(?, outcome), updated_at = ?{extra} WHERE id = ? AND status = ?"
-        f" RETURNING {_COLUMNS}",
+        f"{where} RETURNING {_COLUMNS}",
         (new, close_reason, json.dumps(outcome) if outcome is not None else None, now,
-         *values, process_id, expected),
+         *values, process_id, expected, *also),
     )
     return rows[0] if rows else None
 
@@ -140,11 +165,11 @@ def reopen_stale(db: Database, process_id: str) -> bool:
     return cur.rowcount == 1
 
 
-def set_worker(db: Database, process_id: str, pid: int | None) -> None:
-    """Record the OS pid of the worker running the process and stamp its heartbeat."""
+def set_worker(db: Database, process_id: str, pid: int | None, worker: str | None) -> None:
+    """Record the worker running the process (OS pid, identity) and stamp its heartbeat."""
     db.conn.execute(
-        "UPDATE processes SET worker_pid = ?, heartbeat_at = ?, updated_at = ? WHERE id = ?",
-        (pid, utc_now(), utc_now(), process_id),
+        "UPDATE processes SET worker_pid = ?, worker = ?, heartbeat_at = ?, updated_at = ?"
+        " WHERE id = ?", (pid, worker, utc_now(), utc_now(), process_id),
     )
 
 
@@ -153,8 +178,8 @@ def touch_heartbeat(db: Database, process_id: str) -> None:
     db.conn.execute("UPDATE processes SET heartbeat_at = ? WHERE id = ?", (utc_now(), process_id))
 
 
-def stamp_heartbeat(db: Database, process_id: str, pid: int) -> bool:
-    """Stamp the heartbeat if the process is still RUNNING under worker ``pid``.
+def stamp_heartbeat(db: Database, process_id: str, worker: str) -> bool:
+    """Stamp the heartbeat if the process is still RUNNING under ``worker``.
 
     Returns:
         False when the process was closed, idled or taken over meanwhile (the
@@ -162,8 +187,33 @@ def stamp_heartbeat(db: Database, process_id: str, pid: int) -> bool:
     """
     cur = db.conn.execute(
         "UPDATE processes SET heartbeat_at = ? WHERE id = ? AND status = 'RUNNING'"
-        " AND worker_pid = ?", (utc_now(), process_id, pid))
+        " AND worker = ?", (utc_now(), process_id, worker))
     return cur.rowcount == 1
+
+
+def take_over(db: Database, process_id: str, previous: str | None, worker: str,
+              pid: int) -> Row | None:
+    """Move a RUNNING process from worker ``previous`` to ``worker`` (compare-and-set).
+
+    Counts one more takeover and stamps the heartbeat.
+
+    Returns:
+        The row as it is now, or None when it is no longer RUNNING under ``previous``.
+    """
+    owner = "worker IS NULL" if previous is None else "worker = ?"
+    rows = db.query(
+        "UPDATE processes SET worker = ?, worker_pid = ?, heartbeat_at = ?, updated_at = ?,"
+        f" takeovers = takeovers + 1 WHERE id = ? AND status = 'RUNNING' AND {owner}"
+        f" RETURNING {_COLUMNS}",
+        (worker, pid, utc_now(), utc_now(), process_id,
+         *(() if previous is None else (previous,))))
+    return rows[0] if rows else None
+
+
+def find_spawned(db: Database, parent_id: str, spawn_key: str) -> Row | None:
+    """Return the child of ``parent_id`` spawned under ``spawn_key``, or None."""
+    return db.query_one(f"SELECT {_COLUMNS} FROM processes WHERE parent_process_id = ?"
+                        " AND spawn_key = ?", (parent_id, spawn_key))
 
 
 def get_by_id(db: Database, process_id: str) -> Row | None:

@@ -26,6 +26,7 @@ from vance_cli.processes.lifecycle import (
 )
 from vance_cli.processes.model import TRANSITIONS, CloseReason, Status, check_transition
 from vance_cli.processes.records import list_processes, load_process, transition
+from vance_cli.processes.worker import worker_identity
 from vance_cli.state import process_store as store
 from vance_cli.workspace import Workspace
 
@@ -268,7 +269,7 @@ def test_stop_signals_a_running_worker_with_a_fresh_heartbeat(ws: Workspace) -> 
         pid = make(ws, "busy")
         transition(ws, pid, Status.RUNNING)
         with ws.db.transaction():
-            store.set_worker(ws.db, pid, worker.pid)
+            store.set_worker(ws.db, pid, worker.pid, worker_identity(worker.pid))
         result = stop_process(ws, pid)
         assert result.stopped and result.signalled_pid == worker.pid
         assert worker.wait(timeout=10) == -signal.SIGTERM
@@ -309,13 +310,13 @@ def test_on_a_team_database_stop_signals_no_pid_and_the_worker_sees_the_close(
         pid = make(ws, "elsewhere")
         transition(ws, pid, Status.RUNNING)
         with ws.db.transaction():
-            store.set_worker(ws.db, pid, local.pid)
+            store.set_worker(ws.db, pid, local.pid, worker_identity(local.pid))
         result = stop_process(ws, pid)
         assert result.stopped and result.signalled_pid is None
         assert load_process(ws, pid).close_reason == "STOPPED"
         time.sleep(0.2)
         assert local.poll() is None  # never signalled
-        beat = Heartbeat(ws.settings.state_target, pid, local.pid, 60)
+        beat = Heartbeat(ws.settings.state_target, pid, worker_identity(local.pid), 60)
         assert beat.stamp() is False and beat.lost.is_set()  # the worker finds out itself
     finally:
         local.kill()

@@ -16,7 +16,7 @@ from vance_cli.processes.events import EventQuery, pending_events
 from vance_cli.processes.lifecycle import stop_process
 from vance_cli.processes.model import CloseReason, Status
 from vance_cli.processes.records import load_process
-from vance_cli.processes.worker import heartbeat_interval, running
+from vance_cli.processes.worker import heartbeat_interval, running, worker_identity
 from vance_cli.workspace import Workspace
 
 
@@ -169,8 +169,8 @@ def test_a_heartbeat_outlives_a_dropped_server_connection(ws: Workspace) -> None
     pid = make(ws, "beating")
     transition(ws, pid, Status.RUNNING)
     with ws.db.transaction():
-        store.set_worker(ws.db, pid, os.getpid())
-    beat = Heartbeat(ws.settings.state_target, pid, os.getpid(), 60)
+        store.set_worker(ws.db, pid, os.getpid(), worker_identity())
+    beat = Heartbeat(ws.settings.state_target, pid, worker_identity(), 60)
     try:
         assert beat.stamp() is True and beat.beats == 1
         with psycopg.connect(str(ws.settings.state_target), autocommit=True) as admin:

@@ -9,6 +9,7 @@ import pytest
 from helpers import run_cli
 
 from vance_cli.state.db import Database
+from vance_cli.state.dialect import POSTGRES
 from vance_cli.state.migrations import MIGRATIONS, migrate, steps
 from vance_cli.state.migrations_pg import TWINS
 from vance_cli.state.stores import open_state
@@ -18,7 +19,7 @@ EXPECTED_TABLES = {
     "processes": ["id", "tenant", "session", "name", "recipe", "engine", "title", "goal",
                   "params", "steer_content", "status", "close_reason", "parent_process_id",
                   "outcome", "created_at", "updated_at", "heartbeat_at", "worker_pid", "result",
-                  "turns", "prompt", "state"],
+                  "turns", "prompt", "state", "worker", "takeovers", "spawn_key"],
     "process_transitions": ["id", "process_id", "from_status", "to_status", "close_reason",
                             "note", "at"],
     "events": ["id", "tenant", "recipient_process_id", "source_process_id", "kind", "payload",
@@ -32,7 +33,7 @@ EXPECTED_TABLES = {
     "turns": ["process_id", "number", "started_at", "ended_at", "outcome", "worker_pid",
               "reason"],
     "llm_calls": ["id", "process_id", "turn", "purpose", "model", "endpoint", "tokens_in",
-                  "tokens_out", "latency_ms", "finish_reason", "error", "created_at"],
+                  "tokens_out", "latency_ms", "finish_reason", "error", "created_at", "attempt"],
     "wizard_uses": ["id", "tenant", "wizard", "used_at"],
     "tool_grants": ["process_id", "tool", "scope", "created_at"],
     "calls_in_flight": ["process_id", "turn", "purpose", "model", "endpoint", "tokens_out",
@@ -64,8 +65,10 @@ def test_migrations_run_once(tmp_path: Path) -> None:
 
 @pytest.mark.sqlite_only
 def test_every_migration_has_its_postgres_twin_in_order() -> None:
-    assert list(TWINS) == [name for name, _ in MIGRATIONS]
-    assert [name for name, _ in steps(Database.dialect)] == list(TWINS)
+    names = [name for name, _ in MIGRATIONS]
+    assert sorted(TWINS) == sorted(names)  # registered as the two modules load
+    assert [name for name, _ in steps(POSTGRES)] == names
+    assert [func for _, func in steps(POSTGRES)] == [TWINS[name] for name in names]
 
 
 def _pg_schema(url: str) -> dict[str, list[str]]:
@@ -90,8 +93,13 @@ def test_vance_migrate_gives_postgres_the_same_tables_and_columns() -> None:
     assert first.exit_code == 0, first.stderr
     assert first.json()["applied"] == [name for name, _ in MIGRATIONS]
     assert again.exit_code == 0 and again.stdout.endswith(": up to date\n")
-    assert schema["processes"][-5:] == ["rowid", "result", "turns", "prompt", "state"]
+    assert schema["processes"][-8:] == ["rowid", "result", "turns", "prompt", "state", "worker",
+                                        "takeovers", "spawn_key"]
     schema["processes"].remove("rowid")  # SQLite's implicit rowid, a column of its own here
+    queue = {t for t in schema if t.startswith("procrastinate_")}  # the job queue's own tables
+    assert {"procrastinate_jobs", "procrastinate_workers", "procrastinate_events"} <= queue
+    for table in queue:
+        del schema[table]
     assert {t: sorted(c) for t, c in schema.items()} == \
         {t: sorted(c) for t, c in EXPECTED_TABLES.items()}
 

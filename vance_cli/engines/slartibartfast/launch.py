@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from vance_cli.base.errors import VanceError
 from vance_cli.engines.slartibartfast.outcome import FallbackResult, Outcome
 from vance_cli.engines.slartibartfast.start import caller_of, start_slart
-from vance_cli.processes.whole import CloseReason, close_process, session_root, start_worker
+from vance_cli.processes.whole import CloseReason, close_process, launch, session_root
 
 if TYPE_CHECKING:
     from vance_cli.delegate.request import DelegateRequest
@@ -54,7 +54,7 @@ def start_background(ws: Workspace, request: DelegateRequest, timeout: float) ->
         return FallbackResult(Outcome.FAILED, f"Slartibartfast cannot start: {text}")
     slart_id = started.process.id
     try:
-        pid, log = start_worker(ws, slart_id)
+        launched = launch(ws, slart_id)
     except OSError as exc:
         reason = f"the background worker could not be started: {exc}"
         with started.control.audit.lock:
@@ -63,9 +63,12 @@ def start_background(ws: Workspace, request: DelegateRequest, timeout: float) ->
             started.control.settle(ws, started.plan)
         return FallbackResult(Outcome.FAILED, f"Slartibartfast cannot start: {reason}", slart_id)
     who = "the caller" if caller is not None else "the session root"
+    where = (f"worker pid {launched.worker_pid}, cutoff {timeout:g} s, log {launched.log}"
+             if launched.worker_pid is not None else
+             f"queued for the team's workers, cutoff {timeout:g} s")
     return FallbackResult(Outcome.PENDING, (
         f"Slartibartfast is designing a new recipe in the background (process {slart_id}, "
-        f"worker pid {pid}, cutoff {timeout:g} s, log {log}). It is not started "
+        f"{where}). It is not started "
         f"automatically: when Slartibartfast ends, an event lands in the queue of {who} "
         f"{recipient.id} ('vance process events --for {recipient.id}')"),
         slart_id, audit_file=started.control.audit.path, notify=recipient.id)

@@ -14,6 +14,7 @@ import pytest
 from vance_cli.engines.slartibartfast.audit import Audit, layer_path, run_folder
 from vance_cli.processes.model import Status
 from vance_cli.processes.records import apply_transition
+from vance_cli.processes.worker import worker_identity
 from vance_cli.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ def test_a_reaped_slart_process_ends_its_audit_stale(ws: Workspace) -> None:
     pid = _dead_pid()
     with ws.db.transaction():
         apply_transition(ws.db, started.process.id, Status.IDLE, Status.RUNNING, note="worker")
-        process_store.set_worker(ws.db, started.process.id, pid)
+        process_store.set_worker(ws.db, started.process.id, pid, worker_identity(pid))
     [reaped] = reap_stale(ws)  # … and was SIGKILLed
     audit = _audit_on_disk(started)
     assert reaped.close_reason == "STALE"

@@ -1,0 +1,180 @@
+"""``vance worker``: run a team's turns (jobs of the ``vance`` queue) on this host.
+
+Rules (docs/teams.md#vance-worker):
+- One procrastinate worker takes ``vance.turn`` jobs, ``concurrency`` at a time,
+  each in a thread with a workspace of its own (the job's scope, this host's
+  config: its LLM, its keys). A second one, of one slot, runs the periodic
+  ``vance.retry_stalled`` task, so a host busy with turns still takes over the
+  turns of a dead one.
+- A turn job runs under the identity ``host:pid:job<id>.<attempt>``, stored on
+  the process (``worker``); heartbeats and settles compare-and-set on it. A job
+  that finds its process RUNNING under another identity is a stalled job run
+  again: it takes the turn over (``processes.takeover``).
+- ``retry_stalled`` hands every ``doing`` job whose worker's procrastinate
+  heartbeat is older than ``process.stale_timeout`` back to the queue (its lock
+  stays: still one turn per process). Workers beat every
+  ``process.heartbeat_interval``; the retry runs every ``RETRY_PERIOD_S``.
+- SIGINT/SIGTERM: no new job starts, the running turns finish, then it exits
+  0; a second signal exits at once (130), and the team takes over its turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import socket
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from vance_cli.base.config import Settings, load_settings
+from vance_cli.base.errors import VanceError
+from vance_cli.processes.jobs import QUEUE, TURN_TASK
+from vance_cli.processes.model import Status, job_identity
+from vance_cli.processes.runtime import TurnReport, drive
+from vance_cli.processes.takeover import adopt
+from vance_cli.processes.worker import acting_as
+from vance_cli.workspace import Workspace
+
+if TYPE_CHECKING:
+    from procrastinate import App
+    from procrastinate.job_context import JobContext
+
+RETRY_TASK = "vance.retry_stalled"
+"""The periodic task that hands a dead worker's turns back to the queue."""
+
+SYSTEM_QUEUE = "vance.system"
+"""The queue of vance's own periodic tasks (one slot per host, apart from the turns)."""
+
+RETRY_PERIOD_S = 2
+"""Seconds between two runs of ``retry_stalled`` (a whole number: cron's seconds field)."""
+
+log = logging.getLogger("vance.worker")
+
+
+def run_job(process_id: str, scope: Mapping[str, str], retry: bool, identity: str,
+            home: str | None) -> str:
+    """Run a process's due turns as one attempt of a turn job; return a summary line.
+
+    Args:
+        process_id: full id.
+        scope: tenant, project, user, session, lang as the deferring command resolved them.
+        retry: reopen a process closed ``STALE`` first (``vance process run``).
+        identity: this attempt's worker identity (``model.job_identity``).
+        home: the worker's ``--home``, or None.
+
+    Returns:
+        What happened, one line (the job's result).
+    """
+    ws = Workspace(load_settings(flags=dict(scope), home=home))
+    try:
+        with acting_as(identity):
+            process = adopt(ws, process_id, identity)
+            if process.status is Status.CLOSED and not retry:
+                return f"process {process_id}: {process.label}, no turn"
+            taken = process.status is Status.RUNNING and process.worker == identity
+            report = drive(ws, process_id, adopt=taken, retry=retry)
+        return _summary(report, taken)
+    except VanceError as exc:  # the process cannot run (gone, closed, no engine …)
+        return f"process {process_id}: no turn: {exc.message}"
+    finally:
+        ws.close()
+
+
+def _summary(report: TurnReport, taken: bool) -> str:
+    process = report.process
+    how = "taken over, " if taken else ""
+    return (f"process {process.id}: {how}turn {report.number} ended {report.settle},"
+            f" {process.label}")
+
+
+def make_app(url: str, settings: Settings, home: str | None) -> App:
+    """Return the procrastinate app of a team's server with vance's two tasks on it."""
+    import procrastinate
+
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=url))
+    stale = settings.process_stale_timeout
+    host = socket.gethostname()
+
+    @app.task(name=TURN_TASK, queue=QUEUE, pass_context=True)
+    def turn(context: JobContext, process_id: str, scope: dict[str, str],
+             retry: bool = False) -> str:
+        job = context.job
+        assert job.id is not None
+        identity = job_identity(host, os.getpid(), job.id, job.attempts)
+        started = time.monotonic()
+        line = run_job(process_id, scope, retry, identity, home)
+        log.warning("job %s: %s (%.1f s)", job.id, line, time.monotonic() - started)
+        return line
+
+    @app.periodic(cron=f"* * * * * */{RETRY_PERIOD_S}", periodic_id="stalled")
+    @app.task(name=RETRY_TASK, queue=SYSTEM_QUEUE, pass_context=True)
+    async def retry_stalled(context: JobContext, timestamp: int) -> int:
+        manager = context.app.job_manager
+        stalled = list(await manager.get_stalled_jobs(queue=QUEUE, task_name=TURN_TASK,
+                                                 seconds_since_heartbeat=stale))
+        for job in stalled:
+            try:
+                await manager.retry_job(job)
+            except Exception as exc:  # another host retried it first
+                log.debug("job %s not retried: %s", job.id, exc)
+            else:
+                log.warning("job %s (process %s): its worker stopped beating, retried",
+                            job.id, job.task_kwargs.get("process_id"))
+        return len(stalled)
+
+    del turn, retry_stalled  # registered on the app
+    return app
+
+
+def serve(settings: Settings, home: str | None, concurrency: int,
+          on_ready: Callable[[str], None] | None = None) -> int:
+    """Run this host's worker until SIGINT or SIGTERM; return the exit code.
+
+    Args:
+        settings: the worker's settings (``state.url`` names the team's server).
+        home: its ``--home``, or None.
+        concurrency: turns run at once.
+        on_ready: told one line when the worker takes jobs.
+
+    Returns:
+        0 after a graceful stop; 130 when a second signal cut it short.
+    """
+    url = settings.state_target
+    assert isinstance(url, str)
+    app = make_app(url, settings, home)
+    return asyncio.run(_serve(app, settings, concurrency, on_ready))
+
+
+async def _serve(app: App, settings: Settings, concurrency: int,
+                 on_ready: Callable[[str], None] | None) -> int:
+    from procrastinate.worker import Worker
+
+    beat = max(0.5, min(settings.process_heartbeat_interval, settings.process_stale_timeout / 3))
+    common: dict[str, Any] = {
+        "install_signal_handlers": False, "update_heartbeat_interval": beat,
+        "stalled_worker_timeout": settings.process_stale_timeout,
+        "fetch_job_polling_interval": 1.0, "abort_job_polling_interval": 1.0}
+    name = f"{socket.gethostname()}:{os.getpid()}"
+    async with app.open_async():
+        turns = Worker(app, queues=[QUEUE], concurrency=concurrency, name=name, **common)
+        system = Worker(app, queues=[SYSTEM_QUEUE], concurrency=1, name=f"{name}:system",
+                        **common)
+        loop = asyncio.get_running_loop()
+        signals = {"count": 0}
+
+        def on_signal() -> None:
+            signals["count"] += 1
+            if signals["count"] > 1:
+                os._exit(130)  # the team takes its turns over
+            turns.stop()  # type: ignore[no-untyped-call]
+            system.stop()  # type: ignore[no-untyped-call]
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, on_signal)
+        if on_ready is not None:
+            on_ready(f"vance worker {name}: {concurrency} turns at a time on queue {QUEUE}")
+        await asyncio.gather(turns.run(), system.run())  # type: ignore[no-untyped-call]
+    return 0
