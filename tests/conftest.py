@@ -133,7 +133,8 @@ def state_store(request: pytest.FixtureRequest, vance_home: Path,
     assert postgres.ADMIN_URL is not None  # else skipped at collection (below)
     with postgres.fresh_database() as url:
         monkeypatch.setenv("VANCE_STATE_URL", url)
-        yield store
+        with postgres.team_worker():  # team mode: turns are jobs, a worker runs them
+            yield store
 
 
 @pytest.fixture(scope="session", autouse=True)

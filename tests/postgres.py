@@ -74,3 +74,29 @@ def fresh_database(migrated: bool = True) -> Iterator[str]:
         yield database_url(name)
     finally:
         _admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@contextmanager
+def team_worker(concurrency: int = 4) -> Iterator[None]:
+    """Run a team's worker (``vance worker``) in a thread of this process while the block runs.
+
+    It serves the database ``VANCE_STATE_URL`` names. A job's settings are read when it runs,
+    from this process's environment, so what a test sets later (its LLM server) applies.
+    """
+    import asyncio
+    import threading
+
+    from vance_cli.base.config import load_settings
+    from vance_cli.team_worker import Host
+
+    host = Host(load_settings(), None, concurrency)
+    ready = threading.Event()
+    thread = threading.Thread(target=lambda: asyncio.run(host.run(lambda _: ready.set())),
+                              name="vance-team-worker", daemon=True)
+    thread.start()
+    ready.wait(30)
+    try:
+        yield
+    finally:
+        host.stop()
+        thread.join(30)  # its running turns end first; one held forever is left behind

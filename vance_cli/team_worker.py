@@ -129,6 +129,55 @@ def make_app(url: str, settings: Settings, home: str | None) -> App:
     return app
 
 
+class Host:
+    """This host's two procrastinate workers (turns, and the periodic retry), run and stopped.
+
+    Args:
+        settings: the worker's settings (``state.url`` names the team's server).
+        home: its ``--home``, or None.
+        concurrency: turns run at once.
+    """
+
+    def __init__(self, settings: Settings, home: str | None, concurrency: int) -> None:
+        url = settings.state_target
+        assert isinstance(url, str)
+        self.settings, self.concurrency = settings, concurrency
+        self.app = make_app(url, settings, home)
+        self.name = f"{socket.gethostname()}:{os.getpid()}"
+        self._workers: list[Any] = []
+        self._stopped = False
+
+    async def run(self, on_ready: Callable[[str], None] | None = None) -> None:
+        """Take jobs until ``stop``; the running turns finish first."""
+        from procrastinate.worker import Worker
+
+        settings = self.settings
+        beat = max(0.5, min(settings.process_heartbeat_interval,
+                            settings.process_stale_timeout / 3))
+        common: dict[str, Any] = {
+            "install_signal_handlers": False, "update_heartbeat_interval": beat,
+            "stalled_worker_timeout": settings.process_stale_timeout,
+            "fetch_job_polling_interval": 1.0, "abort_job_polling_interval": 1.0}
+        async with self.app.open_async():
+            self._workers = [
+                Worker(self.app, queues=[QUEUE], concurrency=self.concurrency, name=self.name,
+                       **common),
+                Worker(self.app, queues=[SYSTEM_QUEUE], concurrency=1,
+                       name=f"{self.name}:system", **common)]
+            if self._stopped:
+                return
+            if on_ready is not None:
+                on_ready(f"vance worker {self.name}: {self.concurrency} turns at a time on"
+                         f" queue {QUEUE}")
+            await asyncio.gather(*(worker.run() for worker in self._workers))
+
+    def stop(self) -> None:
+        """Take no more jobs (from any thread); ``run`` returns when the running ones end."""
+        self._stopped = True
+        for worker in self._workers:
+            worker.stop()
+
+
 def serve(settings: Settings, home: str | None, concurrency: int,
           on_ready: Callable[[str], None] | None = None) -> int:
     """Run this host's worker until SIGINT or SIGTERM; return the exit code.
@@ -140,41 +189,24 @@ def serve(settings: Settings, home: str | None, concurrency: int,
         on_ready: told one line when the worker takes jobs.
 
     Returns:
-        0 after a graceful stop; 130 when a second signal cut it short.
+        0 after a graceful stop (a second signal exits at once with 130).
     """
-    url = settings.state_target
-    assert isinstance(url, str)
-    app = make_app(url, settings, home)
-    return asyncio.run(_serve(app, settings, concurrency, on_ready))
+    host = Host(settings, home, concurrency)
+    logging.basicConfig(format="%(asctime)s %(message)s", level=logging.WARNING)
 
-
-async def _serve(app: App, settings: Settings, concurrency: int,
-                 on_ready: Callable[[str], None] | None) -> int:
-    from procrastinate.worker import Worker
-
-    beat = max(0.5, min(settings.process_heartbeat_interval, settings.process_stale_timeout / 3))
-    common: dict[str, Any] = {
-        "install_signal_handlers": False, "update_heartbeat_interval": beat,
-        "stalled_worker_timeout": settings.process_stale_timeout,
-        "fetch_job_polling_interval": 1.0, "abort_job_polling_interval": 1.0}
-    name = f"{socket.gethostname()}:{os.getpid()}"
-    async with app.open_async():
-        turns = Worker(app, queues=[QUEUE], concurrency=concurrency, name=name, **common)
-        system = Worker(app, queues=[SYSTEM_QUEUE], concurrency=1, name=f"{name}:system",
-                        **common)
+    async def main() -> None:
         loop = asyncio.get_running_loop()
-        signals = {"count": 0}
+        signals = [0]
 
         def on_signal() -> None:
-            signals["count"] += 1
-            if signals["count"] > 1:
+            signals[0] += 1
+            if signals[0] > 1:
                 os._exit(130)  # the team takes its turns over
-            turns.stop()  # type: ignore[no-untyped-call]
-            system.stop()  # type: ignore[no-untyped-call]
+            host.stop()
 
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, on_signal)
-        if on_ready is not None:
-            on_ready(f"vance worker {name}: {concurrency} turns at a time on queue {QUEUE}")
-        await asyncio.gather(turns.run(), system.run())  # type: ignore[no-untyped-call]
+        await host.run(on_ready)
+
+    asyncio.run(main())
     return 0

@@ -322,6 +322,7 @@ def test_arthurs_turn_records_the_selectors_call(llm: ScriptedLLMServer) -> None
 # --- 7: a worker killed mid-turn --------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only  # a local worker killed by pid; a team takes its turns over
 def test_a_worker_killed_mid_turn_goes_stale_keeps_its_inputs_and_run_completes_it(
         llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VANCE_HEARTBEAT_INTERVAL", "0.1")
@@ -355,6 +356,7 @@ def test_a_worker_killed_mid_turn_goes_stale_keeps_its_inputs_and_run_completes_
 # --- 8: no LLM ------------------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only  # one machine: a team's member queues the turn for the workers' LLM
 def test_offline_a_ford_task_waits_for_an_llm_and_says_how_to_run_it() -> None:
     result = run_cli(["delegate", "--task", PERU])
     assert result.exit_code == 0, result.stderr
@@ -366,6 +368,7 @@ def test_offline_a_ford_task_waits_for_an_llm_and_says_how_to_run_it() -> None:
     assert [(m["kind"], m["turn"]) for m in messages(pid)] == [("task", None)]
 
 
+@pytest.mark.sqlite_only  # one machine: a team's member queues the turn for the workers' LLM
 def test_readme_first_command_offline_says_how_to_get_the_work_done() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert f'vance delegate --task "{ESSAY}"' in readme.split("\n```\n", 1)[0]
@@ -499,6 +502,7 @@ def test_run_with_nothing_waiting_runs_no_turn(llm: ScriptedLLMServer) -> None:
     assert (process["status"], process["turns"], process["result"]) == ("IDLE", 1, LIMA)
 
 
+@pytest.mark.sqlite_only  # the local worker's drive loop; a team's next turn is a new job
 def test_steer_during_a_background_turn_is_taken_by_the_next_turn_of_that_worker(
         llm: ScriptedLLMServer) -> None:
     hold = threading.Event()

@@ -190,11 +190,11 @@ def render_steps(view: NextSteps) -> list[tuple[str, Any]]:
     """Return a ``NextSteps`` view as ``work`` / ``then`` lines (may be empty)."""
     process, happened = view.process, view.happened
     if happened is Happened.BACKGROUND:
-        work = f"runs in the background (worker pid {view.worker_pid})"
+        work = f"runs in the background ({view.where})"
     elif happened is Happened.WAITING_FOR_LLM:
         work = f"waits for an LLM: no LLM is configured; {LLM_HINT}"
     elif happened is Happened.RUNNING:
-        work = (f"a turn is under way (worker pid {view.worker_pid}); it takes the new input"
+        work = (f"a turn is under way ({view.where}); it takes the new input"
                 " next")
     elif happened is Happened.CLOSED:
         work = f"none: the process is {process.label}" + (

@@ -114,7 +114,7 @@ def note_for(view: NextSteps) -> str | None:
     if view.happened is Happened.NO_ENGINE:
         return f"Engine '{process.engine}' has no local implementation yet: no turn runs."
     if view.happened is Happened.BACKGROUND:
-        return (f"The turn runs in the background (worker pid {view.worker_pid}); "
+        return (f"The turn runs in the background ({view.where}); "
                 f"call process_result with processId '{pid}' (and waitSeconds) for "
                 "the answer.")
     if view.happened is Happened.FAILED:

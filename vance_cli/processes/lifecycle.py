@@ -61,7 +61,7 @@ from vance_cli.base.clock import parse_time
 from vance_cli.base.records import frozen
 from vance_cli.processes import overflow
 from vance_cli.processes.budget import REAP_GRACE, Budget
-from vance_cli.processes.jobs import cancel_turns
+from vance_cli.processes.jobs import cancel_turns, waiting_job
 from vance_cli.processes.model import CloseReason, Process, Status, is_job_worker
 from vance_cli.processes.records import apply_transition, change_status, load_process
 from vance_cli.state import conversation
@@ -307,7 +307,8 @@ def wait_process(ws: Workspace, ident: str, timeout: float | None = None,
     """Wait until a process's current turn has settled: it is no longer RUNNING.
 
     Stale workers are detected on each check, so a dead worker ends the wait
-    (the process closes ``STALE``).
+    (the process closes ``STALE``). In team mode a turn waiting in the queue counts
+    as under way: the wait goes on until a worker ran it.
 
     Args:
         ws: workspace.
@@ -327,7 +328,9 @@ def wait_process(ws: Workspace, ident: str, timeout: float | None = None,
     start = time.monotonic()
     process = reap_and_load(ws, ident)
     delay = POLL_FIRST
-    while process.status is Status.RUNNING:
+    while process.status is Status.RUNNING or (
+            ws.settings.team and process.status is not Status.CLOSED
+            and waiting_job(ws, process.id) is not None):
         waited = time.monotonic() - start
         if timeout is not None and waited >= timeout:
             return WaitResult(process, True, waited)

@@ -74,6 +74,8 @@ class NextSteps:
         steps: what the reader can do next, in the order to do it (may be empty).
         worker_pid: the worker running the turn (background, running), else None.
         reason: why the turn failed or the process closed, if known.
+        queued: team mode: the turn waits in the team's queue (or runs on a team's worker).
+        job: its job's id, when this command deferred it.
     """
 
     happened: Happened
@@ -81,6 +83,16 @@ class NextSteps:
     steps: tuple[Step, ...] = ()
     worker_pid: int | None = None
     reason: str | None = None
+    queued: bool = False
+    job: int | None = None
+
+    @property
+    def where(self) -> str:
+        """Who runs the turn, as people read it: a worker pid, or the team's queue."""
+        if not self.queued:
+            return f"worker pid {self.worker_pid}"
+        return (f"job {self.job} of the team's queue" if self.job is not None
+                else "the team's queue")
 
     @property
     def failed(self) -> bool:
@@ -126,7 +138,10 @@ def next_steps(started: Started, settled: Process | None = None) -> NextSteps:
         return NextSteps(Happened.CLOSED, process, retry, reason=_outcome_reason(process))
     if how in _BY_HOW:
         happened, steps = _BY_HOW[how]
-        return NextSteps(happened, process, steps, worker_pid=started.worker_pid)
+        return NextSteps(happened, process, steps, worker_pid=started.worker_pid,
+                         queued=started.worker_pid is None and how in (StartHow.BACKGROUND,
+                                                                       StartHow.RUNNING),
+                         job=started.job)
     report = started.report
     if report is not None and report.failed:
         return NextSteps(Happened.FAILED, process, reason=report.reason)

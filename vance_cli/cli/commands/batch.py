@@ -105,7 +105,9 @@ def _start_turns(ws: Workspace, results: list[ItemResult], wait: bool) -> tuple[
            if r.result is not None and r.result.started is not None]
     started = {s.process.id: s for s in start_all(ws, ids)} if ids else {}
     workers = {s.worker_pid for s in started.values() if s.how == "background"}
-    if workers:
+    if ws.settings.team and workers:
+        output.info(f"queued {counted(len(started), 'turn')} for the team's workers")
+    elif workers:
         output.info(f"started {counted(len(started), 'turn')} in"
                     f" {counted(len(workers), 'background worker')}")
     if not wait:
