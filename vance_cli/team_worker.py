@@ -33,7 +33,8 @@ from vance_cli.base.config import Settings, load_settings
 from vance_cli.base.errors import VanceError
 from vance_cli.processes.jobs import QUEUE, TURN_TASK
 from vance_cli.processes.model import Status, job_identity
-from vance_cli.processes.runtime import TurnReport, drive
+from vance_cli.processes.queued import run_child_job
+from vance_cli.processes.runtime import CHILD_RUNNER, TurnReport, drive, run_turn
 from vance_cli.processes.takeover import adopt
 from vance_cli.processes.worker import acting_as
 from vance_cli.workspace import Workspace
@@ -55,7 +56,7 @@ log = logging.getLogger("vance.worker")
 
 
 def run_job(process_id: str, scope: Mapping[str, str], retry: bool, identity: str,
-            home: str | None) -> str:
+            home: str | None, *, child: bool = False, close: bool = False) -> str:
     """Run a process's due turns as one attempt of a turn job; return a summary line.
 
     Args:
@@ -64,6 +65,8 @@ def run_job(process_id: str, scope: Mapping[str, str], retry: bool, identity: st
         retry: reopen a process closed ``STALE`` first (``vance process run``).
         identity: this attempt's worker identity (``model.job_identity``).
         home: the worker's ``--home``, or None.
+        child: one turn of an orchestrator's child (``run_turn(inline=True)``).
+        close: (child) a turn that answers closes it ``DONE``.
 
     Returns:
         What happened, one line (the job's result).
@@ -71,11 +74,18 @@ def run_job(process_id: str, scope: Mapping[str, str], retry: bool, identity: st
     ws = Workspace(load_settings(flags=dict(scope), home=home))
     try:
         with acting_as(identity):
-            process = adopt(ws, process_id, identity)
-            if process.status is Status.CLOSED and not retry:
-                return f"process {process_id}: {process.label}, no turn"
-            taken = process.status is Status.RUNNING and process.worker == identity
-            report = drive(ws, process_id, adopt=taken, retry=retry)
+            token = CHILD_RUNNER.set(run_child_job)  # children's turns: jobs of their own
+            try:
+                process = adopt(ws, process_id, identity)
+                if process.status is Status.CLOSED and not retry:
+                    return f"process {process_id}: {process.label}, no turn"
+                taken = process.status is Status.RUNNING and process.worker == identity
+                if child:
+                    report = run_turn(ws, process_id, adopt=taken, inline=True, close=close)
+                else:
+                    report = drive(ws, process_id, adopt=taken, retry=retry)
+            finally:
+                CHILD_RUNNER.reset(token)
         return _summary(report, taken)
     except VanceError as exc:  # the process cannot run (gone, closed, no engine …)
         return f"process {process_id}: no turn: {exc.message}"
@@ -100,12 +110,12 @@ def make_app(url: str, settings: Settings, home: str | None) -> App:
 
     @app.task(name=TURN_TASK, queue=QUEUE, pass_context=True)
     def turn(context: JobContext, process_id: str, scope: dict[str, str],
-             retry: bool = False) -> str:
+             retry: bool = False, child: bool = False, close: bool = False) -> str:
         job = context.job
         assert job.id is not None
         identity = job_identity(host, os.getpid(), job.id, job.attempts)
         started = time.monotonic()
-        line = run_job(process_id, scope, retry, identity, home)
+        line = run_job(process_id, scope, retry, identity, home, child=child, close=close)
         log.warning("job %s: %s (%.1f s)", job.id, line, time.monotonic() - started)
         return line
 

@@ -25,6 +25,7 @@ from vance_cli.processes.model import NAME_MAX, CloseReason, Process, ProcessSpe
 from vance_cli.processes.records import create_process, load_process
 from vance_cli.recipes.loader import find_recipe
 from vance_cli.state import events as event_store
+from vance_cli.state import process_store as store
 
 if TYPE_CHECKING:
     from vance_cli.processes.runtime import TurnReport
@@ -107,6 +108,16 @@ WIDENING = ("allowedTools", "allowedToolsAdd", "toolsAllow")
 gets its own recipe's tools and never more (docs/tools.md#recipes)."""
 
 
+def spawn_key(turn: Turn, label: str) -> str:
+    """Return a child's key under its parent: the parent's turn, as its inputs name it, and label.
+
+    A turn that runs again after a takeover has the same inputs (a turn consumes them only
+    when it settles), so it gets the same keys and finds its children.
+    """
+    anchor = f"m{turn.inputs[0].id}" if turn.inputs else f"t{turn.number}"
+    return f"{anchor}/{label}"
+
+
 def spawn(turn: Turn, recipe: str, goal: str, label: str, *, prompt: str | None = None,
           title: str = "", params: Mapping[str, Any] | None = None,
           also: Callable[[Database, Process], None] | None = None) -> Process:
@@ -126,12 +137,21 @@ def spawn(turn: Turn, recipe: str, goal: str, label: str, *, prompt: str | None 
         also: writes more in the creating transaction (``create_process``).
 
     Returns:
-        The child.
+        The child; the one made before under the same key (``spawn_key``) when the turn
+        runs again.
 
     Raises:
         UnknownRecipe, InputError, UnknownEngine: the child cannot be created.
         CannotRun: it would nest orchestrators too deep, or run its own ancestry again.
     """
+    key = spawn_key(turn, label)
+    made = store.find_spawned(turn.ws.db, turn.process.id, key)
+    if made is not None:  # this turn runs again (a takeover): the child it made already
+        child = Process.from_row(made)
+        if also is not None:
+            with turn.ws.db.transaction():
+                also(turn.ws.db, child)
+        return child
     found = check_nesting(turn, recipe)
     # a child gets its own recipe's tools, never more: an orchestrator cannot widen them
     given = {k: v for k, v in (params or {}).items() if k not in WIDENING}
@@ -140,7 +160,8 @@ def spawn(turn: Turn, recipe: str, goal: str, label: str, *, prompt: str | None 
         given["model"] = model
     for attempt in range(NAME_ATTEMPTS):
         spec = ProcessSpec(recipe=recipe, name=child_name(turn.process, label), title=title,
-                           goal=goal, params=given, parent=turn.process.id, prompt=prompt)
+                           goal=goal, params=given, parent=turn.process.id, prompt=prompt,
+                           spawn_key=key)
         try:
             return create_process(turn.ws, spec, found=found, also=also, parent_known=True)
         except DuplicateProcessName:
@@ -202,6 +223,11 @@ def run(ws: Workspace, child: Process, sink: TurnSink, runner: ChildTurn, *,
     Raises:
         KeyboardInterrupt, SystemExit: Ctrl-C or SIGTERM (the child is closed STOPPED first).
     """
+    now = load_process(ws, child.id)
+    if now.status is Status.CLOSED:  # a turn run again finds the child's answer given
+        done = now.close_reason == CloseReason.DONE
+        why = None if done else str((now.outcome or {}).get("reason") or now.label)
+        return ChildResult(now, now.result if done else None, why)
     try:
         if steer is not None:
             submit(ws, child.id, steer)

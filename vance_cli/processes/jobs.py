@@ -61,13 +61,17 @@ def scope_of(ws: Workspace) -> dict[str, str]:
     return {key: str(ws.settings.get(key)) for key in SCOPE_KEYS}
 
 
-def defer_turn(ws: Workspace, process_id: str, *, retry: bool = False) -> int | None:
+def defer_turn(ws: Workspace, process_id: str, *, retry: bool = False,
+               child: bool = False, close: bool = False) -> int | None:
     """Defer a ``vance.turn`` job for the process, in the open transaction or a new one.
 
     Args:
         ws: workspace on a team's PostgreSQL store.
         process_id: full id of a process with a turn due.
         retry: the job reopens a process closed ``STALE`` first (``vance process run``).
+        child: one turn of an orchestrator's child, whose orchestrator reads its report
+            (``run_turn(inline=True)``: no events, no wake-up).
+        close: (child) a turn that answers closes the child ``DONE``.
 
     Returns:
         The job's id, or None when a turn of the process already waits in the queue
@@ -89,7 +93,8 @@ def defer_turn(ws: Workspace, process_id: str, *, retry: bool = False) -> int | 
         try:
             with db.transaction():  # a savepoint: a refused queueing lock keeps the rest
                 scope: dict[str, JSONValue] = dict(scope_of(ws))
-                return int(task.defer(process_id=process_id, scope=scope, retry=retry))
+                return int(task.defer(process_id=process_id, scope=scope, retry=retry,
+                                      child=child, close=close))
         except AlreadyEnqueued:
             return None
 

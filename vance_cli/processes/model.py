@@ -251,6 +251,8 @@ class ProcessSpec:
             worker with an inline prompt), or None.
         yes_tools: tools the creating command allows (``--yes-tools``): kept on the first
             inputs, so only the turn that takes them may call these without asking.
+        spawn_key: a child's key under its parent (``children.spawn``): a turn run again
+            finds the child it made instead of making a second one.
     """
 
     recipe: str
@@ -263,6 +265,7 @@ class ProcessSpec:
     internal: bool = False
     prompt: str | None = None
     yes_tools: tuple[str, ...] = ()
+    spawn_key: str | None = None
 
 
 def new_process_id() -> str:

@@ -17,8 +17,9 @@ import time
 from typing import TYPE_CHECKING
 
 from vance_cli.base.errors import NoWorker
-from vance_cli.processes.jobs import FINAL, job_status, waiting_job
-from vance_cli.processes.model import Status, TurnEnd
+from vance_cli.processes.inputs import has_pending
+from vance_cli.processes.jobs import FINAL, defer_turn, job_status, waiting_job
+from vance_cli.processes.model import Process, Status, TurnEnd
 from vance_cli.processes.records import load_process
 from vance_cli.processes.runtime import TurnReport
 from vance_cli.state import conversation
@@ -40,7 +41,7 @@ def live_workers(ws: Workspace) -> int:
 
 
 def wait_for_turn(ws: Workspace, process_id: str, job: int | None, *,
-                  sink: TurnSink | None = None) -> TurnReport:
+                  sink: TurnSink | None = None, before: int | None = None) -> TurnReport:
     """Wait until the process's queued turn ran on a team's worker; return its report.
 
     Args:
@@ -48,6 +49,7 @@ def wait_for_turn(ws: Workspace, process_id: str, job: int | None, *,
         process_id: full id.
         job: the job ``launch`` deferred; None: the turn that already waited (found here).
         sink: status lines (and the turn's text, when the stream table has it).
+        before: the process's turns before the job was deferred (None: read now).
 
     Returns:
         The report of the process's last turn (``number`` None when none ran).
@@ -55,7 +57,7 @@ def wait_for_turn(ws: Workspace, process_id: str, job: int | None, *,
     Raises:
         NoWorker: no worker of the team was alive while the job waited.
     """
-    before = load_process(ws, process_id).turns
+    before = load_process(ws, process_id).turns if before is None else before
     job = job if job is not None else waiting_job(ws, process_id)
     told = False
     idle_since: float | None = None
@@ -100,3 +102,21 @@ def report_of(ws: Workspace, process_id: str, before: int,
     reason = last["reason"] or (None if settle in (TurnEnd.DONE, TurnEnd.IDLE,
                                                    TurnEnd.BLOCKED) else process.label)
     return TurnReport(process, number, settle, reply, reason)
+
+
+def run_child_job(ws: Workspace, child: Process, sink: TurnSink, close: bool) -> TurnReport:
+    """Run one turn of an orchestrator's child as a job of its own; return its report.
+
+    The ``ChildTurn`` of a team's worker (``runtime.CHILD_RUNNER``): the child's turn
+    runs on whichever worker takes it; this thread waits for it. A child whose turn
+    already waits or runs (an orchestrator's turn run again after a takeover) is waited
+    for, not deferred twice.
+
+    Raises:
+        NoWorker: no worker of the team was alive while the job waited.
+    """
+    before = load_process(ws, child.id).turns
+    job = waiting_job(ws, child.id)
+    if job is None and has_pending(ws, child.id):
+        job = defer_turn(ws, child.id, child=True, close=close)
+    return wait_for_turn(ws, child.id, job, sink=sink, before=before)

@@ -103,6 +103,7 @@ def create_process(ws: Workspace, spec: ProcessSpec, *, found: Recipe | None = N
         "params": params, "steer_content": spec.steer,
         "status": Status.INIT.value, "close_reason": None, "parent_process_id": spec.parent,
         "outcome": None, "result": None, "prompt": spec.prompt or recipe.prompt or None,
+        "spawn_key": spec.spawn_key,
         "created_at": now, "updated_at": now,
     }
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
+from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 from vance_cli.base.errors import CannotRun, InvalidTransition, LLMError, NoEngineCode, VanceError
@@ -28,7 +29,12 @@ from vance_cli.state import conversation
 from vance_cli.state import process_store as store
 
 if TYPE_CHECKING:
+    from vance_cli.processes.children import ChildTurn
     from vance_cli.workspace import Workspace
+
+CHILD_RUNNER: ContextVar[ChildTurn | None] = ContextVar("vance_child_runner", default=None)
+"""How an orchestrator's turn runs a child's turn, when not inline here: a team's worker
+sets ``queued.run_child_job`` (each child's turn a job of its own, on any host)."""
 
 MAX_TURNS_IN_A_ROW = 20
 """Turns ``drive`` runs back to back at most (inputs that keep arriving cannot loop it)."""
@@ -175,7 +181,8 @@ def _run_steps(ws: Workspace, process: Process, step: EngineStep, sink: TurnSink
         db, number = ws.db, started.number
         stream = StreamFile(ws, process.id, sink)
         turn = Turn(ws, started.process, number, started.inputs, stream,
-                    Budget.of(ws.settings, started.process.params), run, runner=_run_inline)
+                    Budget.of(ws.settings, started.process.params), run,
+                    runner=CHILD_RUNNER.get() or _run_inline)
         try:
             try:
                 outcome = step(turn)
