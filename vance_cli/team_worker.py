@@ -169,11 +169,11 @@ class Host:
             "stalled_worker_timeout": settings.process_stale_timeout,
             "fetch_job_polling_interval": 1.0, "abort_job_polling_interval": 1.0}
         async with self.app.open_async():
-            self._workers = [
+            self._workers = [  # a finished job's row goes: the turns table is the record
                 Worker(self.app, queues=[QUEUE], concurrency=self.concurrency, name=self.name,
-                       **common),
+                       delete_jobs="successful", **common),
                 Worker(self.app, queues=[SYSTEM_QUEUE], concurrency=1,
-                       name=f"{self.name}:system", **common)]
+                       name=f"{self.name}:system", delete_jobs="always", **common)]
             if self._stopped:
                 return
             if on_ready is not None:
