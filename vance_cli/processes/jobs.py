@@ -47,7 +47,7 @@ def app_for(db: Database) -> App:
     if app is None:
         import procrastinate  # the team extra: loaded only in team mode
 
-        from vance_cli.state.pg import PgDatabase
+        from vance_cli.state.pg import PgDatabase  # deferred: psycopg, team mode only
 
         assert isinstance(db, PgDatabase)
         app = procrastinate.App(connector=procrastinate.SyncPsycopgConnector())
@@ -82,7 +82,7 @@ def defer_turn(ws: Workspace, process_id: str, *, retry: bool = False,
     """
     from procrastinate.exceptions import AlreadyEnqueued
 
-    from vance_cli.state.pg import PgDatabase
+    from vance_cli.state.pg import PgDatabase  # deferred: psycopg, team mode only
 
     db = ws.db
     assert isinstance(db, PgDatabase)
@@ -107,7 +107,7 @@ def cancel_turns(ws: Workspace, process_id: str) -> list[int]:
     """
     db = ws.db
     app = app_for(db)
-    from vance_cli.state.pg import PgDatabase
+    from vance_cli.state.pg import PgDatabase  # deferred: psycopg, team mode only
 
     assert isinstance(db, PgDatabase)
     done: list[int] = []

@@ -10,6 +10,8 @@ from vance_cli.base.config import mask_url
 from vance_cli.base.errors import InputError
 from vance_cli.cli import context, output
 from vance_cli.processes.launcher import home_of
+from vance_cli.state.stores import open_state
+from vance_cli.team_worker import serve
 
 app = typer.Typer(add_completion=False)
 """The ``vance worker`` command (loaded on demand by ``cli.app``)."""
@@ -31,9 +33,6 @@ def command(
         raise InputError("vance worker runs a team's turns: set state.url to the team's"
                          " PostgreSQL server (docs/teams.md); on one machine every command"
                          " starts its own worker", key="state.url")
-    from vance_cli.state.stores import open_state
-    from vance_cli.team_worker import serve
-
     open_state(settings.state_target).close()  # unreachable or unmigrated: say so first
     home = home_of(settings.paths)
     where = mask_url(str(settings.state_target))
