@@ -700,6 +700,10 @@ def load_settings(
     warnings = tuple(f"{paths.config_file}: unknown key '{k}' ignored" for k in unknown)
     if env.get("OPENAI_API_BASE") and values["llm_api_key"] and not values["llm_base_url"]:
         warnings += (OPENAI_API_BASE_WARNING,)
+    shared = values["documents_shared"]
+    if shared and not os.path.isdir(shared):
+        warnings += (f"documents.shared {shared} is not a folder: the tenant layer holds no"
+                     " documents",)
     return Settings(paths=paths, origin=origin, warnings=warnings, **values)
 
 
