@@ -8,7 +8,8 @@ Layers (docs/documents.md), highest first:
   else ``<data>/tenants/<t>/projects/<project>/`` (absent when the project is
   ``_tenant`` or empty);
 - USER (wizards only): ``projects/_user_<user>/``;
-- VANCE: the tenant's own ``projects/_tenant/``;
+- VANCE: the tenant's own ``projects/_tenant/``, or the folder of
+  ``documents.shared`` (a checkout the team shares) in its place;
 - RESOURCE: the bundled documents shipped with the package.
 """
 
@@ -63,7 +64,10 @@ class Workspace:
 
     @property
     def tenant_folder(self) -> Path:
-        """The tenant layer's folder, ``projects/_tenant``."""
+        """The tenant layer's folder: ``documents.shared`` when set, else ``projects/_tenant``."""
+        shared = self.settings.documents_shared
+        if shared:
+            return Path(shared)
         return self.settings.paths.project_dir(self.settings.tenant, TENANT_PROJECT)
 
     @property

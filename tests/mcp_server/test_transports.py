@@ -17,6 +17,8 @@ from helpers import build_file_tree, run_cli
 from llm_server import ScriptedLLMServer
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
 
@@ -190,6 +192,104 @@ def test_http_serves_on_localhost_only() -> None:
         proc.terminate()
         stdout, _ = proc.communicate(timeout=60)
     assert stdout == ""
+
+
+TOKEN = "team-token-0123456789abcdef"
+"""The bearer token the team server is started with (``VANCE_MCP_TOKEN``)."""
+
+
+class HttpServer:
+    """A ``vance mcp --http`` subprocess on a free port; its URL from its first stderr line."""
+
+    def __init__(self, *flags: str, env: Mapping[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "vance_cli", "mcp", "--http", "--port", "0", *flags],
+            env=_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert self.proc.stderr is not None
+        self.first_line = self.proc.stderr.readline()
+        assert " tools at http://" in self.first_line, self.first_line
+        bound = self.first_line.split(" at ", 1)[1].split()[0]
+        port = bound.rsplit(":", 1)[1].split("/")[0]
+        self.url = f"http://127.0.0.1:{port}/mcp"  # also for 0.0.0.0: reached over loopback
+
+    def stop(self) -> str:
+        """Stop the server; return what it wrote on stdout (nothing, ever)."""
+        self.proc.terminate()
+        stdout, _ = self.proc.communicate(timeout=60)
+        return stdout
+
+
+async def _names(url: str, token: str | None) -> list[str]:
+    """List the tools with the SDK's client, sending ``Authorization: Bearer TOKEN`` if given."""
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else None
+    async with create_mcp_http_client(headers=headers) as http, \
+            Client(streamable_http_client(url, http_client=http)) as client:
+        return [t.name for t in (await client.list_tools()).tools]
+
+
+async def _refused(url: str, token: str | None) -> str:
+    """Return the SDK client's error for a connection the server refuses."""
+    try:
+        await _names(url, token)
+    except Exception as exc:  # the SDK's client: an MCPError, inside an ExceptionGroup or not
+        return repr(exc)
+    raise AssertionError(f"the server answered a request with token {token!r}")
+
+
+async def _status(url: str, headers: Mapping[str, str]) -> tuple[int, str, str]:
+    """POST an initialize by hand: its HTTP status, WWW-Authenticate header and body."""
+    async with create_mcp_http_client(headers=dict(headers)) as http:
+        answer = await http.post(url, json={
+            "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"}}},
+            headers={"Accept": "application/json, text/event-stream"})
+        return (answer.status_code, answer.headers.get("www-authenticate", ""),
+                answer.text if answer.status_code != 200 else "")
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0"])
+def test_http_with_a_token_answers_only_requests_that_carry_it(host: str) -> None:
+    server = HttpServer("--host", host, env={"VANCE_MCP_TOKEN": TOKEN})
+    try:
+        assert server.first_line.startswith(f"vance mcp: 11 tools at http://{host}:")
+        assert server.first_line.rstrip().endswith("; bearer token required")
+
+        async def main() -> dict[str, Any]:
+            return {
+                "names": await _names(server.url, TOKEN),
+                "none": await _refused(server.url, None),
+                "wrong": await _refused(server.url, TOKEN[:-1] + "X"),
+                "prefix": await _refused(server.url, TOKEN[:-1]),
+                "raw none": await _status(server.url, {}),
+                "raw wrong": await _status(server.url, {"Authorization": "Bearer nope"}),
+                "raw basic": await _status(server.url, {"Authorization": f"Basic {TOKEN}"}),
+                "raw right": await _status(server.url, {"Authorization": f"Bearer {TOKEN}"}),
+            }
+
+        seen = anyio.run(main)
+    finally:
+        stdout = server.stop()
+    assert seen["names"] == TOOL_NAMES
+    for key in ("none", "wrong", "prefix"):
+        assert "Server returned an error response" in seen[key], seen[key]
+    for key in ("raw none", "raw wrong", "raw basic"):
+        status, challenge, body = seen[key]
+        assert status == 401 and challenge.startswith("Bearer "), seen[key]
+        assert json.loads(body)["error"] == "invalid_token" and TOKEN not in body
+    assert seen["raw right"][0] == 200
+    assert stdout == ""
+
+
+def test_http_on_loopback_without_a_token_stays_open() -> None:
+    server = HttpServer()
+    try:
+        assert not server.first_line.rstrip().endswith("bearer token required")
+        names = anyio.run(_names, server.url, None)
+        status = anyio.run(_status, server.url, {"Authorization": "Bearer anything-at-all"})
+    finally:
+        server.stop()
+    assert names == TOOL_NAMES and status[0] == 200
 
 
 def _children(pid: int) -> dict[int, str]:

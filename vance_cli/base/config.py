@@ -208,6 +208,25 @@ def _to_state_url(value: Any) -> str:
     return text
 
 
+TOKEN_MIN = 16
+"""Fewest characters of ``mcp.token``: a bearer token guards a server on the network."""
+
+TOKEN_MAX = 4096
+"""Most characters of ``mcp.token`` (an HTTP header line stays short)."""
+
+
+def _to_token(value: Any) -> str:
+    """Coercer of a bearer token: 16 to 4096 visible ASCII characters, no spaces."""
+    text = _to_str(value)
+    if not TOKEN_MIN <= len(text) <= TOKEN_MAX:
+        raise ValueError(f"expected {TOKEN_MIN} to {TOKEN_MAX} characters, not {len(text)};"
+                         " e.g. python3 -c 'import secrets; print(secrets.token_urlsafe(32))'")
+    if not all("!" <= char <= "~" for char in text):
+        raise ValueError("expected visible ASCII characters only (no spaces), as an HTTP"
+                         " Authorization header carries")
+    return text
+
+
 def _to_bool(value: Any) -> bool:
     if isinstance(value, bool):
         return value
@@ -342,12 +361,18 @@ KEYS: tuple[KeySpec, ...] = (
                  "or llm"),
     KeySpec("catalog.file", _to_str, ("VANCE_ENGINE_CATALOG",), path=True,
             help="operator's engine catalog file, activated by 'vance catalog reload'"),
+    KeySpec("documents.shared", _to_str, ("VANCE_DOCUMENTS_SHARED",), path=True,
+            help="a folder shared by the team (a git checkout) that is the tenant layer:"
+                 " recipes/, wizards/, prompts/, strategies/ and catalog/engines.yaml"),
     KeySpec("fallback.timeout", _to_seconds(FALLBACK_TIMEOUT_MAX), ("VANCE_FALLBACK_TIMEOUT",),
             help="seconds the Slartibartfast fallback may run"),
     KeySpec("fallback.max_repairs", _to_count(MAX_REPAIRS_MAX), ("VANCE_FALLBACK_MAX_REPAIRS",),
             help="times Slartibartfast may repair a recipe that failed validation"),
     KeySpec("log.tasks", _to_bool, ("VANCE_LOG_TASKS",),
             help="store task text in the decision log (false: only its hash)"),
+    KeySpec("mcp.token", _to_token, ("VANCE_MCP_TOKEN",), secret=True,
+            help="bearer token 'vance mcp --http' requires of every request (needed to"
+                 " listen on an address other than loopback)"),
     KeySpec("state.url", _to_state_url, ("VANCE_STATE_URL",), url=True,
             help="where the state lives: sqlite:// (the file in the state folder),"
                  " sqlite:///PATH, or postgresql://… (a team's server; needs vance[team])"),
@@ -461,9 +486,11 @@ def _defaults(environ: Mapping[str, str]) -> dict[str, Any]:
         "llm.local_start_timeout": 120.0,
         "selector.combine": "offline-first",
         "catalog.file": None,
+        "documents.shared": None,
         "fallback.timeout": 240.0,
         "fallback.max_repairs": 2,
         "log.tasks": True,
+        "mcp.token": None,
         "state.url": None,
         "process.heartbeat_interval": 5.0,
         "process.stale_timeout": 30.0,
@@ -514,9 +541,11 @@ class Settings:
     llm_local_start_timeout: float
     selector_combine: str
     catalog_file: str | None
+    documents_shared: str | None
     fallback_timeout: float
     fallback_max_repairs: int
     log_tasks: bool
+    mcp_token: str | None = field(repr=False)
     state_url: str | None
     process_heartbeat_interval: float
     process_stale_timeout: float
@@ -678,6 +707,10 @@ def load_settings(
     warnings = tuple(f"{paths.config_file}: unknown key '{k}' ignored" for k in unknown)
     if env.get("OPENAI_API_BASE") and values["llm_api_key"] and not values["llm_base_url"]:
         warnings += (OPENAI_API_BASE_WARNING,)
+    shared = values["documents_shared"]
+    if shared and not os.path.isdir(shared):
+        warnings += (f"documents.shared {shared} is not a folder: the tenant layer holds no"
+                     " documents",)
     return Settings(paths=paths, origin=origin, warnings=warnings, **values)
 
 

@@ -2,8 +2,10 @@
 
 Rules (docs/catalog.md):
 - The file reloaded is ``--file``, else the setting ``catalog.file``
-  (``VANCE_ENGINE_CATALOG``); with neither it is a usage error. Setting
-  ``catalog.file`` alone activates nothing: the bundled catalog (or the last
+  (``VANCE_ENGINE_CATALOG``), else ``catalog/engines.yaml`` of the shared
+  folder (``documents.shared``, when it has one); with none it is a usage
+  error. Setting ``catalog.file`` (or a ``git pull`` of the shared folder)
+  alone activates nothing: the bundled catalog (or the last
   reloaded one) stays active until ``vance catalog reload``.
 - A reload reads the file once, validates it into a new frozen ``Catalog``,
   and only then replaces the active-catalog record: temp file in the same
@@ -28,6 +30,7 @@ Rules (docs/catalog.md):
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -150,7 +153,8 @@ class CatalogStatus:
 
     Attributes:
         active: the active catalog and its record.
-        configured_file: ``catalog.file`` / ``VANCE_ENGINE_CATALOG``, absolute, or None.
+        configured_file: ``catalog.file`` / ``VANCE_ENGINE_CATALOG`` (else the shared
+            folder's catalog), absolute, or None.
         reload_pending: True when the configured file differs from the active
             catalog (another file, or changed content), None when it cannot be read.
         without_code: catalog engines with no descriptor here (neither bundled
@@ -182,11 +186,32 @@ def _summary(catalog: Catalog) -> dict[str, Any]:
             "sha256": catalog.sha256, "engines": list(catalog.names)}
 
 
+SHARED_CATALOG = Path("catalog") / "engines.yaml"
+"""The engine catalog file inside the ``documents.shared`` folder (docs/teams.md)."""
+
+
+def configured_catalog(settings: Settings) -> str | None:
+    """Return the catalog file a plain ``vance catalog reload`` reads, or None.
+
+    ``catalog.file`` (``VANCE_ENGINE_CATALOG``) when set; else the shared
+    folder's ``catalog/engines.yaml`` when ``documents.shared`` is set and the
+    file is there.
+    """
+    if settings.catalog_file:
+        return settings.catalog_file
+    if settings.documents_shared:
+        shared = Path(settings.documents_shared) / SHARED_CATALOG
+        if os.path.lexists(shared):
+            return str(shared)
+    return None
+
+
 def catalog_source(settings: Settings, file: str | Path | None) -> Path:
-    """Return the catalog file a reload reads: ``file``, else ``catalog.file``.
+    """Return the catalog file a reload reads: ``file``, else ``configured_catalog``.
 
     Args:
-        settings: resolved settings (``catalog.file`` / ``VANCE_ENGINE_CATALOG``).
+        settings: resolved settings (``catalog.file`` / ``VANCE_ENGINE_CATALOG``,
+            ``documents.shared``).
         file: the ``--file`` option, or None.
 
     Returns:
@@ -195,12 +220,14 @@ def catalog_source(settings: Settings, file: str | Path | None) -> Path:
     Raises:
         InputError: neither is given (a usage error, exit 2).
     """
-    chosen = file if file not in (None, "") else settings.catalog_file
+    chosen = file if file not in (None, "") else configured_catalog(settings)
     if not chosen:
+        shared = (f", or put {SHARED_CATALOG.as_posix()} into the shared folder"
+                  f" {settings.documents_shared}" if settings.documents_shared else "")
         raise InputError(
             "no catalog file to reload: pass --file FILE, or set catalog.file"
-            " ('vance config set catalog.file /path/engines.yaml') or VANCE_ENGINE_CATALOG",
-            field="file",
+            " ('vance config set catalog.file /path/engines.yaml') or VANCE_ENGINE_CATALOG"
+            + shared, field="file",
         )
     return Path(chosen).expanduser().absolute()
 
@@ -324,7 +351,7 @@ def catalog_status(ws: Workspace) -> CatalogStatus:
     """
     active = load_active(ws.settings.paths)
     without_code = tuple(ws.engines.without_code(active.catalog.names))
-    configured = ws.settings.catalog_file
+    configured = configured_catalog(ws.settings)
     if not configured:
         return CatalogStatus(active, None, None, without_code)
     path = Path(configured).expanduser().absolute()

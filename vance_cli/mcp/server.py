@@ -6,8 +6,12 @@ Rules (docs/mcp.md):
 - stdout carries protocol messages only: while the stdio transport serves,
   the SDK points fd 1 at stderr for everything else, and vance's own lines
   (the start, failed calls, warnings) go to stderr through logging.
-- Streamable HTTP listens on 127.0.0.1 only, with the SDK's DNS-rebinding
-  protection for local hosts.
+- Streamable HTTP listens on 127.0.0.1 unless ``--host`` says otherwise. On
+  loopback the SDK's DNS-rebinding protection holds; anywhere else the
+  server refuses to start without a bearer token (``mcp.token``). A
+  configured token is required of every request, on loopback too, through
+  the SDK's own bearer-auth hooks (a ``TokenVerifier``), compared in
+  constant time.
 - Tenant, project, user, session and language are the ``Settings`` the
   server started with; every call builds its own ``Workspace`` from them
   and runs in a worker thread, so the server keeps answering while a
@@ -20,6 +24,8 @@ Rules (docs/mcp.md):
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
 import json
 import logging
 import socket
@@ -31,12 +37,15 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp import types
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+from pydantic import AnyHttpUrl
 
 from vance_cli import __version__
-from vance_cli.base.errors import VanceError, as_vance_error
+from vance_cli.base.errors import ConfigError, VanceError, as_vance_error
 from vance_cli.mcp.tools import BY_NAME, INSTRUCTIONS, TOOLS
 from vance_cli.workspace import Workspace
 
@@ -48,7 +57,7 @@ if TYPE_CHECKING:
     from vance_cli.mcp.tools import Tool
 
 HOST = "127.0.0.1"
-"""The only address the HTTP transport listens on: the server is for hosts on this machine."""
+"""The address the HTTP transport listens on unless ``--host`` names another."""
 
 HTTP_PATH = "/mcp"
 """The streamable HTTP endpoint's path (the SDK's default)."""
@@ -178,27 +187,35 @@ def _scope(settings: Settings) -> str:
             f" session {settings.session}")
 
 
-def serve(settings: Settings, *, port: int | None = None, debug: bool = False,
-          cwd: Path | None = None) -> None:
+def serve(settings: Settings, *, port: int | None = None, host: str = HOST,
+          debug: bool = False, cwd: Path | None = None) -> None:
     """Serve the tools until the client leaves (stdio) or the server is stopped (HTTP).
 
     Args:
         settings: scope and configuration, resolved as for any other command.
-        port: serve streamable HTTP on ``127.0.0.1:port`` (0: a free port)
-            instead of stdio.
+        port: serve streamable HTTP on ``host:port`` (0: a free port) instead of stdio.
+        host: the address (or host name) the HTTP transport listens on.
         debug: log every call and tracebacks of unexpected errors (stderr).
         cwd: where ``.vance/`` discovery starts; the current folder when None.
 
     Raises:
-        VanceError: the HTTP port cannot be listened on.
+        ConfigError: ``host`` is not loopback and no ``mcp.token`` is set.
+        VanceError: the HTTP address cannot be listened on.
     """
     configure_logging(debug)
     server = build_server(settings, cwd or Path.cwd(), debug)
     if port is None:
         log.info("%d tools over stdio (%s)", len(TOOLS), _scope(settings))
         anyio.run(_serve_stdio, server)
-    else:
-        anyio.run(_serve_http, server, _listen(port), settings)
+        return
+    family, address = _address(host, port)
+    loopback = is_loopback(address[0])
+    if not loopback and not settings.mcp_token:
+        raise ConfigError(
+            f"vance mcp --http on {host} (not loopback) needs a bearer token: set mcp.token"
+            " ('vance config set mcp.token TOKEN') or VANCE_MCP_TOKEN, or listen on"
+            " 127.0.0.1", key="mcp.token", host=host)
+    anyio.run(_serve_http, server, _listen(family, address, host), loopback, settings)
 
 
 async def _serve_stdio(server: Server[Any]) -> None:
@@ -206,29 +223,83 @@ async def _serve_stdio(server: Server[Any]) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
-def _listen(port: int) -> socket.socket:
-    """Return a socket bound to ``127.0.0.1:port``.
+def is_loopback(address: str) -> bool:
+    """Return True when ``address`` (an IP address) is a loopback one (``127.0.0.0/8``, ``::1``)."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])  # an IPv6 scope id is no part of it
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return bool((mapped or ip).is_loopback)
+
+
+def _address(host: str, port: int) -> tuple[socket.AddressFamily, tuple[Any, ...]]:
+    """Resolve ``host`` to the family and address the server binds (its first address).
 
     Raises:
-        VanceError: the port is taken or not allowed.
+        VanceError: the host name does not resolve.
     """
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        raise VanceError(f"cannot listen on {host}:{port}: {reason}; choose another address"
+                         " with --host", host=host, port=port) from None
+    family, _, _, _, address = infos[0]
+    return family, address
+
+
+def _listen(family: socket.AddressFamily, address: tuple[Any, ...], host: str) -> socket.socket:
+    """Return a socket bound to ``address``.
+
+    Raises:
+        VanceError: the port is taken or not allowed, or the address is not this host's.
+    """
+    sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((HOST, port))
+        sock.bind(address)
     except OSError as exc:
         sock.close()
-        raise VanceError(f"cannot listen on {HOST}:{port}: {exc.strerror or exc}; "
-                         "choose another port with --port", port=port) from None
+        raise VanceError(f"cannot listen on {_host_port(host, address[1])}:"
+                         f" {exc.strerror or exc}; choose another port with --port",
+                         host=host, port=address[1]) from None
     return sock
 
 
-async def _serve_http(server: Server[Any], sock: socket.socket, settings: Settings) -> None:
+def _host_port(host: str, port: int) -> str:
+    """Return ``host:port``, an IPv6 address in brackets (as in a URL)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+class StaticToken:
+    """The SDK's ``TokenVerifier`` for the one configured bearer token.
+
+    Args:
+        token: the token every request must carry (``mcp.token``).
+    """
+
+    def __init__(self, token: str) -> None:
+        self._expected = token.encode("utf-8")
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        """Return the access of a request whose token is the configured one, else None."""
+        if not hmac.compare_digest(token.encode("utf-8", "surrogateescape"), self._expected):
+            return None
+        return AccessToken(token=token, client_id="vance", scopes=[])
+
+
+async def _serve_http(server: Server[Any], sock: socket.socket, loopback: bool,
+                      settings: Settings) -> None:
     import uvicorn  # heavy: uvicorn (the HTTP transport only)
 
-    app = server.streamable_http_app(host=HOST, streamable_http_path=HTTP_PATH)
-    url = f"http://{HOST}:{sock.getsockname()[1]}{HTTP_PATH}"
-    log.info("%d tools at %s (%s)", len(TOOLS), url, _scope(settings))
+    bound_host, port = sock.getsockname()[:2]
+    url = f"http://{_host_port(bound_host, port)}{HTTP_PATH}"
+    token = settings.mcp_token
+    # loopback: the SDK's DNS-rebinding protection for local hosts; elsewhere the token guards
+    app = server.streamable_http_app(
+        host=HOST if loopback else bound_host, streamable_http_path=HTTP_PATH,
+        auth=AuthSettings(issuer_url=AnyHttpUrl(url), resource_server_url=None) if token else None,
+        token_verifier=StaticToken(token) if token else None)
+    log.info("%d tools at %s (%s)%s", len(TOOLS), url, _scope(settings),
+             "; bearer token required" if token else "")
     # no uvicorn logging config: its access log would go to stdout
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on")
     await uvicorn.Server(config).serve(sockets=[sock])

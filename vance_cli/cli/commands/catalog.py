@@ -26,7 +26,8 @@ AllowOrphans = Annotated[bool, typer.Option(
 @app.command("show")
 def show(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """Show the active engine catalog, which file it came from and since when."""
-    status = catalog_status(context.workspace(ctx))
+    ws = context.workspace(ctx)
+    status = catalog_status(ws)
     if status.active.warning:
         output.warn(status.active.warning)
     if as_json:
@@ -43,7 +44,8 @@ def show(ctx: typer.Context, as_json: JsonFlag = False) -> None:
         output.note(f"engine '{name}' has no code here (no bundled engine, no installed plugin):"
                     " its processes cannot run")
     if status.reload_pending:
-        output.info(f"catalog.file {status.configured_file} differs from the active catalog;"
+        setting = "catalog.file" if ws.settings.catalog_file else "the shared catalog"
+        output.info(f"{setting} {status.configured_file} differs from the active catalog;"
                     " run 'vance catalog reload' to activate it")
 
 
@@ -85,7 +87,8 @@ def reload(
     ctx: typer.Context,
     file: Annotated[str | None, typer.Option(
         "--file", "-f", metavar="FILE",
-        help="Catalog file (default: catalog.file, or VANCE_ENGINE_CATALOG).")] = None,
+        help="Catalog file (default: catalog.file or VANCE_ENGINE_CATALOG, else"
+             " catalog/engines.yaml of documents.shared).")] = None,
     bundled: Annotated[bool, typer.Option(
         "--bundled", help="Go back to the catalog shipped with vance.")] = False,
     allow_orphans: AllowOrphans = False,

@@ -26,6 +26,9 @@ DEFAULT_PORT = 8765
 """The HTTP transport's default port on 127.0.0.1 (the SDK's 8000 collides with many dev
 servers)."""
 
+DEFAULT_HOST = "127.0.0.1"
+"""The HTTP transport's default address: loopback, this machine only."""
+
 
 def _port(value: int | None) -> int | None:
     """``--port``: 0 (a free port) to 65535."""
@@ -34,11 +37,23 @@ def _port(value: int | None) -> int | None:
     return value
 
 
+def _address(host: str | None) -> str:
+    """``--host`` as ``getaddrinfo`` takes it: the default, an IPv6 address out of brackets."""
+    text = (host or DEFAULT_HOST).strip()
+    return text[1:-1] if text.startswith("[") and text.endswith("]") else text
+
+
 @app.command("mcp")
 def command(
     ctx: typer.Context,
     http: Annotated[bool, typer.Option(
-        "--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")] = False,
+        "--http", help="Serve streamable HTTP (on 127.0.0.1 unless --host) instead of stdio.")
+    ] = False,
+    host: Annotated[str | None, typer.Option(
+        "--host", metavar="ADDRESS",
+        help="The HTTP address (with --http), e.g. 0.0.0.0 for every interface: anything but"
+             f" loopback needs mcp.token / VANCE_MCP_TOKEN. Default: {DEFAULT_HOST}.")
+    ] = None,
     port: Annotated[int | None, typer.Option(
         "--port", metavar="N", callback=_port,
         help=f"The HTTP port (with --http; 0: any free port). Default: {DEFAULT_PORT}.")
@@ -47,6 +62,10 @@ def command(
     """Serve process_create_delegate and the process, recipe and wizard tools over MCP (stdio)."""
     if port is not None and not http:
         raise typer.BadParameter("needs --http (stdio has no port)", param_hint="--port")
+    if host is not None and not http:
+        raise typer.BadParameter("needs --http (stdio has no address)", param_hint="--host")
+    if host is not None and not host.strip():
+        raise typer.BadParameter("must not be empty", param_hint="--host")
     try:
         from vance_cli.mcp.server import serve  # heavy: mcp (the SDK, for this command only)
     except ModuleNotFoundError as exc:
@@ -58,4 +77,4 @@ def command(
     options = ctx.find_root().obj
     debug = bool(options and options.debug) or debug_from_env()
     serve(context.settings(ctx), port=(DEFAULT_PORT if port is None else port) if http else None,
-          debug=debug)
+          host=_address(host), debug=debug)
