@@ -31,8 +31,8 @@ def command(
     settings = context.settings(ctx)
     if not settings.team:
         raise InputError("vance worker runs a team's turns: set state.url to the team's"
-                         " PostgreSQL server (docs/teams.md); on one machine every command"
-                         " starts its own worker", key="state.url")
+                         " PostgreSQL server; on one machine every command starts its own"
+                         " worker", key="state.url")
     open_state(settings.state_target).close()  # unreachable or unmigrated: say so first
     home = home_of(settings.paths)
     where = mask_url(str(settings.state_target))
