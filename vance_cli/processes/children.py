@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from vance_cli.processes.runtime import TurnReport
     from vance_cli.processes.turn import Turn, TurnSink
     from vance_cli.recipes.loader import Recipe
-    from vance_cli.state.db import Database
+    from vance_cli.state.db import Database, Row
     from vance_cli.workspace import Workspace
 
 ChildTurn = Callable[["Workspace", Process, "TurnSink", bool], "TurnReport"]
@@ -108,14 +108,22 @@ WIDENING = ("allowedTools", "allowedToolsAdd", "toolsAllow")
 gets its own recipe's tools and never more (docs/tools.md#recipes)."""
 
 
-def spawn_key(turn: Turn, label: str) -> str:
+def spawn_key(turn: Turn, label: str) -> str | None:
     """Return a child's key under its parent: the parent's turn, as its inputs name it, and label.
 
     A turn that runs again after a takeover has the same inputs (a turn consumes them only
-    when it settles), so it gets the same keys and finds its children.
+    when it settles), so it gets the same keys and finds its children. Only in team mode
+    (None on one machine, where no turn is taken over: nothing to look up).
     """
+    if not turn.ws.settings.team:
+        return None
     anchor = f"m{turn.inputs[0].id}" if turn.inputs else f"t{turn.number}"
     return f"{anchor}/{label}"
+
+
+def _reusable(row: Row) -> bool:
+    """True for a keyed child a turn run again takes as it is: not closed, or answered."""
+    return row["status"] != Status.CLOSED.value or row["close_reason"] == CloseReason.DONE.value
 
 
 def spawn(turn: Turn, recipe: str, goal: str, label: str, *, prompt: str | None = None,
@@ -145,13 +153,17 @@ def spawn(turn: Turn, recipe: str, goal: str, label: str, *, prompt: str | None 
         CannotRun: it would nest orchestrators too deep, or run its own ancestry again.
     """
     key = spawn_key(turn, label)
-    made = store.find_spawned(turn.ws.db, turn.process.id, key)
-    if made is not None:  # this turn runs again (a takeover): the child it made already
-        child = Process.from_row(made)
-        if also is not None:
+    if key is not None:
+        made = store.find_spawned(turn.ws.db, turn.process.id, key)
+        if made is not None and _reusable(made):  # run again (a takeover): the child it made
+            child = Process.from_row(made)
+            if also is not None:
+                with turn.ws.db.transaction():
+                    also(turn.ws.db, child)
+            return child
+        if made is not None:  # it failed: a retried turn makes a new one, under the key
             with turn.ws.db.transaction():
-                also(turn.ws.db, child)
-        return child
+                store.release_spawn_key(turn.ws.db, made["id"])
     found = check_nesting(turn, recipe)
     # a child gets its own recipe's tools, never more: an orchestrator cannot widen them
     given = {k: v for k, v in (params or {}).items() if k not in WIDENING}
@@ -223,11 +235,8 @@ def run(ws: Workspace, child: Process, sink: TurnSink, runner: ChildTurn, *,
     Raises:
         KeyboardInterrupt, SystemExit: Ctrl-C or SIGTERM (the child is closed STOPPED first).
     """
-    now = load_process(ws, child.id)
-    if now.status is Status.CLOSED:  # a turn run again finds the child's answer given
-        done = now.close_reason == CloseReason.DONE
-        why = None if done else str((now.outcome or {}).get("reason") or now.label)
-        return ChildResult(now, now.result if done else None, why)
+    if child.spawn_key is not None and child.status is Status.CLOSED:
+        return ChildResult(child, child.result)  # run again: the answer it gave (``_reusable``)
     try:
         if steer is not None:
             submit(ws, child.id, steer)

@@ -1,6 +1,6 @@
 """Waiting for a turn a team's worker runs (``--wait`` in team mode).
 
-Rules (docs/teams.md#the-cli):
+Rules (docs/teams.md#the-command-line-in-team-mode):
 - The command that deferred the turn (``launch``) follows its job until it ran:
   a final job status, or the process closed. A retried job (a takeover) is the
   same job, so the wait goes on across hosts.

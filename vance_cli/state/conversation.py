@@ -155,7 +155,7 @@ def add_llm_call(db: Database, process_id: str | None, turn: int | None, purpose
     """Record one LLM call of a process, or of none (``wizard check``); never the key.
 
     ``attempt``: 1, or more for a call made again by a turn that another worker took
-    over (docs/teams.md#at-least-once).
+    over (docs/teams.md#takeover).
     """
     db.conn.execute(
         "INSERT INTO llm_calls (process_id, turn, purpose, model, endpoint, tokens_in,"

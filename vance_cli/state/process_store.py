@@ -210,6 +210,11 @@ def take_over(db: Database, process_id: str, previous: str | None, worker: str,
     return rows[0] if rows else None
 
 
+def release_spawn_key(db: Database, process_id: str) -> None:
+    """Clear a child's ``spawn_key`` (it failed: the key goes to the child made in its place)."""
+    db.conn.execute("UPDATE processes SET spawn_key = NULL WHERE id = ?", (process_id,))
+
+
 def find_spawned(db: Database, parent_id: str, spawn_key: str) -> Row | None:
     """Return the child of ``parent_id`` spawned under ``spawn_key``, or None."""
     return db.query_one(f"SELECT {_COLUMNS} FROM processes WHERE parent_process_id = ?"

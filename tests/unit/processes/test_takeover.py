@@ -17,6 +17,7 @@ from vance_cli.base.errors import InvalidTransition
 from vance_cli.processes import children
 from vance_cli.processes.budget import Budget
 from vance_cli.processes.inputs import Message
+from vance_cli.processes.lifecycle import close_process
 from vance_cli.processes.model import CloseReason, ProcessSpec, Status, job_identity
 from vance_cli.processes.records import change_status, create_process, load_process
 from vance_cli.processes.takeover import adopt
@@ -111,6 +112,7 @@ def test_the_late_writes_of_a_worker_taken_over_are_refused(ws: Workspace) -> No
                                    turn=after.turns) is not None
 
 
+@pytest.mark.postgres  # children are keyed in team mode only
 def test_a_turn_run_again_finds_the_children_it_made(ws: Workspace) -> None:
     parent = create_process(ws, ProcessSpec(recipe="council-three-perspectives", name="c",
                                             goal="Sundays?"))
@@ -127,11 +129,15 @@ def test_a_turn_run_again_finds_the_children_it_made(ws: Workspace) -> None:
                                 Budget.of(ws.settings, parent.params)), "default", "x", "a")
     assert other.id not in {c.id for c in first}  # another turn's inputs: a new child
     assert store.count_children(ws.db, parent.id) == 3
+    close_process(ws, first[0].id, CloseReason.STALE, {"reason": "failed"})  # it failed:
+    anew = children.spawn(turn(4), "default", "as a", "a")  # its key goes to a new child
+    assert anew.id != first[0].id and anew.spawn_key == first[0].spawn_key
 
 
 def test_a_settled_child_found_again_is_not_run_again(ws: Workspace) -> None:
     parent = create_process(ws, ProcessSpec(recipe="council-three-perspectives", name="c2"))
-    kid = create_process(ws, ProcessSpec(recipe="default", name="k", parent=parent.id))
+    kid = create_process(ws, ProcessSpec(recipe="default", name="k", parent=parent.id,
+                                         spawn_key="m1/k"))
     with ws.db.transaction():
         change_status(ws.db, kid.id, kid.status, Status.RUNNING)
         store.set_result(ws.db, kid.id, "VIEW")
