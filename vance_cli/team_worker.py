@@ -27,6 +27,7 @@ import signal
 import socket
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.config import Settings, load_settings
@@ -168,6 +169,10 @@ class Host:
             "install_signal_handlers": False, "update_heartbeat_interval": beat,
             "stalled_worker_timeout": settings.process_stale_timeout,
             "fetch_job_polling_interval": 1.0, "abort_job_polling_interval": 1.0}
+        # a sync task runs in the loop's default executor, whose size is otherwise the
+        # machine's cores + 4: turns waiting for the LLM need a thread each, up to concurrency
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(
+            max_workers=self.concurrency + 2, thread_name_prefix="vance-turn"))
         async with self.app.open_async():
             self._workers = [  # a finished job's row goes: the turns table is the record
                 Worker(self.app, queues=[QUEUE], concurrency=self.concurrency, name=self.name,

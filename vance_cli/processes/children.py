@@ -123,7 +123,8 @@ def spawn_key(turn: Turn, label: str) -> str | None:
 
 def _reusable(row: Row) -> bool:
     """True for a keyed child a turn run again takes as it is: not closed, or answered."""
-    return row["status"] != Status.CLOSED.value or row["close_reason"] == CloseReason.DONE.value
+    return bool(row["status"] != Status.CLOSED.value
+                or row["close_reason"] == CloseReason.DONE.value)
 
 
 def spawn(turn: Turn, recipe: str, goal: str, label: str, *, prompt: str | None = None,

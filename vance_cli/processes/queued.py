@@ -84,13 +84,16 @@ def wait_for_turn(ws: Workspace, process_id: str, job: int | None, *,
 
 
 def report_of(ws: Workspace, process_id: str, before: int,
-              sink: TurnSink | None = None) -> TurnReport:
-    """Return the report of the last turn after turn ``before``, its reply given to ``sink``."""
+              sink: TurnSink | None = None, *, first: bool = False) -> TurnReport:
+    """Return the report of the last turn after turn ``before``, its reply given to ``sink``.
+
+    ``first``: of the first turn after ``before`` instead (the one that took an input).
+    """
     process = load_process(ws, process_id)
     rows = [row for row in conversation.turns(ws.db, process_id) if int(row["number"]) > before]
     if not rows:
         return TurnReport(process)
-    last = rows[-1]
+    last = rows[0] if first else rows[-1]
     number = int(last["number"])
     outcome = str(last["outcome"])
     settle = TurnEnd(outcome) if outcome in TurnEnd.__members__ else None
@@ -109,14 +112,20 @@ def run_child_job(ws: Workspace, child: Process, sink: TurnSink, close: bool) ->
 
     The ``ChildTurn`` of a team's worker (``runtime.CHILD_RUNNER``): the child's turn
     runs on whichever worker takes it; this thread waits for it. A child whose turn
-    already waits or runs (an orchestrator's turn run again after a takeover) is waited
-    for, not deferred twice.
+    already waits or runs, or already ran (an orchestrator's turn run again after a
+    takeover), is waited for or read, not deferred twice. The report is the one of the
+    turn that took the child's newest input.
 
     Raises:
         NoWorker: no worker of the team was alive while the job waited.
     """
-    before = load_process(ws, child.id).turns
+    newest = conversation.newest_input(ws.db, child.id)
     job = waiting_job(ws, child.id)
     if job is None and has_pending(ws, child.id):
         job = defer_turn(ws, child.id, child=True, close=close)
-    return wait_for_turn(ws, child.id, job, sink=sink, before=before)
+    if job is not None:
+        wait_for_turn(ws, child.id, job, sink=sink)
+    taker = None if newest is None else conversation.taken_by(ws.db, newest)
+    if taker is not None:
+        return report_of(ws, child.id, taker - 1, sink, first=True)
+    return report_of(ws, child.id, load_process(ws, child.id).turns - 1, sink)

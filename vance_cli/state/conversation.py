@@ -120,6 +120,19 @@ def end_turn(db: Database, process_id: str, number: int, outcome: str,
                     (utc_now(), outcome, reason, process_id, number))
 
 
+def newest_input(db: Database, process_id: str) -> int | None:
+    """Return the id of the newest input (a user message) of a process, or None."""
+    row = db.query_one("SELECT max(id) FROM messages WHERE process_id = ? AND role = 'user'",
+                       (process_id,))
+    return None if row is None or row[0] is None else int(row[0])
+
+
+def taken_by(db: Database, message_id: int) -> int | None:
+    """Return the number of the turn that consumed an input, or None while it waits."""
+    row = db.query_one("SELECT turn FROM messages WHERE id = ?", (message_id,))
+    return None if row is None or row[0] is None else int(row[0])
+
+
 def turn_reply(db: Database, process_id: str, number: int) -> str | None:
     """Return the reply turn ``number`` stored (its last), or None."""
     row = db.query_one("SELECT content FROM messages WHERE process_id = ? AND turn = ? AND"
