@@ -199,3 +199,22 @@ def m008_wizard_uses(conn: Connection) -> None:
             used_at TEXT NOT NULL
         )""")
     conn.execute("CREATE INDEX wizard_uses_tenant ON wizard_uses(tenant, wizard)")
+
+
+@twin
+def m012_stream_chunks(conn: Connection) -> None:
+    """A turn's live output in batches: ``UNLOGGED``.
+
+    No WAL for a table each streaming turn inserts into several times a second; a crash of
+    the server empties it, which costs only live output.
+    """
+    conn.execute("""
+        CREATE UNLOGGED TABLE stream_chunks (
+            process_id TEXT NOT NULL REFERENCES processes(id),
+            turn INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (process_id, turn, seq)
+        )""")
