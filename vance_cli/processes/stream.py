@@ -211,7 +211,8 @@ class ChunkWriter:
             cut = len(text) > room
             text = text[:room]
             self._kept += len(text)
-            if not self._pending:
+            first = not self._pending
+            if first:
                 self._first_at = time.monotonic()
             self._pending.append((TEXT, text))
             self._size += len(text)
@@ -220,10 +221,16 @@ class ChunkWriter:
             if now or cut or self._size >= self._chars:
                 self._urgent = True
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, daemon=True,
-                                                name=f"vance-stream-{self.process_id[:8]}")
-                self._thread.start()
-            self._cond.notify()
+                thread = threading.Thread(target=self._run, daemon=True,
+                                          name=f"vance-stream-{self.process_id[:8]}")
+                try:
+                    thread.start()
+                except RuntimeError:  # no thread to be had: the followers lose, not the turn
+                    self._gave_up, self._pending = True, []
+                    return
+                self._thread = thread
+            if first or self._urgent:  # else the writer's wait for this batch's time holds
+                self._cond.notify()
 
     def close(self) -> None:
         """Write what is pending and an ``end`` row, then stop (waits up to ``CLOSE_WAIT``).
@@ -287,6 +294,9 @@ class ChunkWriter:
         try:
             assert self.turn is not None
             stream_chunks.add(self.db, self.process_id, self.turn, rows)
+        except self.db.integrity_errors:  # the process is gone: nothing to follow
+            self._failures = MAX_FAILURES
+            return
         except Exception:  # written again with the next batch (same seq numbers)
             self._unsent = rows
             self._failures += 1

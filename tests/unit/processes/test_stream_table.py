@@ -216,6 +216,23 @@ def test_a_writer_for_a_process_that_is_gone_gives_up_without_raising(
     assert ws.db.query("SELECT * FROM stream_chunks") == []
 
 
+def test_a_writer_whose_process_was_removed_stops_at_the_first_refusal(
+        ws: Workspace, other_db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_add, calls = stream_chunks.add, []
+
+    def counted(db: Database, *args: Any) -> None:
+        calls.append(args)
+        real_add(db, *args)
+
+    monkeypatch.setattr(stream_chunks, "add", counted)
+    writer = ChunkWriter(other_db, "0123456789abcdef", turn=1, every=0.01)
+    writer.add("refused: no such process")
+    assert wait_until(lambda: len(calls) == 1)
+    writer.add("never tried")
+    writer.close()
+    assert len(calls) == 1  # no retries, no end row
+
+
 def test_removing_a_process_removes_its_rows(ws: Workspace, other_db: Database) -> None:
     pid = make_process(ws, "w")
     stream_chunks.add(other_db, pid, 1, [(1, "text", "output")])
