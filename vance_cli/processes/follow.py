@@ -153,8 +153,7 @@ class _Rows:
 
     def __init__(self, ws: Workspace, process: Process) -> None:
         self.db, self.process_id = ws.db, process.id
-        live = stream_chunks.live_turn(self.db, process.id) \
-            if process.status is Status.RUNNING else None
+        live = stream_chunks.live_turn(self.db, process.id, following=True)
         self.turn = process.turns if live is None else live
         self.seq = 0
         self.begun = self.ended = self.shown = False

@@ -22,18 +22,26 @@ TEXT, NOTE, END = "text", "note", "end"
 """Kinds of row: output, a line vance adds (the output was cut), the stream closed."""
 
 
-def live_turn(db: Database, process_id: str) -> int | None:
+def live_turn(db: Database, process_id: str, *, following: bool = False) -> int | None:
     """Return the number of the process's turn under way, or None: no such process.
 
     That is its turn recorded ``RUNNING``; without one, the next turn (one the worker
     has not claimed yet, or a whole run, whose number is counted when it ends).
+
+    Args:
+        db: the store.
+        process_id: full id.
+        following: for a follower: of a process not RUNNING (read in the same
+            statement), its latest turn.
     """
-    row = db.query_one("SELECT p.turns, (SELECT MAX(t.number) FROM turns t WHERE"
+    row = db.query_one("SELECT p.status, p.turns, (SELECT MAX(t.number) FROM turns t WHERE"
                        " t.process_id = p.id AND t.outcome = 'RUNNING') FROM processes p"
                        " WHERE p.id = ?", (process_id,))
     if row is None:
         return None
-    return int(row[1]) if row[1] is not None else int(row[0]) + 1
+    if row[2] is not None:
+        return int(row[2])
+    return int(row[1]) + (0 if following and row[0] != "RUNNING" else 1)
 
 
 def begin(db: Database, process_id: str, turn: int) -> int:

@@ -301,6 +301,20 @@ def test_a_follower_between_hand_over_and_claim_shows_no_earlier_turn(
     assert follower.text == "turn two"
 
 
+def test_a_follower_given_a_process_that_settled_since_follows_its_latest_turn(
+        ws: Workspace, other_db: Database) -> None:
+    pid = make_process(ws, "f")
+    first = claim(ws, pid)
+    settle(ws, pid, first)
+    number = claim(ws, pid)
+    seen = load_process(ws, pid)  # RUNNING, as the follower's caller read it
+    stream_chunks.add(other_db, pid, number, [(1, "text", "turn two"), (2, "end", "")])
+    settle(ws, pid, number)
+    shown: list[str] = []
+    followed = follow_table(ws, seen, shown.append, wait=0.05)
+    assert (shown, followed.process.status) == (["turn two"], Status.IDLE)
+
+
 def test_a_follower_survives_its_rows_being_deleted(ws: Workspace, other_db: Database) -> None:
     pid = make_process(ws, "f")
     number = claim(ws, pid)
