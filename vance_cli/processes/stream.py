@@ -166,7 +166,7 @@ class ChunkWriter:
     at once when ``chars`` characters wait or a status line came (``now``), and
     the last one at ``close`` with an ``end`` row. On PostgreSQL each batch
     notifies ``stream_chunks.CHANNEL`` in its own transaction. The first
-    batch deletes the process's other turns' rows. Past ``cap`` characters in
+    batch deletes the process's earlier rows (``stream_chunks.begin``). Past ``cap`` characters in
     the turn the text is cut and a ``note`` row says so. A batch that fails is
     written again with the next (same seq numbers: never doubled), until
     ``MAX_FAILURES`` in a row; a failure costs the followers only, never the turn.
