@@ -437,6 +437,36 @@ def test_follow_shows_a_background_turn_as_it_streams_and_ends_when_it_settles(
     assert show(pid)["status"] == "IDLE"
 
 
+@pytest.mark.postgres
+def test_in_a_team_follow_shows_a_turn_whose_stream_file_it_cannot_see(
+        llm: ScriptedLLMServer, tmp_path: Path) -> None:
+    """Another member's machine: its own home (no stream file there), the shared database."""
+    resume = threading.Event()
+    llm.reply(match("quick-lookup"))
+    llm.reply(LIMA, chunks=6, holds={4: resume})
+    pid = process_id(run_cli(["delegate", "--task", PERU]).stdout)  # a worker here
+    assert wait_until(lambda: len(llm.chat_requests) == 2 and llm.chat_requests[1].streamed == 3)
+    elsewhere = tmp_path / "other-member"
+    follower = subprocess.Popen([sys.executable, "-m", "vance_cli", "process", "follow", pid],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env={**os.environ, "VANCE_HOME": str(elsewhere)})
+    try:
+        assert follower.stdout is not None
+        seen = b""
+        while len(seen) < 5:  # what was streamed before it started
+            seen += os.read(follower.stdout.fileno(), 100)
+        assert follower.poll() is None and LIMA.startswith(seen.decode())
+        resume.set()
+        out, err = follower.communicate(timeout=60)
+    finally:
+        resume.set()
+        if follower.poll() is None:
+            follower.kill()
+    assert follower.returncode == 0, err
+    assert (seen + out).decode() == LIMA + "\n"
+    assert not (elsewhere / "state" / "streams").exists()  # no file of its own to read
+
+
 def test_a_turn_handed_to_a_worker_shows_no_earlier_output_to_followers(
         llm: ScriptedLLMServer, vance_home: Path) -> None:
     """Between the hand-over and the worker's first piece, follow must not show the last turn."""

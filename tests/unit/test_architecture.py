@@ -86,7 +86,8 @@ def test_light_commands_import_no_heavy_module() -> None:
 
 
 def test_with_state_url_unset_no_team_library_is_imported() -> None:
-    for args in (["process", "list", "--json"], ["migrate"], ["log", "--json"]):
+    for args in (["process", "list", "--json"], ["migrate"], ["log", "--json"],
+                 ["process", "follow", "0123abcd"]):
         assert _modules_after(*args) & TEAM_LIBRARIES == set(), args
 
 

@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 
 from vance_cli.base.errors import STORAGE_ERRNOS, StateError, StorageError, VanceError
 from vance_cli.state.db_errors import database_error
-from vance_cli.state.dialect import SQLITE, Connection, Dialect, Row
+from vance_cli.state.dialect import SQLITE, Connection, Dialect, Listener, Row
 from vance_cli.state.migrations import migrate, pending
 
 FULL_ERRNOS = frozenset({"ENOSPC", "EDQUOT", "EFBIG"})
@@ -93,6 +93,13 @@ class Database:
         """Run a read query and return the first row or None."""
         row: Row | None = self.conn.execute(sql, params).fetchone()
         return row
+
+    def listen(self, channel: str) -> Listener | None:
+        """Return a listener on ``channel`` (a connection of its own), or None: poll instead.
+
+        None on SQLite, which has no notifications, and when the server cannot be reached.
+        """
+        return None
 
     def close(self) -> None:
         """Close the connection (or the pool)."""

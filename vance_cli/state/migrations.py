@@ -297,6 +297,26 @@ def m011_team_workers(conn: Connection) -> None:
                  " spawn_key) WHERE spawn_key IS NOT NULL")
 
 
+
+@migration
+def m012_stream_chunks(conn: Connection) -> None:
+    """A turn's live output in batches, for followers on other hosts (team mode).
+
+    Keyed by process, turn and a sequence number within the turn; ``kind`` is ``text``,
+    ``note`` (a line vance adds: the output was cut) or ``end`` (the stream closed).
+    Written only on a team's PostgreSQL (docs/processes.md#follow).
+    """
+    conn.execute("""
+        CREATE TABLE stream_chunks (
+            process_id TEXT NOT NULL REFERENCES processes(id),
+            turn INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (process_id, turn, seq)
+        )""")
+
 def steps(dialect: Dialect) -> list[tuple[str, Migration]]:
     """Return (name, function) of every migration of ``dialect``, in apply order."""
     if dialect is SQLITE:

@@ -230,3 +230,22 @@ def m011_team_workers(conn: Connection) -> None:
 
         assert isinstance(conn, ScriptConnection)
         conn.execute_script(SchemaManager.get_schema())
+
+
+@twin
+def m012_stream_chunks(conn: Connection) -> None:
+    """A turn's live output in batches: ``UNLOGGED``.
+
+    No WAL for a table each streaming turn inserts into several times a second; a crash of
+    the server empties it, which costs only live output.
+    """
+    conn.execute("""
+        CREATE UNLOGGED TABLE stream_chunks (
+            process_id TEXT NOT NULL REFERENCES processes(id),
+            turn INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (process_id, turn, seq)
+        )""")

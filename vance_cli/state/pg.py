@@ -12,6 +12,8 @@ needs ``vance[team]``. Rules (docs/teams.md):
   SAVEPOINTs.
 - The database is migrated only by ``vance migrate``: opening one that needs
   a migration raises ``StateError`` naming that command.
+- ``listen`` opens a connection of its own, outside the pool, for ``LISTEN``
+  (a follower waits on it); a failure there makes the caller poll, never raises.
 - Failures name the server by its URL without the password: a lock not had in
   time is ``DatabaseLocked``, an unreachable server or any other failure of
   the database ``StateError``; a broken constraint or bad SQL (a bug of vance)
@@ -27,13 +29,14 @@ from typing import Any
 
 import psycopg
 from psycopg import errors as pg_errors
+from psycopg import sql as pg_sql
 from psycopg.rows import RowMaker
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from vance_cli.base.config import mask_url
 from vance_cli.base.errors import DatabaseLocked, StateError, VanceError
 from vance_cli.state.db import Database
-from vance_cli.state.dialect import POSTGRES, Connection, Cursor
+from vance_cli.state.dialect import POSTGRES, Connection, Cursor, Listener
 from vance_cli.state.migrations import migrate, pending
 
 LOCK_TIMEOUT_S = 30
@@ -259,9 +262,42 @@ class PgDatabase(Database):
                               url=self.label)
         return None
 
+    def listen(self, channel: str) -> Listener | None:
+        """Return a listener on ``channel``: a connection of its own (autocommit), or None.
+
+        None when the server cannot be reached or refuses ``LISTEN``: the caller polls.
+        """
+        conn: psycopg.Connection[Any] | None = None
+        try:
+            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+            conn.execute(pg_sql.SQL("LISTEN {}").format(pg_sql.Identifier(channel)))
+        except psycopg.Error:
+            if conn is not None:
+                conn.close()
+            return None
+        return _Listener(conn)
+
     def close(self) -> None:
         """Close the pool (and every connection it holds)."""
         self.pool.close()
+
+
+class _Listener:
+    """``Listener`` on one psycopg connection that has run ``LISTEN``."""
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self._conn = conn
+
+    def wait(self, timeout: float) -> list[str] | None:
+        """Return the payloads that came within ``timeout`` seconds; None: the connection failed."""
+        try:
+            return [n.payload for n in self._conn.notifies(timeout=timeout, stop_after=1)]
+        except psycopg.Error:
+            return None
+
+    def close(self) -> None:
+        """Close the connection (which ends its ``LISTEN``)."""
+        self._conn.close()
 
 
 def _first_line(exc: BaseException) -> str:

@@ -325,7 +325,7 @@ def delete_closed(db: Database, process_ids: Sequence[str]) -> list[str]:
             continue
         marks = ", ".join("?" for _ in closed)
         for table in ("process_transitions", "turns", "messages", "llm_calls", "tool_grants",
-                      "calls_in_flight"):
+                      "calls_in_flight", "stream_chunks"):
             db.conn.execute(f"DELETE FROM {table} WHERE process_id IN ({marks})", closed)
         db.conn.execute(f"DELETE FROM events WHERE recipient_process_id IN ({marks})", closed)
         db.conn.execute(f"UPDATE processes SET parent_process_id = NULL"

@@ -38,6 +38,7 @@ EXPECTED_TABLES = {
     "tool_grants": ["process_id", "tool", "scope", "created_at"],
     "calls_in_flight": ["process_id", "turn", "purpose", "model", "endpoint", "tokens_out",
                         "started_at"],
+    "stream_chunks": ["process_id", "turn", "seq", "kind", "text", "created_at"],
 }
 
 
@@ -66,7 +67,8 @@ def test_migrations_run_once(tmp_path: Path) -> None:
 @pytest.mark.sqlite_only
 def test_every_migration_has_its_postgres_twin_in_order() -> None:
     names = [name for name, _ in MIGRATIONS]
-    assert sorted(TWINS) == sorted(names)  # registered as the two modules load
+    assert sorted(TWINS) == sorted(names)  # registered as modules load: a twin after a portable
+    assert [name for name, _ in steps(Database.dialect)] == names
     assert [name for name, _ in steps(POSTGRES)] == names
     assert [func for _, func in steps(POSTGRES)] == [TWINS[name] for name in names]
 

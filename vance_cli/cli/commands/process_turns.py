@@ -35,16 +35,13 @@ from vance_cli.cli.run import (
     wait_exit_code,
     work_pairs,
 )
+from vance_cli.processes.follow import follow_output
 from vance_cli.processes.inputs import Message, submit, transcript
 from vance_cli.processes.lifecycle import reap_and_load, wait_process
 from vance_cli.processes.model import StartHow, Status
 from vance_cli.processes.runtime import drive
 from vance_cli.processes.start import Started
-from vance_cli.processes.stream import stream_path
 from vance_cli.processes.views import input_waiting, message_number, result_json, steer_json
-
-FOLLOW_POLL = 0.1
-"""Seconds between two looks at a running turn's live output (``follow``)."""
 
 
 def _wait_seconds(value: float | None) -> float | None:
@@ -176,18 +173,10 @@ def steer(
 def follow(ctx: typer.Context, ident: IdArg) -> None:
     """Show the live output of the process's running turn until it settles (1: it failed)."""
     ws = context.workspace(ctx)
-    process = reap_and_load(ws, ident)
-    path = stream_path(ws, process.id)
-    sink = TerminalSink(live=True)  # the stream file, as it grows, on a pipe too
-    offset = 0
-    while True:
-        settled = process.status is not Status.RUNNING
-        offset = _show_new(path, offset, sink)
-        if settled:
-            break
-        time.sleep(FOLLOW_POLL)
-        process = reap_and_load(ws, process.id)
-    if offset == 0 and process.result:  # nothing was running: the latest result
+    sink = TerminalSink(live=True)  # the live output, as it comes, on a pipe too
+    followed = follow_output(ws, reap_and_load(ws, ident), sink.text)
+    process = followed.process
+    if not followed.shown and process.result:  # nothing was running: the latest result
         sink.text(process.result)
     sink.end()
     failed = process.status is Status.CLOSED and process.close_reason != "DONE"
@@ -195,19 +184,6 @@ def follow(ctx: typer.Context, ident: IdArg) -> None:
         output.error(f"process {process.id} is {process.status.value}/{process.close_reason}:"
                      f" {(process.outcome or {}).get('reason', '')}".rstrip(": "))
     raise typer.Exit(EXIT_RUNTIME if failed else 0)
-
-
-def _show_new(path: object, offset: int, sink: TerminalSink) -> int:
-    """Print what the stream file holds past ``offset``; return the new offset (bytes)."""
-    try:
-        with open(str(path), "rb") as handle:
-            handle.seek(offset)
-            data = handle.read()
-    except OSError:
-        return offset
-    if data:
-        sink.text(data.decode("utf-8", "replace"))
-    return offset + len(data)
 
 
 def result(ctx: typer.Context, ident: IdArg, as_json: JsonFlag = False) -> None:
