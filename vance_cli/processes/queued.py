@@ -4,8 +4,9 @@ Rules (docs/teams.md#the-command-line-in-team-mode):
 - The command that deferred the turn (``launch``) follows its job until it ran:
   a final job status, or the process closed. A retried job (a takeover) is the
   same job, so the wait goes on across hosts.
-- Live output comes from the stream table (``stream_table``), where the worker
-  writes it; the reply of the last turn is what the report carries.
+- Live output comes from the stream table (``follow.follow_output``), where the
+  worker writes it; the reply of the last turn is what the report carries (and what
+  the sink gets when nothing was streamed).
 - A job that waits while no worker of the team is alive (no procrastinate
   heartbeat within ``process.stale_timeout``) for that long ends the wait with
   ``NoWorker``: the turn stays queued for when one starts.
@@ -17,6 +18,7 @@ import time
 from typing import TYPE_CHECKING
 
 from vance_cli.base.errors import NoWorker
+from vance_cli.processes.follow import follow_output
 from vance_cli.processes.inputs import has_pending
 from vance_cli.processes.jobs import FINAL, defer_turn, job_status, waiting_job
 from vance_cli.processes.model import Process, Status, TurnEnd
@@ -59,14 +61,16 @@ def wait_for_turn(ws: Workspace, process_id: str, job: int | None, *,
     """
     before = load_process(ws, process_id).turns if before is None else before
     job = job if job is not None else waiting_job(ws, process_id)
-    told = False
+    told = shown = False
     idle_since: float | None = None
     while job is not None:
         status = job_status(ws, job)
         if status is None or status in FINAL:
             break
-        if load_process(ws, process_id).status is Status.CLOSED and status != "doing":
-            break
+        now = load_process(ws, process_id)
+        if status == "doing" and now.status is Status.RUNNING and sink is not None:
+            shown = follow_output(ws, now, sink.text).shown or shown  # until it settles
+            continue
         if status == "todo":
             if sink is not None and not told:
                 sink.status(f"queued as job {job}: waiting for a vance worker")
@@ -80,7 +84,7 @@ def wait_for_turn(ws: Workspace, process_id: str, job: int | None, *,
             else:
                 idle_since = None
         time.sleep(POLL_S)
-    return report_of(ws, process_id, before, sink)
+    return report_of(ws, process_id, before, None if shown else sink)
 
 
 def report_of(ws: Workspace, process_id: str, before: int,

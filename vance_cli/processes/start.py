@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.records import frozen
+from vance_cli.processes.inputs import has_pending
+from vance_cli.processes.jobs import defer_turn, waiting_job
 from vance_cli.processes.launcher import held, launch
-from vance_cli.processes.model import Process, StartHow
+from vance_cli.processes.model import CloseReason, Process, StartHow, Status
 from vance_cli.processes.queued import wait_for_turn
 from vance_cli.processes.records import load_process
 from vance_cli.processes.runtime import TurnReport, drive
@@ -85,6 +87,30 @@ def start(ws: Workspace, process_id: str, *, wait: bool = False,
         return Started(report.process, StartHow.FOREGROUND, report=report, job=launched.job)
     return Started(load_process(ws, process.id), StartHow.BACKGROUND,
                    worker_pid=launched.worker_pid, log=launched.log, job=launched.job)
+
+
+def run_pending(ws: Workspace, process_id: str, *,
+                sink: TurnSink | None = None) -> TurnReport:
+    """``vance process run``: run a process's pending turns, reopening a ``STALE`` one first.
+
+    On one machine here (``drive(retry=True)``); in team mode as a job (``retry``) that
+    this waits for, on whichever worker runs it (``queued.wait_for_turn``).
+
+    Raises:
+        As ``drive``; NoWorker: (team) no ``vance worker`` took the turn.
+    """
+    if not ws.settings.team:
+        return drive(ws, process_id, sink=sink, retry=True)
+    process = load_process(ws, process_id)
+    stale = process.status is Status.CLOSED and process.close_reason == CloseReason.STALE
+    if process.status is Status.RUNNING or waiting_job(ws, process.id) is not None:
+        return wait_for_turn(ws, process.id, None, sink=sink)  # one runs or waits already
+    if process.status is Status.CLOSED and not stale:
+        return drive(ws, process.id, sink=sink, retry=True)  # refused as on one machine
+    if not has_pending(ws, process.id):
+        return TurnReport(process)
+    job = defer_turn(ws, process.id, retry=True)
+    return wait_for_turn(ws, process.id, job, sink=sink)
 
 
 BATCH_PARALLEL = 4

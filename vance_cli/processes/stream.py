@@ -89,14 +89,14 @@ class StreamFile:
 
     def _append(self, text: str, now: bool = False) -> None:
         with self._lock:
+            if self.chunks is not None and text:  # at once: the table batches by itself
+                self.chunks.add(text, now)
             if self._held is not None:
                 self._held.append(text)
                 if not now and time.monotonic() < self._make_at:
                     return
                 text, self._held = "".join(self._held), None
                 self._handle = self._make()
-            if self.chunks is not None and text:
-                self.chunks.add(text, now)
             handle = self._handle
             if handle is None:
                 return

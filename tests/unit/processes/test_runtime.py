@@ -248,6 +248,7 @@ def test_ctrl_c_keeps_the_partial_reply_marked_interrupted_and_settles_idle(
     assert [(m.content, dict(m.meta)) for m in reply] == [(sink.seen, {"interrupted": True})]
 
 
+@pytest.mark.sqlite_only  # a team's member without an LLM queues the turn for the workers'
 def test_without_an_llm_nothing_changes(vance_home: object) -> None:
     ws = Workspace(load_settings())
     try:

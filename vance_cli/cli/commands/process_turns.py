@@ -39,8 +39,7 @@ from vance_cli.processes.follow import follow_output
 from vance_cli.processes.inputs import Message, submit, transcript
 from vance_cli.processes.lifecycle import reap_and_load, wait_process
 from vance_cli.processes.model import StartHow, Status
-from vance_cli.processes.runtime import drive
-from vance_cli.processes.start import Started
+from vance_cli.processes.start import Started, run_pending
 from vance_cli.processes.views import input_waiting, message_number, result_json, steer_json
 
 
@@ -124,7 +123,7 @@ def run(
             continue
         sink = sink_for(as_json, yes_tools=tuple(yes_tools or ()))
         try:
-            report = drive(ws, process_id, sink=sink, retry=True)
+            report = run_pending(ws, process_id, sink=sink)
             if isinstance(sink, TerminalSink):
                 sink.finish(report.reply)
         finally:
