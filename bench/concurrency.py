@@ -447,12 +447,12 @@ def _turns_postgres(args: argparse.Namespace, base_env: dict[str, str], root: Pa
     """A team: ``--hosts`` PID namespaces of ``--workers-per-host`` ``vance worker`` each."""
     import psycopg
 
-    namespaces = _namespaces_work()
+    namespaces = args.namespaces and _namespaces_work()
     run = TurnRun(f"PostgreSQL, {args.hosts} hosts x {args.workers_per_host} workers",
                   args.turns)
     run.notes.append(f"vance worker -c {args.concurrency}; hosts are "
                      + ("PID+UTS namespaces (unshare)" if namespaces
-                        else "plain process groups (no unshare here)"))
+                        else "plain processes (--plain-hosts, or no unshare here)"))
     name = f"vance_bench_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(args.postgres, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")  # type: ignore[arg-type]  # made here
@@ -497,7 +497,10 @@ def _turns_postgres(args: argparse.Namespace, base_env: dict[str, str], root: Pa
         _measure(run, store, made, server)
     finally:
         for host in hosts:
-            host.send_signal(signal.SIGTERM) if not namespaces else _signal_init(host)
+            if namespaces:
+                _signal_init(host)
+            else:
+                host.send_signal(signal.SIGTERM)
         for host in hosts:
             try:
                 host.wait(timeout=60)
@@ -608,6 +611,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4, help="vance worker -c")
     parser.add_argument("--no-warmup", dest="warmup", action="store_false",
                         help="PostgreSQL: start the clock on workers that never ran a turn")
+    parser.add_argument("--plain-hosts", dest="namespaces", action="store_false",
+                        help="PostgreSQL: hosts as plain process groups, no PID namespaces")
     parser.add_argument("--timeout", type=float, default=600, help="seconds to wait to settle")
     args = parser.parse_args()
     if args.turns:
