@@ -30,7 +30,10 @@ answer of its own for every question), created ``--creators`` at a time, on each
   own (``unshare``, as root; plain processes otherwise, and the output says so)
   with a home of its own running ``--workers-per-host`` ``vance worker -c
   --concurrency``; the processes are created from a third home. The workers are
-  started and ready before the clock starts.
+  started and ready, and have each run a warm-up turn, before the clock starts.
+  ``--drain`` adds a second team run where every turn is queued before the
+  workers start and the clock starts with them (what the team does with work
+  waiting, not held back by the creates).
 
 Reported side by side: turns/s (first create to last turn settled), latency per
 turn (create to its turn settled: median, p95, max), CPU (the creates; the
@@ -42,6 +45,7 @@ LLM call, no STALE, no takeover, and how the turns spread over the hosts.
 Usage: python bench/concurrency.py [--workers 8] [--calls 50] [--rounds 10] [--keep]
        python bench/concurrency.py --turns 80 [--store both] [--postgres URL]
            [--llm-delay 0.2] [--hosts 2] [--workers-per-host 2] [--concurrency 4]
+           [--drain] [--plain-hosts] [--no-warmup]
 """
 
 from __future__ import annotations
@@ -443,13 +447,18 @@ def _namespaces_work() -> bool:
     return done.returncode == 0
 
 
-def _turns_postgres(args: argparse.Namespace, base_env: dict[str, str], root: Path) -> TurnRun:
-    """A team: ``--hosts`` PID namespaces of ``--workers-per-host`` ``vance worker`` each."""
+def _turns_postgres(args: argparse.Namespace, base_env: dict[str, str], root: Path,
+                    drain: bool = False) -> TurnRun:
+    """A team: ``--hosts`` PID namespaces of ``--workers-per-host`` ``vance worker`` each.
+
+    ``drain``: every process is created (its turn queued) before the workers start, and the
+    clock starts with them: what the team does with work waiting, its start-up included.
+    """
     import psycopg
 
     namespaces = args.namespaces and _namespaces_work()
-    run = TurnRun(f"PostgreSQL, {args.hosts} hosts x {args.workers_per_host} workers",
-                  args.turns)
+    run = TurnRun(f"PostgreSQL, {args.hosts} hosts x {args.workers_per_host} workers"
+                  + (", drain" if drain else ""), args.turns)
     run.notes.append(f"vance worker -c {args.concurrency}; hosts are "
                      + ("PID+UTS namespaces (unshare)" if namespaces
                         else "plain processes (--plain-hosts, or no unshare here)"))
@@ -459,13 +468,19 @@ def _turns_postgres(args: argparse.Namespace, base_env: dict[str, str], root: Pa
     url = urlunsplit(urlsplit(args.postgres)._replace(path="/" + name))
     server = _llm_server(args.llm_delay, args.chunks)
     common = {**base_env, **server.env(model="test-model", timeout=60), "VANCE_STATE_URL": url}
+    client = {**common, "VANCE_HOME": str(root / f"pg-client-{name}")}
     cwd = root / "work"
     hosts: list[subprocess.Popen[bytes]] = []
     store = Store(url)
     postmaster = _postmaster(url)
     try:
-        _run(["migrate"], {**common, "VANCE_HOME": str(root / "pg-client")}, cwd, 0)
-        homes = [root / f"pg-host-{chr(97 + h)}" for h in range(args.hosts)]
+        _run(["migrate"], client, cwd, 0)
+        pg0 = _tree_cpu(postmaster) if postmaster else 0.0
+        made: list[Created] = []
+        if drain:
+            made = _timed_creates(run, args, client, cwd)
+        homes = [root / f"{name}-host-{chr(97 + h)}" for h in range(args.hosts)]
+        released = time.time()
         for h, home in enumerate(homes):
             home.mkdir()
             hosts.append(_start_host(f"bench-{chr(97 + h)}", args,
@@ -476,18 +491,18 @@ def _turns_postgres(args: argparse.Namespace, base_env: dict[str, str], root: Pa
                 raise SystemExit("the workers did not start: see " + str(root))
             time.sleep(0.2)
         warm = 0
-        if args.warmup:
-            warm, note = _warm_up(store, args, {**common, "VANCE_HOME": str(
-                root / "pg-client")}, cwd)
+        if drain:
+            run.notes.append("drain: all turns queued before the workers started; the clock"
+                             " and latency count from their start (start-up included)")
+            for created in made:
+                created.started = released
+        elif args.warmup:
+            warm, note = _warm_up(store, args, client, cwd)
             run.notes.append(note)
-        workers0 = sum(_tree_cpu(host.pid) for host in hosts)
-        pg0 = _tree_cpu(postmaster) if postmaster else 0.0
-        cpu0 = _children_cpu()
-        started = time.perf_counter()
-        made = _create_all(args.turns, args.creators,
-                           {**common, "VANCE_HOME": str(root / "pg-client")}, cwd)
-        run.create_wall = time.perf_counter() - started
-        run.cpu["creates"] = _children_cpu() - cpu0
+        workers0 = 0.0 if drain else sum(_tree_cpu(host.pid) for host in hosts)
+        if not drain:
+            pg0 = _tree_cpu(postmaster) if postmaster else 0.0
+            made = _timed_creates(run, args, client, cwd)
         done = _wait_settled(store, warm + args.turns, args.timeout)
         run.cpu["workers"] = sum(_tree_cpu(host.pid) for host in hosts) - workers0
         if postmaster:
@@ -512,6 +527,16 @@ def _turns_postgres(args: argparse.Namespace, base_env: dict[str, str], root: Pa
             with psycopg.connect(args.postgres, autocommit=True) as conn:
                 conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")  # type: ignore[arg-type]
     return run
+
+
+def _timed_creates(run: TurnRun, args: argparse.Namespace, env: dict[str, str],
+                   cwd: Path) -> list[Created]:
+    """Create the measured processes; note their wall and CPU time on ``run``."""
+    cpu0, started = _children_cpu(), time.perf_counter()
+    made = _create_all(args.turns, args.creators, env, cwd)
+    run.create_wall = time.perf_counter() - started
+    run.cpu["creates"] = _children_cpu() - cpu0
+    return made
 
 
 def _warm_up(store: Store, args: argparse.Namespace, env: dict[str, str],
@@ -544,7 +569,7 @@ def _signal_init(host: subprocess.Popen[bytes]) -> None:
 
 
 def _row(label: str, values: list[str]) -> None:
-    print(f"  {label:<34}" + "".join(f"{v:>28}" for v in values))
+    print(f"  {label:<38}" + "".join(f"{v:>42}" for v in values))
 
 
 def turns_phase(args: argparse.Namespace) -> None:
@@ -564,8 +589,10 @@ def turns_phase(args: argparse.Namespace) -> None:
             print("  PostgreSQL: skipped, no server (--postgres URL or VANCE_TEST_POSTGRES_URL)")
         else:
             runs.append(_turns_postgres(args, env, root))
+            if args.drain:
+                runs.append(_turns_postgres(args, env, root, drain=True))
     _row("", [r.label for r in runs])
-    _row("turns/s (first create → last settled)",
+    _row("turns/s (clock → last settled)",
          [f"{r.turns / r.wall:.2f} ({r.wall:.1f} s)" if r.wall else "-" for r in runs])
     _row("creates took", [f"{r.create_wall:.1f} s" for r in runs])
     _row("latency create → settled, median",
@@ -611,6 +638,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4, help="vance worker -c")
     parser.add_argument("--no-warmup", dest="warmup", action="store_false",
                         help="PostgreSQL: start the clock on workers that never ran a turn")
+    parser.add_argument("--drain", action="store_true",
+                        help="PostgreSQL again: every turn queued before the workers start")
     parser.add_argument("--plain-hosts", dest="namespaces", action="store_false",
                         help="PostgreSQL: hosts as plain process groups, no PID namespaces")
     parser.add_argument("--timeout", type=float, default=600, help="seconds to wait to settle")
