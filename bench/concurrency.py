@@ -149,7 +149,6 @@ def _check(label: str, ok: bool, detail: str = "") -> bool:
 
 QUESTION = "Question #{n}: what is the capital of country {n}?"
 ANSWER = "Answer #{n}: the capital of country {n} is City {n}, on the river {n}."
-TERMINAL = ("IDLE", "CLOSED")
 
 
 def _answer(req: object) -> str:
@@ -160,7 +159,9 @@ def _answer(req: object) -> str:
 
 def _llm_server(delay: float, chunks: int) -> Any:
     """Start the scripted OpenAI-compatible SSE server of the tests, answering every request."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    tests = str(Path(__file__).resolve().parent.parent / "tests")
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
     from llm_server import ScriptedLLMServer
 
     server = ScriptedLLMServer().start()
