@@ -16,6 +16,8 @@ gives a started one and stops it after the test)::
     llm_server.reply(text, holds={3: event})             # … held after 3 events until set
     llm_server.reply(text, model="m", prompt_tokens=12, completion_tokens=5)
     llm_server.reply(None, tool_calls=[("read_file", {"path": "a.py"})])  # the model calls tools
+    llm_server.always(lambda req: "…", delay=0.2)        # answer every chat request the
+                                                         # queue leaves unanswered (benches)
     llm_server.fail(500, "overloaded")                   # queue an OpenAI-style error body
     llm_server.fail(401, "bad key", headers={"x-should-retry": "false"})
     llm_server.raw(200, b"not json", content_type="text/plain")  # any status and body
@@ -46,7 +48,10 @@ Rules:
   sees each partial answer for as long as it needs, without timing. An
   empty queue
   answers HTTP 500 ``no scripted reply left`` with ``x-should-retry:
-  false``, so an unexpected extra call shows up as a failure, not a hang.
+  false``, so an unexpected extra call shows up as a failure, not a hang —
+  unless ``always`` gave a reply for every request: then a chat request that
+  no queued reply fits gets that one, its text made from the request (for
+  benches that send hundreds of requests in an order nobody knows).
 - ``tool_calls`` (``[(name, arguments), …]``, arguments a dict or a raw JSON text): the
   reply calls tools (finish reason ``tool_calls``); streamed, each call comes as deltas
   in several chunks — its id and name first, then its arguments in three pieces — as
@@ -228,6 +233,7 @@ class ScriptedLLMServer:
         self.requests: list[RecordedRequest] = []
         self.models: list[str] = ["test-model"]
         self._queue: deque[ScriptedReply] = deque()
+        self._always: Callable[[RecordedRequest], ScriptedReply] | None = None
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -304,6 +310,22 @@ class ScriptedLLMServer:
                                  completion_tokens=completion_tokens, chunks=chunks,
                                  chunk_delay=chunk_delay, cut_after=cut_after,
                                  holds=dict(holds or {}), tool_calls=calls, when=when))
+
+    def always(self, text: str | Callable[[RecordedRequest], str], delay: float = 0.0,
+               chunks: int = 4, chunk_delay: float = 0.0) -> None:
+        """Answer every chat request that no queued reply fits with a 200 completion.
+
+        ``text``: the message content, or a function of the request that makes it (so each
+        caller can get an answer of its own). ``delay``, ``chunks``, ``chunk_delay``: as for
+        ``reply``. Replaces an earlier ``always``.
+        """
+        def make(req: RecordedRequest) -> ScriptedReply:
+            content = text(req) if callable(text) else text
+            return ScriptedReply(200, completion_body(content), delay=delay, text=content,
+                                 chunks=chunks, chunk_delay=chunk_delay)
+
+        with self._lock:
+            self._always = make
 
     def fail(self, status: int, message: str = "error", delay: float = 0.0,
              headers: dict[str, str] | None = None) -> None:
@@ -403,6 +425,8 @@ class ScriptedLLMServer:
                     if reply.when is None or reply.when(req):
                         self._queue.remove(reply)
                         return reply
+                if self._always is not None:
+                    return self._always(req)
         return ScriptedReply(500, b'{"error": {"message": "no scripted reply left"}}',
                              headers={"x-should-retry": "false"})
 

@@ -286,6 +286,19 @@ def test_a_streamed_reply_comes_in_pieces_in_order(llm_server: ScriptedLLMServer
         ("stop", 11, 7)
 
 
+def test_always_answers_every_request_the_queue_leaves_and_queued_replies_go_first(
+        llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply("queued")
+    llm_server.always(lambda req: "echo " + req.json["messages"][-1]["content"], chunks=2)
+    answers = [complete(_config(llm_server), [{"role": "user", "content": f"q{i}"}],
+                        on_text=lambda _t: None).text for i in range(3)]
+    assert answers == ["queued", "echo q1", "echo q2"]
+    assert [r.streamed for r in llm_server.chat_requests] == [3, 2, 2]
+    llm_server.always("fixed")
+    assert complete(_config(llm_server), MESSAGES).text == "fixed"
+    assert llm_server.pending == 0
+
+
 def test_a_stream_that_breaks_is_an_llm_error(llm_server: ScriptedLLMServer) -> None:
     llm_server.reply("Lima is the capital of Peru.", chunks=5, cut_after=3)
     pieces: list[str] = []
