@@ -413,20 +413,14 @@ def test_show_gives_the_llm_totals_of_every_turn(llm: ScriptedLLMServer) -> None
 # --- 11: follow -----------------------------------------------------------------------------------
 
 
-def test_follow_shows_a_background_turn_as_it_streams_and_ends_when_it_settles(
-        llm: ScriptedLLMServer) -> None:
-    resume = threading.Event()
-    llm.reply(match("quick-lookup"))
-    llm.reply(LIMA, chunks=5, holds={3: resume})
-    pid = process_id(run_cli(["delegate", "--task", PERU]).stdout)
-    assert wait_until(lambda: len(llm.chat_requests) == 2 and llm.chat_requests[1].streamed == 2)
-    follower = subprocess.Popen([sys.executable, "-m", "vance_cli", "process", "follow", pid],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=os.environ.copy())
+def _held_then_all(follower: subprocess.Popen[bytes], resume: threading.Event,
+                   first: int) -> None:
+    """Read a ``process follow`` until ``first`` bytes of LIMA came while the stream is held,
+    then release it: the follower shows the rest and exits 0, LIMA shown once."""
     try:
         assert follower.stdout is not None
         seen = b""
-        while not LIMA.startswith(seen.decode()) or len(seen) < 10:  # the first two chunks
+        while not LIMA.startswith(seen.decode()) or len(seen) < first:
             seen += os.read(follower.stdout.fileno(), 100)
         assert follower.poll() is None  # the turn cannot end while the stream is held
         resume.set()
@@ -437,6 +431,19 @@ def test_follow_shows_a_background_turn_as_it_streams_and_ends_when_it_settles(
             follower.kill()
     assert follower.returncode == 0, err
     assert (seen + out).decode() == LIMA + "\n"
+
+
+def test_follow_shows_a_background_turn_as_it_streams_and_ends_when_it_settles(
+        llm: ScriptedLLMServer) -> None:
+    resume = threading.Event()
+    llm.reply(match("quick-lookup"))
+    llm.reply(LIMA, chunks=5, holds={3: resume})
+    pid = process_id(run_cli(["delegate", "--task", PERU]).stdout)
+    assert wait_until(lambda: len(llm.chat_requests) == 2 and llm.chat_requests[1].streamed == 2)
+    follower = subprocess.Popen([sys.executable, "-m", "vance_cli", "process", "follow", pid],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=os.environ.copy())
+    _held_then_all(follower, resume, 10)  # the first two chunks, then the rest
     assert show(pid)["status"] == "IDLE"
 
 
@@ -453,20 +460,7 @@ def test_in_a_team_follow_shows_a_turn_whose_stream_file_it_cannot_see(
     follower = subprocess.Popen([sys.executable, "-m", "vance_cli", "process", "follow", pid],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env={**os.environ, "VANCE_HOME": str(elsewhere)})
-    try:
-        assert follower.stdout is not None
-        seen = b""
-        while len(seen) < 5:  # what was streamed before it started
-            seen += os.read(follower.stdout.fileno(), 100)
-        assert follower.poll() is None and LIMA.startswith(seen.decode())
-        resume.set()
-        out, err = follower.communicate(timeout=60)
-    finally:
-        resume.set()
-        if follower.poll() is None:
-            follower.kill()
-    assert follower.returncode == 0, err
-    assert (seen + out).decode() == LIMA + "\n"
+    _held_then_all(follower, resume, 5)  # what was streamed before it started, then the rest
     assert not (elsewhere / "state" / "streams").exists()  # no file of its own to read
 
 
