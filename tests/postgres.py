@@ -84,11 +84,15 @@ def team_worker(concurrency: int = 4) -> Iterator[None]:
     from this process's environment, so what a test sets later (its LLM server) applies.
     """
     import asyncio
+    import logging
     import threading
 
     from vance_cli.base.config import load_settings
     from vance_cli.team_worker import Host
 
+    # a turn a test leaves held keeps the worker's pool after the database is dropped: its
+    # reconnect warnings would only be noise on stderr
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
     host = Host(load_settings(), None, concurrency)
     ready = threading.Event()
     thread = threading.Thread(target=lambda: asyncio.run(host.run(lambda _: ready.set())),
