@@ -32,10 +32,11 @@ from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.config import Settings, load_settings
 from vance_cli.base.errors import VanceError
+from vance_cli.processes.inputs import has_pending
 from vance_cli.processes.jobs import QUEUE, TURN_TASK
 from vance_cli.processes.model import Status, job_identity
 from vance_cli.processes.queued import run_child_job
-from vance_cli.processes.runtime import CHILD_RUNNER, TurnReport, drive, run_turn
+from vance_cli.processes.runtime import CHILD_RUNNER, TurnReport, drive, run_turn, wake_parent
 from vance_cli.processes.takeover import adopt
 from vance_cli.processes.worker import acting_as
 from vance_cli.workspace import Workspace
@@ -81,10 +82,14 @@ def run_job(process_id: str, scope: Mapping[str, str], retry: bool, identity: st
                 if process.status is Status.CLOSED and not retry:
                     return f"process {process_id}: {process.label}, no turn"
                 taken = process.status is Status.RUNNING and process.worker == identity
+                if child and not taken and not has_pending(ws, process.id):
+                    return f"process {process_id}: its turn ran already, no turn"
                 if child:
                     report = run_turn(ws, process_id, adopt=taken, inline=True, close=close)
                 else:
                     report = drive(ws, process_id, adopt=taken, retry=retry)
+                    if report.number is None:  # a retry after the settle: the wake-up
+                        wake_parent(ws, report.process)  # may not have been deferred
             finally:
                 CHILD_RUNNER.reset(token)
         return _summary(report, taken)

@@ -116,3 +116,36 @@ def test_vance_worker_on_one_machine_says_what_it_needs() -> None:
     result = run_cli(["worker"])
     assert result.exit_code == 2
     assert "set state.url to the team's PostgreSQL server" in result.stderr
+
+
+@pytest.mark.postgres
+def test_a_turn_job_run_again_after_its_settle_still_wakes_the_parent(team_url: str) -> None:
+    """A worker that died between a child's settle and the parent's wake-up: the retried
+    job finds nothing to run and defers the parent's turn (at least once)."""
+    from vance_cli.processes.jobs import scope_of
+    from vance_cli.processes.model import ProcessSpec, job_identity
+    from vance_cli.processes.records import create_process
+    from vance_cli.state import conversation
+    from vance_cli.team_worker import run_job
+
+    ws = Workspace(load_settings())
+    try:
+        parent = create_process(ws, ProcessSpec(recipe="discuss", name="lead"))  # arthur
+        with ws.db.transaction():  # it has talked already: it waits IDLE for its children
+            conversation.consume(ws.db, [r["id"] for r in conversation.pending_inputs(
+                ws.db, parent.id)], 1)
+            ws.db.conn.execute("UPDATE processes SET status = 'IDLE' WHERE id = ?",
+                               (parent.id,))
+        child = create_process(ws, ProcessSpec(recipe="quick-lookup", name="kid",
+                                               parent=parent.id))
+        with ws.db.transaction():  # the child's turn settled before the worker died
+            conversation.consume(ws.db, [r["id"] for r in conversation.pending_inputs(
+                ws.db, child.id)], 1)
+            ws.db.conn.execute("UPDATE processes SET status = 'IDLE', turns = 1 WHERE id = ?",
+                               (child.id,))
+        assert waiting_job(ws, parent.id) is None
+        line = run_job(child.id, scope_of(ws), False, job_identity("h", 1, 9, 1), None)
+        assert "turn None" in line  # nothing left to run for the child
+        assert waiting_job(ws, parent.id) is not None  # the parent's turn is queued
+    finally:
+        ws.close()
