@@ -303,11 +303,16 @@ def engines(tag: str) -> None:
             why = err or json.dumps(data)[-200:]
             print(f"  {label:<8} {'finished' if code == 0 else 'FAILED'} (exit {code}, {status})"
                   f" in {seconds:.1f} s" + (f": {why[-200:]}" if code else ""))
-        code, data, _s, err = vance("process", "create", "--recipe", "discuss", "--steer",
-                                    ARTHUR_MESSAGES[0], "--wait")
+        code, data, seconds, err = vance("process", "create", "--recipe", "discuss", "--steer",
+                                         ARTHUR_MESSAGES[0], "--wait")
         pid = str(((data or {}).get("process") or data or {}).get("id") or "")
+        codes = [code]
         for message in ARTHUR_MESSAGES[1:] if pid else ():
-            vance("process", "steer", pid, message, "--wait")
+            code, _d, more, err = vance("process", "steer", pid, message, "--wait")
+            codes.append(code)
+            seconds += more
+        print(f"  arthur   {sum(c == 0 for c in codes)}/{len(ARTHUR_MESSAGES)} turns settled"
+              f" (exit codes {codes}) in {seconds:.1f} s" + (f": {err[-200:]}" if code else ""))
     plans = [text for purpose, text in calls if purpose == "plan"]
     actions = [text for purpose, text in calls if purpose == "action"]
     plans_ok = sum(marvin.read_plan(text) is not None for text in plans)
