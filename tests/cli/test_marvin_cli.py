@@ -182,3 +182,24 @@ def test_the_plan_request_names_only_recipes_that_exist(llm_server: ScriptedLLMS
     fmt = llm_server.chat_requests[0].json["response_format"]
     schema = fmt["json_schema"]["schema"] if "json_schema" in fmt else fmt["schema"]
     assert schema["$defs"]["task"]["properties"]["recipe"] == {"enum": ["default", "translate"]}
+
+
+def test_the_plan_schema_carries_the_limits(llm_server: ScriptedLLMServer) -> None:
+    """Each list of the plan's schema has a maxItems and the levels stop at maxTreeDepth, so
+    a grammar-constrained model cannot write tasks past the limits (a runaway plan)."""
+    llm_server.reply(_plan([{"goal": "Write the imprint", "recipe": "default"}]))
+    llm_server.reply("IMPRINT")
+    llm_server.reply("DONE")
+    result = _run(llm_server, "-p", "maxTreeNodes:=4", "-p", "maxItems:=2",
+                  "-p", "maxTreeDepth:=2")
+    assert result.exit_code == 0, result.stderr
+    fmt = llm_server.chat_requests[0].json["response_format"]
+    schema = fmt["json_schema"]["schema"] if "json_schema" in fmt else fmt["schema"]
+    tasks = schema["properties"]["tasks"]
+    assert (tasks["minItems"], tasks["maxItems"], tasks["items"]) == (
+        1, 4, {"$ref": "#/$defs/task"})
+    top, second = schema["$defs"]["task"]["properties"], schema["$defs"]["task-2"]["properties"]
+    assert top["items"]["maxItems"] == 2 and second["items"]["maxItems"] == 2
+    assert top["tasks"] == {"type": "array", "items": {"$ref": "#/$defs/task-2"}, "maxItems": 3}
+    assert "tasks" not in second  # the second level is the last
+    assert set(schema["$defs"]) == {"task", "task-2"}

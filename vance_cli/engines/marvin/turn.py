@@ -7,8 +7,10 @@ Rules:
   over ``item``). A reply without a readable tree is asked again once.
 - Limits, checked before anything runs: ``maxTreeNodes`` (tasks and items
   together), ``maxTreeDepth`` (levels of sub-tasks), ``maxItems`` per items
-  task. A plan over a limit ends the turn with the reason (the process goes
-  ``STALE``), nothing started. ``maxLlmCalls`` bounds the calls of the whole
+  task. The plan call's schema carries them too (``plan_schema``), so a
+  grammar-constrained model cannot write past them. A plan over a limit
+  ends the turn with the reason (the process goes ``STALE``), nothing
+  started. ``maxLlmCalls`` bounds the calls of the whole
   turn, marvin's own and its children's: once spent, the tasks not yet run
   are skipped, named, and the answer is written from what was done.
 - The tasks run depth-first, one after the other, each as a child process
@@ -75,16 +77,37 @@ PLAN_SCHEMA: Mapping[str, Any] = {
 """The plan call's reply (``plan_schema`` narrows ``recipe`` to the names a task may use)."""
 
 
-def plan_schema(names: list[str]) -> dict[str, Any]:
-    """Return ``PLAN_SCHEMA`` with each task's ``recipe`` an enum of ``names``.
+def plan_schema(names: list[str], params: MarvinParams) -> dict[str, Any]:
+    """Return ``PLAN_SCHEMA`` narrowed to ``names`` and bounded by the limits in ``params``.
 
-    A server that turns the schema into a grammar (llama.cpp) then cannot write a
-    recipe that does not exist; a task without one still goes to the selector.
+    Each task's ``recipe`` is an enum of ``names``; the tree is written out level by level
+    (``task``, ``task-2`` …) to ``maxTreeDepth`` levels, and every list has a ``maxItems``:
+    tasks at most ``maxTreeNodes`` less the tasks above them, items at most ``maxItems``.
+    A server that turns the schema into a grammar (llama.cpp) then can neither write a
+    recipe that does not exist nor go on writing tasks past the limits until the reply's
+    token cap. ``check_limits`` still counts the whole tree.
     """
-    task = dict(PLAN_SCHEMA["$defs"]["task"])
-    task["properties"] = {**task["properties"], "recipe": {"enum": names}} if names \
-        else {k: v for k, v in task["properties"].items() if k != "recipe"}
-    return {**PLAN_SCHEMA, "$defs": {"task": task}}
+    base = PLAN_SCHEMA["$defs"]["task"]["properties"]
+    defs: dict[str, Any] = {}
+    for level in range(params.maxTreeDepth, 0, -1):
+        room = max(1, params.maxTreeNodes - level)
+        props: dict[str, Any] = {"goal": base["goal"]}
+        if names:
+            props["recipe"] = {"enum": names}
+        props["items"] = {**base["items"], "maxItems": min(params.maxItems, room)}
+        props["template"] = base["template"]
+        if level < params.maxTreeDepth:
+            props["tasks"] = {"type": "array", "items": {"$ref": f"#/$defs/{_level(level + 1)}"},
+                              "maxItems": room}
+        defs[_level(level)] = {"type": "object", "properties": props, "required": ["goal"]}
+    tasks = {**PLAN_SCHEMA["properties"]["tasks"], "minItems": 1,
+             "maxItems": params.maxTreeNodes}
+    return {**PLAN_SCHEMA, "properties": {**PLAN_SCHEMA["properties"], "tasks": tasks},
+            "$defs": defs}
+
+
+def _level(level: int) -> str:
+    return "task" if level == 1 else f"task-{level}"
 
 
 def _params(turn: Turn) -> MarvinParams:
@@ -186,7 +209,7 @@ def plan(turn: Turn, params: MarvinParams) -> dict[str, Any]:
               f" {params.maxTreeDepth} levels of sub-tasks, at most {params.maxItems} items"
               " per task.")
     usable = _usable(turn, params)
-    schema = plan_schema([r.name for r in usable])
+    schema = plan_schema([r.name for r in usable], params)
     system = chat.system_prompt(turn, MARVIN, _recipes_text(usable), limits, (
         'Answer with one JSON object: {"goal": the goal in one line, "tasks": [{"goal": what'
         ' to deliver, "recipe": optional recipe name, "tasks": optional sub-tasks,'
