@@ -281,7 +281,11 @@ def slart(tag: str) -> None:
           f" {ran}/{valid}")
 
 
-def engines(tag: str) -> None:
+ENGINE_RUNS = ("council", "essay", "marvin", "arthur")
+"""The engines section's runs, in order (``--engine`` picks some)."""
+
+
+def engines(tag: str, only: Sequence[str] = ENGINE_RUNS) -> None:
     """Print arthur/marvin parse rates and whether a council, an essay and a plan finish."""
     from vance_cli.base import replies
     from vance_cli.engines.arthur import turn as arthur
@@ -297,22 +301,14 @@ def engines(tag: str) -> None:
                     " the steps", "-p", "maxTreeNodes:=4", "-p", "maxItems:=2", "--wait")),
     ]
     with recorded_calls() as calls:
-        for label, args in runs:
+        for label, args in [(label, args) for label, args in runs if label in only]:
             code, data, seconds, err = vance(*args)
             status = ((data or {}).get("process") or data or {}).get("status", "?")
             why = err or json.dumps(data)[-200:]
             print(f"  {label:<8} {'finished' if code == 0 else 'FAILED'} (exit {code}, {status})"
                   f" in {seconds:.1f} s" + (f": {why[-200:]}" if code else ""))
-        code, data, seconds, err = vance("process", "create", "--recipe", "discuss", "--steer",
-                                         ARTHUR_MESSAGES[0], "--wait")
-        pid = str(((data or {}).get("process") or data or {}).get("id") or "")
-        codes = [code]
-        for message in ARTHUR_MESSAGES[1:] if pid else ():
-            code, _d, more, err = vance("process", "steer", pid, message, "--wait")
-            codes.append(code)
-            seconds += more
-        print(f"  arthur   {sum(c == 0 for c in codes)}/{len(ARTHUR_MESSAGES)} turns settled"
-              f" (exit codes {codes}) in {seconds:.1f} s" + (f": {err[-200:]}" if code else ""))
+        if "arthur" in only:
+            _arthur()
     plans = [text for purpose, text in calls if purpose == "plan"]
     actions = [text for purpose, text in calls if purpose == "action"]
     plans_ok = sum(marvin.read_plan(text) is not None for text in plans)
@@ -320,6 +316,20 @@ def engines(tag: str) -> None:
                      for text in actions)
     print(f"engines [{tag}]: marvin plans parse {_ratio(plans_ok, len(plans))}; arthur"
           f" actions parse {_ratio(actions_ok, len(actions))}")
+
+
+def _arthur() -> None:
+    """Hold a conversation of ``ARTHUR_MESSAGES`` with a ``discuss`` process; print its turns."""
+    code, data, seconds, err = vance("process", "create", "--recipe", "discuss", "--steer",
+                                     ARTHUR_MESSAGES[0], "--wait")
+    pid = str(((data or {}).get("process") or data or {}).get("id") or "")
+    codes = [code]
+    for message in ARTHUR_MESSAGES[1:] if pid else ():
+        code, _d, more, err = vance("process", "steer", pid, message, "--wait")
+        codes.append(code)
+        seconds += more
+    print(f"  arthur   {sum(c == 0 for c in codes)}/{len(ARTHUR_MESSAGES)} turns settled"
+          f" (exit codes {codes}) in {seconds:.1f} s" + (f": {err[-200:]}" if code else ""))
 
 
 def _action_parses(text: str, find: Callable[[str], Any], kinds: Sequence[str]) -> bool:
@@ -341,6 +351,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="only the first N cases of each set")
     parser.add_argument("--only", action="append", choices=SECTIONS,
                         help="only these sections (repeatable)")
+    parser.add_argument("--engine", action="append", choices=ENGINE_RUNS,
+                        help="runs of the engines section (repeatable; default all)")
     parser.add_argument("--combine", action="append",
                         choices=("offline-first", "llm-checked", "llm"),
                         help="selector.combine modes to measure (repeatable; default all"
@@ -361,7 +373,7 @@ def main() -> None:
             if "slart" in sections:
                 slart(tag)
             if "engines" in sections:
-                engines(tag)
+                engines(tag, args.engine or ENGINE_RUNS)
             print(f"[{tag}] took {time.perf_counter() - began:.0f} s\n")
         sys.stdout.flush()
 
