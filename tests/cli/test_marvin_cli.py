@@ -103,17 +103,22 @@ def test_a_failed_task_is_marked_and_the_others_go_on(llm_server: ScriptedLLMSer
     assert "1 of 2 tasks" in llm_server.chat_requests[-1].json["messages"][0]["content"]
 
 
-def test_an_oversized_plan_ends_with_the_reason_and_starts_nothing(
+def test_an_oversized_plan_is_asked_again_once_then_ends_with_the_reason(
         llm_server: ScriptedLLMServer) -> None:
     llm_server.reply(_plan([{"goal": f"Task number {n}"} for n in range(1, 32)]))
+    llm_server.reply(_plan([{"goal": f"Task number {n}"} for n in range(1, 33)]))
     result = _run(llm_server)
     assert result.exit_code == 1
     process = result.json()
     assert process["closeReason"] == "STALE"
     assert process["outcome"]["reason"] == (
-        "the plan has 31 tasks and items: over the limit of 30 (params.maxTreeNodes);"
+        "the plan has 32 tasks and items: over the limit of 30 (params.maxTreeNodes);"
         " nothing was started")
-    assert len(llm_server.chat_requests) == 1
+    assert len(llm_server.chat_requests) == 2
+    asked = llm_server.chat_requests[1].json["messages"][-1]["content"]
+    assert asked == ("Your plan breaks a limit: the plan has 31 tasks and items: over the"
+                     " limit of 30 (params.maxTreeNodes). Answer with a smaller plan that"
+                     " keeps it.")
     assert [p for p in run_cli(["process", "list", "--json"]).json()
             if p["parentProcessId"] == process["id"]] == []
 
@@ -123,9 +128,24 @@ def test_a_plan_too_deep_is_refused(llm_server: ScriptedLLMServer) -> None:
     for level in (2, 1):
         deep = {"goal": f"level {level}", "tasks": [deep]}
     llm_server.reply(_plan([deep]))
+    llm_server.reply(_plan([deep]))
     result = _run(llm_server, "--param", "maxTreeDepth:=2")
     assert result.exit_code == 1
     assert "3 levels deep" in result.json()["outcome"]["reason"]
+
+
+def test_a_plan_over_a_limit_then_one_that_fits_runs(llm_server: ScriptedLLMServer) -> None:
+    """The second ask names the limit; a plan that then keeps it runs as any other."""
+    llm_server.reply(_plan([{"goal": "Write the imprint", "recipe": "default",
+                             "items": ["a", "b", "c"]}]))
+    llm_server.reply(_plan([{"goal": "Write the imprint", "recipe": "default"}]))
+    llm_server.reply("IMPRINT")
+    llm_server.reply("DONE")
+    result = _run(llm_server, "-p", "maxItems:=2")
+    assert result.exit_code == 0, result.stderr
+    assert result.json()["result"] == "DONE"
+    asked = llm_server.chat_requests[1].json["messages"][-1]["content"]
+    assert "task 1 has 3 items: over the limit of 2 (params.maxItems)" in asked
 
 
 def test_marvin_never_runs_marvin(llm_server: ScriptedLLMServer) -> None:

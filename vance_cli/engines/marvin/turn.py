@@ -4,13 +4,14 @@ Rules:
 - A plan call returns the tree as JSON: ``{"goal", "tasks": [task …]}``; a
   task has a ``goal`` and optionally a ``recipe``, ``tasks`` (sub-tasks) or
   ``items`` (a list) with a ``template`` (the task of each item, a template
-  over ``item``). A reply without a readable tree is asked again once.
+  over ``item``). A reply without a readable tree, or one over a limit
+  (with the limit named), is asked again once.
 - Limits, checked before anything runs: ``maxTreeNodes`` (tasks and items
   together), ``maxTreeDepth`` (levels of sub-tasks), ``maxItems`` per items
   task. The plan call's schema carries them too (``plan_schema``), so a
-  grammar-constrained model cannot write past them. A plan over a limit
-  ends the turn with the reason (the process goes ``STALE``), nothing
-  started. ``maxLlmCalls`` bounds the calls of the whole
+  grammar-constrained model cannot write one list past them. A plan still over a
+  limit after the second ask ends the turn with the reason (the process
+  goes ``STALE``), nothing started. ``maxLlmCalls`` bounds the calls of the whole
   turn, marvin's own and its children's: once spent, the tasks not yet run
   are skipped, named, and the answer is written from what was done.
 - The tasks run depth-first, one after the other, each as a child process
@@ -173,15 +174,15 @@ def check_limits(tree: Mapping[str, Any], params: MarvinParams) -> str | None:
     count = len(nodes) + sum(len(n.get("items") or ()) for n, _ in nodes)
     if count > params.maxTreeNodes:
         return (f"the plan has {count} tasks and items: over the limit of"
-                f" {params.maxTreeNodes} (params.maxTreeNodes); nothing was started")
+                f" {params.maxTreeNodes} (params.maxTreeNodes)")
     depth = max(d for _, d in nodes)
     if depth > params.maxTreeDepth:
         return (f"the plan is {depth} levels deep: over the limit of {params.maxTreeDepth}"
-                " (params.maxTreeDepth); nothing was started")
+                " (params.maxTreeDepth)")
     for node, _ in nodes:
         if len(node.get("items") or ()) > params.maxItems:
             return (f"task {node['id']} has {len(node['items'])} items: over the limit of"
-                    f" {params.maxItems} (params.maxItems); nothing was started")
+                    f" {params.maxItems} (params.maxItems)")
     return None
 
 
@@ -217,18 +218,22 @@ def plan(turn: Turn, params: MarvinParams) -> dict[str, Any]:
         ' {{ item }}}]}.'))
     messages = [{"role": "system", "content": system},
                 {"role": "user", "content": turn.process.goal}]
-    for _ in range(2):
+    for attempt in range(2):
         answer = turn.complete(messages, purpose="plan", schema=schema)
         tree = read_plan(answer.text)
         if tree is not None:
             tree["goal"] = tree["goal"] or turn.process.goal
             why = check_limits(tree, params)
-            if why:
-                raise BudgetExceeded(why, "tree_nodes", params.maxTreeNodes)
-            return tree
+            if not why:
+                return tree
+            if attempt:
+                raise BudgetExceeded(f"{why}; nothing was started", "tree_nodes",
+                                     params.maxTreeNodes)
+            fix = f"Your plan breaks a limit: {why}. Answer with a smaller plan that keeps it."
+        else:
+            fix = "Answer with the JSON object only, with at least one task."
         messages += [{"role": "assistant", "content": answer.text},
-                     {"role": "user", "content": "Answer with the JSON object only, with at"
-                      " least one task."}]
+                     {"role": "user", "content": fix}]
     raise CannotRun("the plan call gave no task tree", process=turn.process.id)
 
 
