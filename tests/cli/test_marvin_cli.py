@@ -117,8 +117,8 @@ def test_an_oversized_plan_is_asked_again_once_then_ends_with_the_reason(
     assert len(llm_server.chat_requests) == 2
     asked = llm_server.chat_requests[1].json["messages"][-1]["content"]
     assert asked == ("Your plan breaks a limit: the plan has 31 tasks and items: over the"
-                     " limit of 30 (params.maxTreeNodes). Answer with a smaller plan that"
-                     " keeps it.")
+                     " limit of 30 (params.maxTreeNodes). Answer with a flat list of at most"
+                     " 30 tasks, without sub-tasks or items.")
     assert [p for p in run_cli(["process", "list", "--json"]).json()
             if p["parentProcessId"] == process["id"]] == []
 
@@ -144,8 +144,14 @@ def test_a_plan_over_a_limit_then_one_that_fits_runs(llm_server: ScriptedLLMServ
     result = _run(llm_server, "-p", "maxItems:=2")
     assert result.exit_code == 0, result.stderr
     assert result.json()["result"] == "DONE"
-    asked = llm_server.chat_requests[1].json["messages"][-1]["content"]
-    assert "task 1 has 3 items: over the limit of 2 (params.maxItems)" in asked
+    second = llm_server.chat_requests[1].json
+    assert "task 1 has 3 items: over the limit of 2 (params.maxItems)" in \
+        second["messages"][-1]["content"]
+    fmt = second["response_format"]
+    schema = fmt["json_schema"]["schema"] if "json_schema" in fmt else fmt["schema"]
+    assert schema["properties"]["tasks"]["maxItems"] == 30  # a flat list: no plan breaks it
+    assert set(schema["$defs"]) == {"task"}
+    assert set(schema["$defs"]["task"]["properties"]) == {"goal", "recipe"}
 
 
 def test_marvin_never_runs_marvin(llm_server: ScriptedLLMServer) -> None:

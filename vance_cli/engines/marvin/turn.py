@@ -4,8 +4,9 @@ Rules:
 - A plan call returns the tree as JSON: ``{"goal", "tasks": [task …]}``; a
   task has a ``goal`` and optionally a ``recipe``, ``tasks`` (sub-tasks) or
   ``items`` (a list) with a ``template`` (the task of each item, a template
-  over ``item``). A reply without a readable tree, or one over a limit
-  (with the limit named), is asked again once.
+  over ``item``). A reply without a readable tree is asked again once; so
+  is a plan over a limit, the limit named, for a flat list of at most
+  ``maxTreeNodes`` tasks (its schema allows no other shape).
 - Limits, checked before anything runs: ``maxTreeNodes`` (tasks and items
   together), ``maxTreeDepth`` (levels of sub-tasks), ``maxItems`` per items
   task. The plan call's schema carries them too (``plan_schema``), so a
@@ -78,26 +79,31 @@ PLAN_SCHEMA: Mapping[str, Any] = {
 """The plan call's reply (``plan_schema`` narrows ``recipe`` to the names a task may use)."""
 
 
-def plan_schema(names: list[str], params: MarvinParams) -> dict[str, Any]:
+def plan_schema(names: list[str], params: MarvinParams, *, flat: bool = False
+                ) -> dict[str, Any]:
     """Return ``PLAN_SCHEMA`` narrowed to ``names`` and bounded by the limits in ``params``.
 
     Each task's ``recipe`` is an enum of ``names``; the tree is written out level by level
     (``task``, ``task-2`` …) to ``maxTreeDepth`` levels, and every list has a ``maxItems``:
     tasks at most ``maxTreeNodes`` less the tasks above them, items at most ``maxItems``.
     A server that turns the schema into a grammar (llama.cpp) then can neither write a
-    recipe that does not exist nor go on writing tasks past the limits until the reply's
-    token cap. ``check_limits`` still counts the whole tree.
+    recipe that does not exist nor go on writing one list past the limits until the
+    reply's token cap. The total of tasks and items is no list's, so ``check_limits``
+    still counts the whole tree. ``flat``: one level of at most ``maxTreeNodes`` tasks
+    without items, a shape in which no plan breaks a limit (the second ask's).
     """
     base = PLAN_SCHEMA["$defs"]["task"]["properties"]
+    depth = 1 if flat else params.maxTreeDepth
     defs: dict[str, Any] = {}
-    for level in range(params.maxTreeDepth, 0, -1):
+    for level in range(depth, 0, -1):
         room = max(1, params.maxTreeNodes - level)
         props: dict[str, Any] = {"goal": base["goal"]}
         if names:
             props["recipe"] = {"enum": names}
-        props["items"] = {**base["items"], "maxItems": min(params.maxItems, room)}
-        props["template"] = base["template"]
-        if level < params.maxTreeDepth:
+        if not flat:
+            props["items"] = {**base["items"], "maxItems": min(params.maxItems, room)}
+            props["template"] = base["template"]
+        if level < depth:
             props["tasks"] = {"type": "array", "items": {"$ref": f"#/$defs/{_level(level + 1)}"},
                               "maxItems": room}
         defs[_level(level)] = {"type": "object", "properties": props, "required": ["goal"]}
@@ -210,7 +216,8 @@ def plan(turn: Turn, params: MarvinParams) -> dict[str, Any]:
               f" {params.maxTreeDepth} levels of sub-tasks, at most {params.maxItems} items"
               " per task.")
     usable = _usable(turn, params)
-    schema = plan_schema([r.name for r in usable], params)
+    names = [r.name for r in usable]
+    schema = plan_schema(names, params)
     system = chat.system_prompt(turn, MARVIN, _recipes_text(usable), limits, (
         'Answer with one JSON object: {"goal": the goal in one line, "tasks": [{"goal": what'
         ' to deliver, "recipe": optional recipe name, "tasks": optional sub-tasks,'
@@ -229,7 +236,9 @@ def plan(turn: Turn, params: MarvinParams) -> dict[str, Any]:
             if attempt:
                 raise BudgetExceeded(f"{why}; nothing was started", "tree_nodes",
                                      params.maxTreeNodes)
-            fix = f"Your plan breaks a limit: {why}. Answer with a smaller plan that keeps it."
+            fix = (f"Your plan breaks a limit: {why}. Answer with a flat list of at most"
+                   f" {params.maxTreeNodes} tasks, without sub-tasks or items.")
+            schema = plan_schema(names, params, flat=True)
         else:
             fix = "Answer with the JSON object only, with at least one task."
         messages += [{"role": "assistant", "content": answer.text},
