@@ -229,3 +229,23 @@ def test_the_plan_schema_carries_the_limits(llm_server: ScriptedLLMServer) -> No
     assert top["tasks"] == {"type": "array", "items": {"$ref": "#/$defs/task-2"}, "maxItems": 3}
     assert "tasks" not in second  # the second level is the last
     assert set(schema["$defs"]) == {"task", "task-2"}
+
+
+def test_an_unreadable_plan_is_asked_again_for_a_flat_list(
+        llm_server: ScriptedLLMServer) -> None:
+    """A reply cut off at the token cap gets the flat schema: a shape a model cannot run on."""
+    llm_server.reply('{"goal": "Relaunch", "tasks": [{"goal": "a", "items": ["x", "x", "x"',
+                     finish_reason="length")
+    llm_server.reply(_plan([{"goal": "Write the imprint", "recipe": "default"}]))
+    llm_server.reply("IMPRINT")
+    llm_server.reply("DONE")
+    result = _run(llm_server)
+    assert result.exit_code == 0, result.stderr
+    second = llm_server.chat_requests[1].json
+    assert second["messages"][-1]["content"] == (
+        "Answer with the JSON object only, with a flat list of at most 30 tasks, without"
+        " sub-tasks or items.")
+    fmt = second["response_format"]
+    schema = fmt["json_schema"]["schema"] if "json_schema" in fmt else fmt["schema"]
+    assert set(schema["$defs"]) == {"task"}
+    assert set(schema["$defs"]["task"]["properties"]) == {"goal", "recipe"}

@@ -4,9 +4,10 @@ Rules:
 - A plan call returns the tree as JSON: ``{"goal", "tasks": [task …]}``; a
   task has a ``goal`` and optionally a ``recipe``, ``tasks`` (sub-tasks) or
   ``items`` (a list) with a ``template`` (the task of each item, a template
-  over ``item``). A reply without a readable tree is asked again once; so
-  is a plan over a limit, the limit named, for a flat list of at most
-  ``maxTreeNodes`` tasks (its schema allows no other shape).
+  over ``item``). A reply without a readable tree (cut off at the token
+  cap, say) or a plan over a limit (the limit named) is asked again once,
+  for a flat list of at most ``maxTreeNodes`` tasks: the second ask's
+  schema allows no other shape.
 - Limits, checked before anything runs: ``maxTreeNodes`` (tasks and items
   together), ``maxTreeDepth`` (levels of sub-tasks), ``maxItems`` per items
   task. The plan call's schema carries them too (``plan_schema``), so a
@@ -236,11 +237,12 @@ def plan(turn: Turn, params: MarvinParams) -> dict[str, Any]:
             if attempt:
                 raise BudgetExceeded(f"{why}; nothing was started", "tree_nodes",
                                      params.maxTreeNodes)
-            fix = (f"Your plan breaks a limit: {why}. Answer with a flat list of at most"
-                   f" {params.maxTreeNodes} tasks, without sub-tasks or items.")
-            schema = plan_schema(names, params, flat=True)
+            fix = f"Your plan breaks a limit: {why}. Answer"
         else:
-            fix = "Answer with the JSON object only, with at least one task."
+            fix = "Answer with the JSON object only,"
+        fix += (f" with a flat list of at most {params.maxTreeNodes} tasks, without sub-tasks"
+                " or items.")
+        schema = plan_schema(names, params, flat=True)
         messages += [{"role": "assistant", "content": answer.text},
                      {"role": "user", "content": fix}]
     raise CannotRun("the plan call gave no task tree", process=turn.process.id)
