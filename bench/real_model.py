@@ -257,8 +257,11 @@ def vance(*args: str) -> tuple[int, dict[str, Any] | None, float, str]:
     return code, data, seconds, err.getvalue().strip()[-300:]
 
 
-def slart(tag: str) -> None:
-    """Print Slartibartfast's valid-recipe rate on the no-fit tasks, and whether each ran."""
+def slart(tag: str, run: bool = True) -> None:
+    """Print Slartibartfast's valid-recipe rate on the no-fit tasks, and whether each ran.
+
+    ``run`` False: the designs only (a generated process may take long on a CPU model).
+    """
     valid = ran = 0
     for task in NO_FIT_TASKS:
         code, data, seconds, err = vance("process", "create", "--recipe", "slartibartfast",
@@ -266,7 +269,9 @@ def slart(tag: str) -> None:
         outcome = ((data or {}).get("process") or data or {}).get("outcome") or {}
         name = outcome.get("recipeName")
         line = f"  {seconds:6.1f} s  {'recipe ' + name if name else 'no recipe'}"
-        if name:
+        if name and not run:
+            valid += 1
+        elif name:
             valid += 1
             run_code, _d, run_s, run_err = vance("process", "create", "--recipe", name,
                                                  "--steer", task, "--wait")
@@ -278,10 +283,15 @@ def slart(tag: str) -> None:
             line += f" (exit {code}: {outcome.get('reason') or err[-160:]})"
         print(line + f"  — {task[:60]}")
     print(f"slartibartfast [{tag}]: valid recipe {valid}/{len(NO_FIT_TASKS)}, its process ran"
-          f" {ran}/{valid}")
+          f" {ran}/{valid}" if run else f"slartibartfast [{tag}]: valid recipe"
+          f" {valid}/{len(NO_FIT_TASKS)} (designs only: the processes were not run)")
 
 
-def engines(tag: str) -> None:
+ENGINE_RUNS = ("council", "essay", "marvin", "arthur")
+"""The engines section's runs, in order (``--engine`` picks some)."""
+
+
+def engines(tag: str, only: Sequence[str] = ENGINE_RUNS) -> None:
     """Print arthur/marvin parse rates and whether a council, an essay and a plan finish."""
     from vance_cli.base import replies
     from vance_cli.engines.arthur import turn as arthur
@@ -297,17 +307,14 @@ def engines(tag: str) -> None:
                     " the steps", "-p", "maxTreeNodes:=4", "-p", "maxItems:=2", "--wait")),
     ]
     with recorded_calls() as calls:
-        for label, args in runs:
+        for label, args in [(label, args) for label, args in runs if label in only]:
             code, data, seconds, err = vance(*args)
             status = ((data or {}).get("process") or data or {}).get("status", "?")
             why = err or json.dumps(data)[-200:]
             print(f"  {label:<8} {'finished' if code == 0 else 'FAILED'} (exit {code}, {status})"
                   f" in {seconds:.1f} s" + (f": {why[-200:]}" if code else ""))
-        code, data, _s, err = vance("process", "create", "--recipe", "discuss", "--steer",
-                                    ARTHUR_MESSAGES[0], "--wait")
-        pid = str(((data or {}).get("process") or data or {}).get("id") or "")
-        for message in ARTHUR_MESSAGES[1:] if pid else ():
-            vance("process", "steer", pid, message, "--wait")
+        if "arthur" in only:
+            _arthur()
     plans = [text for purpose, text in calls if purpose == "plan"]
     actions = [text for purpose, text in calls if purpose == "action"]
     plans_ok = sum(marvin.read_plan(text) is not None for text in plans)
@@ -315,6 +322,20 @@ def engines(tag: str) -> None:
                      for text in actions)
     print(f"engines [{tag}]: marvin plans parse {_ratio(plans_ok, len(plans))}; arthur"
           f" actions parse {_ratio(actions_ok, len(actions))}")
+
+
+def _arthur() -> None:
+    """Hold a conversation of ``ARTHUR_MESSAGES`` with a ``discuss`` process; print its turns."""
+    code, data, seconds, err = vance("process", "create", "--recipe", "discuss", "--steer",
+                                     ARTHUR_MESSAGES[0], "--wait")
+    pid = str(((data or {}).get("process") or data or {}).get("id") or "")
+    codes = [code]
+    for message in ARTHUR_MESSAGES[1:] if pid else ():
+        code, _d, more, err = vance("process", "steer", pid, message, "--wait")
+        codes.append(code)
+        seconds += more
+    print(f"  arthur   {sum(c == 0 for c in codes)}/{len(ARTHUR_MESSAGES)} turns settled"
+          f" (exit codes {codes}) in {seconds:.1f} s" + (f": {err[-200:]}" if code else ""))
 
 
 def _action_parses(text: str, find: Callable[[str], Any], kinds: Sequence[str]) -> bool:
@@ -336,6 +357,10 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="only the first N cases of each set")
     parser.add_argument("--only", action="append", choices=SECTIONS,
                         help="only these sections (repeatable)")
+    parser.add_argument("--engine", action="append", choices=ENGINE_RUNS,
+                        help="runs of the engines section (repeatable; default all)")
+    parser.add_argument("--designs-only", action="store_true",
+                        help="Slartibartfast: only design, do not run the generated processes")
     parser.add_argument("--combine", action="append",
                         choices=("offline-first", "llm-checked", "llm"),
                         help="selector.combine modes to measure (repeatable; default all"
@@ -354,9 +379,9 @@ def main() -> None:
                 selector(tag, args.cases or DEFAULT_CASES, args.limit,
                          args.combine or ["offline-first", "llm-checked", "llm"])
             if "slart" in sections:
-                slart(tag)
+                slart(tag, run=not args.designs_only)
             if "engines" in sections:
-                engines(tag)
+                engines(tag, args.engine or ENGINE_RUNS)
             print(f"[{tag}] took {time.perf_counter() - began:.0f} s\n")
         sys.stdout.flush()
 

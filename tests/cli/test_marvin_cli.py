@@ -103,17 +103,22 @@ def test_a_failed_task_is_marked_and_the_others_go_on(llm_server: ScriptedLLMSer
     assert "1 of 2 tasks" in llm_server.chat_requests[-1].json["messages"][0]["content"]
 
 
-def test_an_oversized_plan_ends_with_the_reason_and_starts_nothing(
+def test_an_oversized_plan_is_asked_again_once_then_ends_with_the_reason(
         llm_server: ScriptedLLMServer) -> None:
     llm_server.reply(_plan([{"goal": f"Task number {n}"} for n in range(1, 32)]))
+    llm_server.reply(_plan([{"goal": f"Task number {n}"} for n in range(1, 33)]))
     result = _run(llm_server)
     assert result.exit_code == 1
     process = result.json()
     assert process["closeReason"] == "STALE"
     assert process["outcome"]["reason"] == (
-        "the plan has 31 tasks and items: over the limit of 30 (params.maxTreeNodes);"
+        "the plan has 32 tasks and items: over the limit of 30 (params.maxTreeNodes);"
         " nothing was started")
-    assert len(llm_server.chat_requests) == 1
+    assert len(llm_server.chat_requests) == 2
+    asked = llm_server.chat_requests[1].json["messages"][-1]["content"]
+    assert asked == ("Your plan breaks a limit: the plan has 31 tasks and items: over the"
+                     " limit of 30 (params.maxTreeNodes). Answer with a flat list of at most"
+                     " 30 tasks, without sub-tasks or items.")
     assert [p for p in run_cli(["process", "list", "--json"]).json()
             if p["parentProcessId"] == process["id"]] == []
 
@@ -123,9 +128,30 @@ def test_a_plan_too_deep_is_refused(llm_server: ScriptedLLMServer) -> None:
     for level in (2, 1):
         deep = {"goal": f"level {level}", "tasks": [deep]}
     llm_server.reply(_plan([deep]))
+    llm_server.reply(_plan([deep]))
     result = _run(llm_server, "--param", "maxTreeDepth:=2")
     assert result.exit_code == 1
     assert "3 levels deep" in result.json()["outcome"]["reason"]
+
+
+def test_a_plan_over_a_limit_then_one_that_fits_runs(llm_server: ScriptedLLMServer) -> None:
+    """The second ask names the limit; a plan that then keeps it runs as any other."""
+    llm_server.reply(_plan([{"goal": "Write the imprint", "recipe": "default",
+                             "items": ["a", "b", "c"]}]))
+    llm_server.reply(_plan([{"goal": "Write the imprint", "recipe": "default"}]))
+    llm_server.reply("IMPRINT")
+    llm_server.reply("DONE")
+    result = _run(llm_server, "-p", "maxItems:=2")
+    assert result.exit_code == 0, result.stderr
+    assert result.json()["result"] == "DONE"
+    second = llm_server.chat_requests[1].json
+    assert "task 1 has 3 items: over the limit of 2 (params.maxItems)" in \
+        second["messages"][-1]["content"]
+    fmt = second["response_format"]
+    schema = fmt["json_schema"]["schema"] if "json_schema" in fmt else fmt["schema"]
+    assert schema["properties"]["tasks"]["maxItems"] == 30  # a flat list: no plan breaks it
+    assert set(schema["$defs"]) == {"task"}
+    assert set(schema["$defs"]["task"]["properties"]) == {"goal", "recipe"}
 
 
 def test_marvin_never_runs_marvin(llm_server: ScriptedLLMServer) -> None:
@@ -182,3 +208,44 @@ def test_the_plan_request_names_only_recipes_that_exist(llm_server: ScriptedLLMS
     fmt = llm_server.chat_requests[0].json["response_format"]
     schema = fmt["json_schema"]["schema"] if "json_schema" in fmt else fmt["schema"]
     assert schema["$defs"]["task"]["properties"]["recipe"] == {"enum": ["default", "translate"]}
+
+
+def test_the_plan_schema_carries_the_limits(llm_server: ScriptedLLMServer) -> None:
+    """Each list of the plan's schema has a maxItems and the levels stop at maxTreeDepth, so
+    a grammar-constrained model cannot write tasks past the limits (a runaway plan)."""
+    llm_server.reply(_plan([{"goal": "Write the imprint", "recipe": "default"}]))
+    llm_server.reply("IMPRINT")
+    llm_server.reply("DONE")
+    result = _run(llm_server, "-p", "maxTreeNodes:=4", "-p", "maxItems:=2",
+                  "-p", "maxTreeDepth:=2")
+    assert result.exit_code == 0, result.stderr
+    fmt = llm_server.chat_requests[0].json["response_format"]
+    schema = fmt["json_schema"]["schema"] if "json_schema" in fmt else fmt["schema"]
+    tasks = schema["properties"]["tasks"]
+    assert (tasks["minItems"], tasks["maxItems"], tasks["items"]) == (
+        1, 4, {"$ref": "#/$defs/task"})
+    top, second = schema["$defs"]["task"]["properties"], schema["$defs"]["task-2"]["properties"]
+    assert top["items"]["maxItems"] == 2 and second["items"]["maxItems"] == 2
+    assert top["tasks"] == {"type": "array", "items": {"$ref": "#/$defs/task-2"}, "maxItems": 3}
+    assert "tasks" not in second  # the second level is the last
+    assert set(schema["$defs"]) == {"task", "task-2"}
+
+
+def test_an_unreadable_plan_is_asked_again_for_a_flat_list(
+        llm_server: ScriptedLLMServer) -> None:
+    """A reply cut off at the token cap gets the flat schema: a shape a model cannot run on."""
+    llm_server.reply('{"goal": "Relaunch", "tasks": [{"goal": "a", "items": ["x", "x", "x"',
+                     finish_reason="length")
+    llm_server.reply(_plan([{"goal": "Write the imprint", "recipe": "default"}]))
+    llm_server.reply("IMPRINT")
+    llm_server.reply("DONE")
+    result = _run(llm_server)
+    assert result.exit_code == 0, result.stderr
+    second = llm_server.chat_requests[1].json
+    assert second["messages"][-1]["content"] == (
+        "Answer with the JSON object only, with a flat list of at most 30 tasks, without"
+        " sub-tasks or items.")
+    fmt = second["response_format"]
+    schema = fmt["json_schema"]["schema"] if "json_schema" in fmt else fmt["schema"]
+    assert set(schema["$defs"]) == {"task"}
+    assert set(schema["$defs"]["task"]["properties"]) == {"goal", "recipe"}

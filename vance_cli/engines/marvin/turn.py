@@ -4,11 +4,16 @@ Rules:
 - A plan call returns the tree as JSON: ``{"goal", "tasks": [task …]}``; a
   task has a ``goal`` and optionally a ``recipe``, ``tasks`` (sub-tasks) or
   ``items`` (a list) with a ``template`` (the task of each item, a template
-  over ``item``). A reply without a readable tree is asked again once.
+  over ``item``). A reply without a readable tree (cut off at the token
+  cap, say) or a plan over a limit (the limit named) is asked again once,
+  for a flat list of at most ``maxTreeNodes`` tasks: the second ask's
+  schema allows no other shape.
 - Limits, checked before anything runs: ``maxTreeNodes`` (tasks and items
   together), ``maxTreeDepth`` (levels of sub-tasks), ``maxItems`` per items
-  task. A plan over a limit ends the turn with the reason (the process goes
-  ``STALE``), nothing started. ``maxLlmCalls`` bounds the calls of the whole
+  task. The plan call's schema carries them too (``plan_schema``), so a
+  grammar-constrained model cannot write one list past them. A plan still over a
+  limit after the second ask ends the turn with the reason (the process
+  goes ``STALE``), nothing started. ``maxLlmCalls`` bounds the calls of the whole
   turn, marvin's own and its children's: once spent, the tasks not yet run
   are skipped, named, and the answer is written from what was done.
 - The tasks run depth-first, one after the other, each as a child process
@@ -75,16 +80,42 @@ PLAN_SCHEMA: Mapping[str, Any] = {
 """The plan call's reply (``plan_schema`` narrows ``recipe`` to the names a task may use)."""
 
 
-def plan_schema(names: list[str]) -> dict[str, Any]:
-    """Return ``PLAN_SCHEMA`` with each task's ``recipe`` an enum of ``names``.
+def plan_schema(names: list[str], params: MarvinParams, *, flat: bool = False
+                ) -> dict[str, Any]:
+    """Return ``PLAN_SCHEMA`` narrowed to ``names`` and bounded by the limits in ``params``.
 
-    A server that turns the schema into a grammar (llama.cpp) then cannot write a
-    recipe that does not exist; a task without one still goes to the selector.
+    Each task's ``recipe`` is an enum of ``names``; the tree is written out level by level
+    (``task``, ``task-2`` …) to ``maxTreeDepth`` levels, and every list has a ``maxItems``:
+    tasks at most ``maxTreeNodes`` less the tasks above them, items at most ``maxItems``.
+    A server that turns the schema into a grammar (llama.cpp) then can neither write a
+    recipe that does not exist nor go on writing one list past the limits until the
+    reply's token cap. The total of tasks and items is no list's, so ``check_limits``
+    still counts the whole tree. ``flat``: one level of at most ``maxTreeNodes`` tasks
+    without items, a shape in which no plan breaks a limit (the second ask's).
     """
-    task = dict(PLAN_SCHEMA["$defs"]["task"])
-    task["properties"] = {**task["properties"], "recipe": {"enum": names}} if names \
-        else {k: v for k, v in task["properties"].items() if k != "recipe"}
-    return {**PLAN_SCHEMA, "$defs": {"task": task}}
+    base = PLAN_SCHEMA["$defs"]["task"]["properties"]
+    depth = 1 if flat else params.maxTreeDepth
+    defs: dict[str, Any] = {}
+    for level in range(depth, 0, -1):
+        room = max(1, params.maxTreeNodes - level)
+        props: dict[str, Any] = {"goal": base["goal"]}
+        if names:
+            props["recipe"] = {"enum": names}
+        if not flat:
+            props["items"] = {**base["items"], "maxItems": min(params.maxItems, room)}
+            props["template"] = base["template"]
+        if level < depth:
+            props["tasks"] = {"type": "array", "items": {"$ref": f"#/$defs/{_level(level + 1)}"},
+                              "maxItems": room}
+        defs[_level(level)] = {"type": "object", "properties": props, "required": ["goal"]}
+    tasks = {**PLAN_SCHEMA["properties"]["tasks"], "minItems": 1,
+             "maxItems": params.maxTreeNodes}
+    return {**PLAN_SCHEMA, "properties": {**PLAN_SCHEMA["properties"], "tasks": tasks},
+            "$defs": defs}
+
+
+def _level(level: int) -> str:
+    return "task" if level == 1 else f"task-{level}"
 
 
 def _params(turn: Turn) -> MarvinParams:
@@ -150,15 +181,15 @@ def check_limits(tree: Mapping[str, Any], params: MarvinParams) -> str | None:
     count = len(nodes) + sum(len(n.get("items") or ()) for n, _ in nodes)
     if count > params.maxTreeNodes:
         return (f"the plan has {count} tasks and items: over the limit of"
-                f" {params.maxTreeNodes} (params.maxTreeNodes); nothing was started")
+                f" {params.maxTreeNodes} (params.maxTreeNodes)")
     depth = max(d for _, d in nodes)
     if depth > params.maxTreeDepth:
         return (f"the plan is {depth} levels deep: over the limit of {params.maxTreeDepth}"
-                " (params.maxTreeDepth); nothing was started")
+                " (params.maxTreeDepth)")
     for node, _ in nodes:
         if len(node.get("items") or ()) > params.maxItems:
             return (f"task {node['id']} has {len(node['items'])} items: over the limit of"
-                    f" {params.maxItems} (params.maxItems); nothing was started")
+                    f" {params.maxItems} (params.maxItems)")
     return None
 
 
@@ -186,7 +217,8 @@ def plan(turn: Turn, params: MarvinParams) -> dict[str, Any]:
               f" {params.maxTreeDepth} levels of sub-tasks, at most {params.maxItems} items"
               " per task.")
     usable = _usable(turn, params)
-    schema = plan_schema([r.name for r in usable])
+    names = [r.name for r in usable]
+    schema = plan_schema(names, params)
     system = chat.system_prompt(turn, MARVIN, _recipes_text(usable), limits, (
         'Answer with one JSON object: {"goal": the goal in one line, "tasks": [{"goal": what'
         ' to deliver, "recipe": optional recipe name, "tasks": optional sub-tasks,'
@@ -194,18 +226,25 @@ def plan(turn: Turn, params: MarvinParams) -> dict[str, Any]:
         ' {{ item }}}]}.'))
     messages = [{"role": "system", "content": system},
                 {"role": "user", "content": turn.process.goal}]
-    for _ in range(2):
+    for attempt in range(2):
         answer = turn.complete(messages, purpose="plan", schema=schema)
         tree = read_plan(answer.text)
         if tree is not None:
             tree["goal"] = tree["goal"] or turn.process.goal
             why = check_limits(tree, params)
-            if why:
-                raise BudgetExceeded(why, "tree_nodes", params.maxTreeNodes)
-            return tree
+            if not why:
+                return tree
+            if attempt:
+                raise BudgetExceeded(f"{why}; nothing was started", "tree_nodes",
+                                     params.maxTreeNodes)
+            fix = f"Your plan breaks a limit: {why}. Answer"
+        else:
+            fix = "Answer with the JSON object only,"
+        fix += (f" with a flat list of at most {params.maxTreeNodes} tasks, without sub-tasks"
+                " or items.")
+        schema = plan_schema(names, params, flat=True)
         messages += [{"role": "assistant", "content": answer.text},
-                     {"role": "user", "content": "Answer with the JSON object only, with at"
-                      " least one task."}]
+                     {"role": "user", "content": fix}]
     raise CannotRun("the plan call gave no task tree", process=turn.process.id)
 
 
