@@ -104,11 +104,11 @@ def test_an_unexpected_exception_is_the_items_error(monkeypatch: pytest.MonkeyPa
     real = processes.create_process
     count = {"n": 0}
 
-    def flaky(ws: Workspace, spec: ProcessSpec) -> Process:
+    def flaky(ws: Workspace, spec: ProcessSpec, **options: Any) -> Process:
         count["n"] += 1
         if count["n"] == 2:
             raise RuntimeError("disk on fire")
-        return real(ws, spec)
+        return real(ws, spec, **options)
 
     monkeypatch.setattr(processes, "create_process", flaky)
     seen: list[ItemResult] = []
