@@ -149,32 +149,3 @@ def test_a_turn_job_run_again_after_its_settle_still_wakes_the_parent(team_url: 
         assert waiting_job(ws, parent.id) is not None  # the parent's turn is queued
     finally:
         ws.close()
-
-
-@pytest.mark.postgres
-def test_the_job_commits_with_the_input_or_not_at_all(team_url: str) -> None:
-    from vance_cli.processes.inputs import submit
-    from vance_cli.processes.model import ProcessSpec
-    from vance_cli.processes.records import create_process
-
-    ws = Workspace(load_settings())
-    try:
-        with pytest.raises(RuntimeError), ws.db.transaction():  # the command fails after it
-            create_process(ws, ProcessSpec(recipe="quick-lookup", name="gone", goal="Q?"),
-                           queue=True)
-            raise RuntimeError("the command died")
-        assert ws.db.query("SELECT id FROM processes") == []
-        assert ws.db.query("SELECT id FROM procrastinate_jobs WHERE task_name = 'vance.turn'") \
-            == []
-        kept = create_process(ws, ProcessSpec(recipe="quick-lookup", name="kept", goal="Q?"),
-                              queue=True)
-        [(job, status)] = _jobs(ws, kept.id)  # deferred in the creating transaction
-        assert status == "todo"
-        with pytest.raises(RuntimeError), ws.db.transaction():
-            submit(ws, kept.id, "and this", queue=True)
-            raise RuntimeError("the command died")
-        assert [m["content"] for m in ws.db.query(
-            "SELECT content FROM messages WHERE process_id = ?", (kept.id,))] == ["Q?"]
-        assert _jobs(ws, kept.id) == [(job, "todo")]
-    finally:
-        ws.close()

@@ -289,7 +289,7 @@ class BatchRun:
                                goal=task, steer=steer, params=self.request.params,
                                parent=self.caller.id if self.caller else None)
             try:
-                return create_process(self.ws, spec, queue=True)
+                return create_process(self.ws, spec)
             except DuplicateProcessName:
                 if attempt == attempts - 1:
                     raise

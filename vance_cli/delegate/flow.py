@@ -206,7 +206,7 @@ def _spawn(ws: Workspace, request: DelegateRequest, recipe: Recipe,
                            params=request.params, parent=parent,
                            yes_tools=request.yes_tools)
         try:
-            return create_process(ws, spec, queue=True)
+            return create_process(ws, spec)
         except DuplicateProcessName:
             if attempt == attempts - 1:
                 raise

@@ -147,7 +147,7 @@ def create(ws: Workspace, spec: ProcessSpec, run: TurnRun) -> ToolOutput:
     Raises:
         UnknownRecipe, UnknownEngine, DuplicateProcessName, InputError: nothing is created.
     """
-    process, note = run_turns(ws, create_process(ws, spec, queue=True).id, run.wait)
+    process, note = run_turns(ws, create_process(ws, spec).id, run.wait)
     return ToolOutput(process.to_json(), note)
 
 
@@ -196,7 +196,7 @@ def steer(ws: Workspace, message: SteerMessage, run: TurnRun) -> ToolOutput:
         ProcessNotFound: no such process. CannotRun: it is closed and takes no input.
     """
     target = reap_and_load(ws, message.process_id)
-    stored = submit(ws, target.id, message.message, queue=True)
+    stored = submit(ws, target.id, message.message)
     process, note = run_turns(ws, target.id, run.wait)
     return ToolOutput(steer_json(stored, process), note)
 

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from vance_cli.base.errors import CannotRun
 from vance_cli.base.records import frozen
-from vance_cli.processes.jobs import queue_with_input
 from vance_cli.processes.model import CloseReason, Process, Status
 from vance_cli.processes.records import load_process
 from vance_cli.state import conversation
@@ -86,7 +85,7 @@ def has_pending(ws: Workspace, process_id: str) -> bool:
 
 
 def submit(ws: Workspace, process_id: str, text: str, kind: str = "steer",
-           yes_tools: Sequence[str] = (), *, queue: bool = False) -> Message:
+           yes_tools: Sequence[str] = ()) -> Message:
     """Queue a user input (a steer) for the next turn of a process.
 
     Args:
@@ -95,8 +94,6 @@ def submit(ws: Workspace, process_id: str, text: str, kind: str = "steer",
         text: the message.
         kind: ``steer`` (a person's message) or ``answer`` (to a question).
         yes_tools: tools the command allows (``--yes-tools``), for the turn that takes it.
-        queue: in team mode, defer the turn that takes it in the same transaction (a
-            command that starts it: ``jobs.queue_with_input``).
 
     Returns:
         The stored input.
@@ -113,8 +110,6 @@ def submit(ws: Workspace, process_id: str, text: str, kind: str = "steer",
         message_id = conversation.add_message(
             ws.db, process.id, "user", kind, text,
             meta={"yesTools": list(yes_tools)} if yes_tools else None)
-        if queue and process.status is not Status.CLOSED:  # a STALE one: 'process run'
-            queue_with_input(ws, process)
     [row] = [r for r in conversation.pending_inputs(ws.db, process.id) if r["id"] == message_id]
     return Message.from_row(row)
 

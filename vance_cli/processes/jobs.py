@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from procrastinate import App
     from procrastinate.types import JSONValue
 
-    from vance_cli.processes.model import Process
     from vance_cli.workspace import Workspace
 
 TURN_TASK = "vance.turn"
@@ -98,25 +97,6 @@ def defer_turn(ws: Workspace, process_id: str, *, retry: bool = False,
                                       child=child, close=close))
         except AlreadyEnqueued:
             return None
-
-
-def queue_with_input(ws: Workspace, process: Process) -> int | None:
-    """In team mode, defer the turn that a just-stored input makes due, in its transaction.
-
-    Called inside the transaction that stored the input (``create_process(queue=True)``,
-    ``submit(queue=True)``), so the input and its job commit together. Nothing on one
-    machine, for a mailbox (``params.passive``) or a process whose engine has no code
-    here.
-
-    Returns:
-        The job's id, or None (none deferred, or one already waits).
-    """
-    if not ws.settings.team or process.params.get("passive") is True:
-        return None
-    engine = ws.engines.get(process.engine)
-    if engine is None or (engine.run_turn is None and engine.run_process is None):
-        return None
-    return defer_turn(ws, process.id)
 
 
 def cancel_turns(ws: Workspace, process_id: str) -> list[int]:

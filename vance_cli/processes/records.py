@@ -29,7 +29,6 @@ from vance_cli.base.errors import (
 )
 from vance_cli.base.names import close_matches
 from vance_cli.processes.budget import over_ceiling
-from vance_cli.processes.jobs import queue_with_input
 from vance_cli.processes.model import (
     CHILD_CLOSED,
     MIN_PREFIX,
@@ -57,7 +56,7 @@ if TYPE_CHECKING:
 
 def create_process(ws: Workspace, spec: ProcessSpec, *, found: Recipe | None = None,
                    also: Callable[[Database, Process], None] | None = None,
-                   parent_known: bool = False, queue: bool = False) -> Process:
+                   parent_known: bool = False) -> Process:
     """process_create: resolve the recipe, check the engine, record an IDLE process.
 
     Args:
@@ -68,8 +67,6 @@ def create_process(ws: Workspace, spec: ProcessSpec, *, found: Recipe | None = N
             what it writes is stored with the process or not at all (an
             orchestrator's state naming its new child).
         parent_known: the parent is the caller's own running process: it is not looked up.
-        queue: in team mode, defer its first turn in the creating transaction (a command
-            that starts it: ``jobs.queue_with_input``).
 
     Returns:
         The new process, status ``IDLE``.
@@ -122,8 +119,6 @@ def create_process(ws: Workspace, spec: ProcessSpec, *, found: Recipe | None = N
             assert created is not None  # inserted INIT in this transaction
             if also is not None:
                 also(db, created)
-            if queue:
-                queue_with_input(ws, created)
     except db.integrity_errors as exc:
         if store.is_unique_violation(exc):
             raise DuplicateProcessName(name, settings.session, settings.tenant) from None

@@ -82,14 +82,11 @@ def start(ws: Workspace, process_id: str, *, wait: bool = False,
         report = drive(ws, process.id, sink=sink)
         return Started(report.process, StartHow.FOREGROUND, report=report)
     launched = launch(ws, process.id)
-    job = launched.job
-    if job is None and ws.settings.team:  # deferred with its input already (``queue=True``)
-        job = waiting_job(ws, process.id)
     if wait:
-        report = wait_for_turn(ws, process.id, job, sink=sink)
-        return Started(report.process, StartHow.FOREGROUND, report=report, job=job)
+        report = wait_for_turn(ws, process.id, launched.job, sink=sink)
+        return Started(report.process, StartHow.FOREGROUND, report=report, job=launched.job)
     return Started(load_process(ws, process.id), StartHow.BACKGROUND,
-                   worker_pid=launched.worker_pid, log=launched.log, job=job)
+                   worker_pid=launched.worker_pid, log=launched.log, job=launched.job)
 
 
 def run_pending(ws: Workspace, process_id: str, *,

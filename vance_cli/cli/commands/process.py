@@ -65,7 +65,7 @@ def create(
     spec = ProcessSpec(recipe=recipe, name=name, title=title, goal=goal, steer=steer,
                        params=parse_assignments(param, "--param"), parent=parent,
                        yes_tools=tuple(yes_tools or ()))
-    process = create_process(context.workspace(ctx), spec, queue=True)
+    process = create_process(context.workspace(ctx), spec)
     process_turns.show_started(process.id, wait, as_json, ctx)
 
 

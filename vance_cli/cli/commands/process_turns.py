@@ -156,7 +156,7 @@ def steer(
     """
     ws = context.workspace(ctx)
     process_id = reap_and_load(ws, ident).id
-    message = submit(ws, process_id, text, yes_tools=tuple(yes_tools or ()), queue=True)
+    message = submit(ws, process_id, text, yes_tools=tuple(yes_tools or ()))
     queued = ("queued", f"message #{message_number(ws, process_id, message)} of {process_id}")
     if wait and not as_json:
         done = run_here(ws, process_id, [queued])

@@ -225,7 +225,7 @@ class Shell:
         assert self.listening is not None
         process_id = self.listening
         self.listen(None)  # a failure below leaves nobody listening
-        submit(self.ws, process_id, text, queue=True)
+        submit(self.ws, process_id, text)
         started = run_started(self.ws, process_id, wait=True, as_json=False)
         self.listen(started.process)
         if started.report is not None and started.report.failed:
