@@ -289,8 +289,9 @@ def _running_on_a(url: str, parent: str) -> int:
 
 def _why(url: str) -> list[Any]:
     """The processes not settled as they should be: recipe, status, outcome, their trail."""
-    rows = _rows(url, "SELECT id, recipe, status, close_reason, outcome, worker, takeovers FROM"
-                      " processes WHERE NOT (status = 'IDLE' OR close_reason = 'DONE')")
+    rows = _rows(url, "SELECT id, recipe, status, close_reason, outcome, worker, takeovers,"
+                      " parent_process_id FROM processes WHERE NOT (status = 'IDLE' OR"
+                      " COALESCE(close_reason, '') = 'DONE')")
     return [(row, _rows(url, "SELECT from_status, to_status, note FROM process_transitions"
                              " WHERE process_id = %s ORDER BY id", row[0])) for row in rows]
 
